@@ -1,0 +1,23 @@
+"""keras-laf: Learnable Aggregation Functions (LAF) for Keras 3."""
+
+from keras_laf import constraints
+from keras_laf.aggregation import SetAggregation
+from keras_laf.closed_forms import CLOSED_FORM_NAMES
+from keras_laf.closed_forms import ClosedForm
+from keras_laf.closed_forms import closed_form
+from keras_laf.laf import LAF
+from keras_laf.ops import laf
+from keras_laf.sets import as_set_batch
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "CLOSED_FORM_NAMES",
+    "ClosedForm",
+    "LAF",
+    "SetAggregation",
+    "as_set_batch",
+    "closed_form",
+    "constraints",
+    "laf",
+]

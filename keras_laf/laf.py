@@ -1,0 +1,279 @@
+"""The LAF layer: learnable aggregation functions over sets."""
+
+import keras
+import numpy as np
+import tensorflow as tf
+from keras import ops
+
+from keras_laf.aggregation import SetAggregation
+from keras_laf.closed_forms import ClosedForm
+from keras_laf.constraints import BoundedNonNeg
+from keras_laf.ops import apply_laf
+
+
+@keras.saving.register_keras_serializable(package="keras_laf")
+class LAF(SetAggregation):
+    """Learnable Aggregation Functions over sets.
+
+    Each of the `units` LAF units is the function of a set x of values in
+    [0, 1]
+
+        L_{a,b}(x) = (sum_i x_i^b)^a
+        LAF(x) = (alpha L_{a,b}(x) + beta L_{c,d}(1-x))
+                 / (gamma L_{e,f}(x) + delta L_{g,h}(1-x))
+
+    with learned exponents a..h >= 0 and coefficients alpha..delta. One
+    unit can be the sum, count, mean, max, min, moments and ratios of these
+    (see `LAF.from_closed_forms`), or anything between. Every feature of
+    every set is aggregated by every unit.
+
+    The power sums are computed in log space, so the output is accurate for
+    small and large sets alike, and finite with finite gradients for
+    elements equal to 0 or 1, exponents equal to 0, single-element sets,
+    very large sets and empty sets. For an empty set every sum is 0 and
+    0^0 = 1, so L_{a,b} is 1 when a = 0 and 0 otherwise. The magnitude of
+    the denominator is floored at `epsilon`. See `keras_laf.ops` for the
+    details. Internally the layer computes in float32, also under a mixed
+    precision policy, and casts its output to the compute dtype.
+
+    Input values are clipped into [0, 1]: put a sigmoid (as the paper does)
+    or another map into [0, 1] before the layer.
+
+    Reference: Pellegrini, Tibo, Frasconi, Passerini, Jaeger, "Learning
+    Aggregation Functions", IJCAI 2021.
+
+    Args:
+        units: int. Number of LAF units r. The output has `features * units`
+            values per set. Defaults to `1`.
+        flatten: bool. If True the output is `(batch, features * units)`,
+            else `(batch, features, units)`. Defaults to `True`.
+        epsilon: float. Floor of x and 1 - x inside the logarithm and of
+            the magnitude of the denominator. Defaults to `1e-7`.
+        exponent_initializer: initializer of the exponents, shape
+            `(8, units)`. Defaults to uniform in [0, 1], as in the paper.
+        coefficient_initializer: initializer of the coefficients, shape
+            `(4, units)`. Defaults to normal with mean 0 and standard
+            deviation 0.01, as in the paper.
+        exponent_constraint: constraint applied by the optimizer after each
+            update of the exponents. Defaults to
+            `keras_laf.constraints.BoundedNonNeg(max_value=100.0)`, the
+            projection of the paper's projected gradient descent. Pass a
+            constraint that keeps the exponents non-negative.
+        coefficient_constraint: optional constraint of the coefficients.
+        exponent_regularizer: optional regularizer of the exponents.
+        coefficient_regularizer: optional regularizer of the coefficients.
+        **kwargs: base layer keyword arguments, such as `name` and `dtype`.
+
+    Call arguments:
+        inputs: a dense tensor `(batch, set_size, features)`, a
+            `tf.RaggedTensor` `(batch, None, features)`, or flat element
+            values `(num_elements, features)` together with `segment_ids`.
+        mask: optional boolean tensor `(batch, set_size)`, True for real
+            elements of dense inputs; a Keras mask from an upstream layer
+            arrives here too. Padded elements have no effect at all.
+        segment_ids: optional int tensor `(num_elements,)`, the set of each
+            element for flat inputs; need not be sorted.
+        num_segments: optional int or scalar tensor, the number of sets for
+            flat inputs. Defaults to `max(segment_ids) + 1`.
+
+    Input shape:
+        `(batch, set_size, features)` (dense or ragged), or
+        `(num_elements, features)` with `segment_ids`.
+
+    Output shape:
+        `(num_sets, features * units)` if `flatten`, else
+        `(num_sets, features, units)`, where `num_sets` is the batch size
+        or `num_segments`. `output[i, j, k]` is unit k applied to feature j
+        of set i.
+
+    Example:
+
+    >>> model = keras.Sequential([
+    ...     keras.Input(shape=(None, 8)),
+    ...     keras.layers.Dense(16, activation="sigmoid"),
+    ...     LAF(units=9),
+    ...     keras.layers.Dense(1),
+    ... ])
+    >>> model(np.random.rand(4, 10, 8)).shape
+    (4, 1)
+    >>> LAF.from_closed_forms(["sum", "max"]).formulas()[0]  # after build
+    """
+
+    def __init__(
+        self,
+        units=1,
+        flatten=True,
+        epsilon=1e-7,
+        exponent_initializer=None,
+        coefficient_initializer=None,
+        exponent_constraint=None,
+        coefficient_constraint=None,
+        exponent_regularizer=None,
+        coefficient_regularizer=None,
+        **kwargs,
+    ):
+        # The layer computes in float32 and casts its output itself.
+        kwargs["autocast"] = False
+        super().__init__(flatten=flatten, **kwargs)
+        if not isinstance(units, (int, np.integer)) or units < 1:
+            raise ValueError(
+                f"`units` must be a positive integer. Received: units={units}"
+            )
+        if not isinstance(epsilon, (int, float)) or not 0 < epsilon < 0.5:
+            raise ValueError(
+                "`epsilon` must be a number in (0, 0.5). "
+                f"Received: epsilon={epsilon}"
+            )
+        self.units = int(units)
+        self.num_aggregates = self.units
+        self.epsilon = float(epsilon)
+        self.exponent_initializer = keras.initializers.get(
+            exponent_initializer
+            or keras.initializers.RandomUniform(minval=0.0, maxval=1.0)
+        )
+        self.coefficient_initializer = keras.initializers.get(
+            coefficient_initializer
+            or keras.initializers.RandomNormal(mean=0.0, stddev=0.01)
+        )
+        self.exponent_constraint = keras.constraints.get(
+            exponent_constraint or BoundedNonNeg()
+        )
+        self.coefficient_constraint = keras.constraints.get(
+            coefficient_constraint
+        )
+        self.exponent_regularizer = keras.regularizers.get(exponent_regularizer)
+        self.coefficient_regularizer = keras.regularizers.get(
+            coefficient_regularizer
+        )
+
+    @classmethod
+    def from_closed_forms(cls, forms, **kwargs):
+        """A LAF layer whose units start as aggregators of Table 1.
+
+        Args:
+            forms: list, one entry per unit: a name (`"constant"`,
+                `"count"`, `"sum"`, `"mean"`, `"moment"`, `"moment_power"`,
+                `"max"`, `"min"`, `"min/max"`, `"max/min"`) or a dict with
+                a `"name"` and the aggregator's parameters, e.g.
+                `{"name": "moment", "k": 3}`; see `keras_laf.closed_form`.
+            **kwargs: further `LAF` arguments, except `units` and the
+                initializers.
+
+        Returns:
+            A `LAF` layer with `len(forms)` units.
+
+        Example:
+
+        >>> layer = LAF.from_closed_forms(["mean", {"name": "max", "r": 50}])
+        >>> layer(np.array([[[0.1], [0.5]]])).numpy()  # mean, ~max
+        array([[0.3, 0.5069...]], dtype=float32)
+        """
+        exponents = ClosedForm(forms, part="exponents")
+        constraint = keras.constraints.get(
+            kwargs.get("exponent_constraint") or BoundedNonNeg()
+        )
+        largest = float(exponents.table().max())
+        if (
+            isinstance(constraint, BoundedNonNeg)
+            and largest > constraint.max_value
+        ):
+            raise ValueError(
+                f"The closed forms need exponents up to {largest}, above the "
+                f"exponent constraint's max_value={constraint.max_value}. "
+                "Pass exponent_constraint=BoundedNonNeg(max_value=...) with a "
+                "larger bound."
+            )
+        return cls(
+            units=len(exponents.forms),
+            exponent_initializer=exponents,
+            coefficient_initializer=ClosedForm(forms, part="coefficients"),
+            **kwargs,
+        )
+
+    def build(self, input_shape):
+        super().build(input_shape)
+        self.exponents = self.add_weight(
+            name="exponents",
+            shape=(8, self.units),
+            initializer=self.exponent_initializer,
+            regularizer=self.exponent_regularizer,
+            constraint=self.exponent_constraint,
+            dtype="float32",
+        )
+        self.coefficients = self.add_weight(
+            name="coefficients",
+            shape=(4, self.units),
+            initializer=self.coefficient_initializer,
+            regularizer=self.coefficient_regularizer,
+            constraint=self.coefficient_constraint,
+            dtype="float32",
+        )
+
+    def aggregate(self, values, sets):
+        outputs = apply_laf(
+            values,
+            sets,
+            ops.convert_to_tensor(self.exponents),
+            ops.convert_to_tensor(self.coefficients),
+            self.epsilon,
+            float(tf.as_dtype(self.compute_dtype).max),
+        )
+        return ops.cast(outputs, self.compute_dtype)
+
+    def formulas(self, precision=2):
+        """The units as readable formulas, in the paper's appendix style.
+
+        Args:
+            precision: int. Decimals of each parameter. Defaults to `2`.
+
+        Returns:
+            A list of `units` strings, e.g. for the mean
+            `"(1.00(Σx^1.00)^1.00 + 0.00(Σ(1-x)^0.00)^0.00) /
+            (1.00(Σx^0.00)^1.00 + 0.00(Σ(1-x)^0.00)^0.00)"`.
+        """
+        if not self.built:
+            raise ValueError(
+                "formulas() needs the layer's weights: build or call the "
+                "layer first."
+            )
+        a, b, c, d, e, f, g, h = ops.convert_to_numpy(self.exponents)
+        alpha, beta, gamma, delta = ops.convert_to_numpy(self.coefficients)
+
+        def term(coefficient, source, outer, inner):
+            return (
+                f"{coefficient:.{precision}f}(Σ{source}^{inner:.{precision}f})"
+                f"^{outer:.{precision}f}"
+            )
+
+        return [
+            f"({term(alpha[k], 'x', a[k], b[k])} + "
+            f"{term(beta[k], '(1-x)', c[k], d[k])}) / "
+            f"({term(gamma[k], 'x', e[k], f[k])} + "
+            f"{term(delta[k], '(1-x)', g[k], h[k])})"
+            for k in range(self.units)
+        ]
+
+    def get_config(self):
+        return {
+            **super().get_config(),
+            "units": self.units,
+            "epsilon": self.epsilon,
+            "exponent_initializer": keras.initializers.serialize(
+                self.exponent_initializer
+            ),
+            "coefficient_initializer": keras.initializers.serialize(
+                self.coefficient_initializer
+            ),
+            "exponent_constraint": keras.constraints.serialize(
+                self.exponent_constraint
+            ),
+            "coefficient_constraint": keras.constraints.serialize(
+                self.coefficient_constraint
+            ),
+            "exponent_regularizer": keras.regularizers.serialize(
+                self.exponent_regularizer
+            ),
+            "coefficient_regularizer": keras.regularizers.serialize(
+                self.coefficient_regularizer
+            ),
+        }

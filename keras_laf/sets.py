@@ -1,0 +1,209 @@
+"""Batches of sets in their three input forms, and reductions over sets.
+
+Every aggregation layer of keras_laf accepts a batch of sets as
+
+1. a dense tensor `(batch, set_size, features)`, optionally with a boolean
+   mask `(batch, set_size)` marking the real elements,
+2. a `tf.RaggedTensor` `(batch, None, features)`,
+3. flat element values `(num_elements, features)` with `segment_ids`
+   `(num_elements,)` naming the set of each element (the graph form).
+
+`as_set_batch` turns any of them into element values plus a set layout,
+`PaddedSets` or `SegmentSets`, that reduces per-element tensors to per-set
+tensors and copies per-set tensors back to the elements. Code written
+against the layout serves all three forms.
+"""
+
+import tensorflow as tf
+from keras import ops
+
+
+class PaddedSets:
+    """Sets stored as padded rows: element tensors `(batch, set_size, ...)`.
+
+    Args:
+        mask: boolean tensor `(batch, set_size)`, True for real elements.
+    """
+
+    def __init__(self, mask):
+        self.mask = mask
+
+    def _element_mask(self, values):
+        # (batch, set_size, 1, ..., 1), broadcastable against `values`.
+        mask = self.mask
+        for _ in range(len(values.shape) - 2):
+            mask = ops.expand_dims(mask, -1)
+        return mask
+
+    def sizes(self):
+        """Number of elements of each set, float32 `(batch,)`."""
+        return ops.sum(ops.cast(self.mask, "float32"), axis=1)
+
+    def sum(self, values):
+        """Sums `(batch, set_size, ...)` over each set: `(batch, ...)`."""
+        return ops.sum(ops.where(self._element_mask(values), values, 0), 1)
+
+    def max(self, values):
+        """Maximum over each set, `(batch, ...)`; `-inf` for empty sets."""
+        masked = ops.where(self._element_mask(values), values, float("-inf"))
+        return ops.max(masked, axis=1)
+
+    def broadcast(self, per_set):
+        """Copies `(batch, ...)` to every element: `(batch, set_size, ...)`.
+
+        Padded positions get zeros, so no gradient flows through them.
+        """
+        per_element = ops.expand_dims(per_set, 1)
+        return ops.where(self._element_mask(per_element), per_element, 0)
+
+
+class SegmentSets:
+    """Sets given by segment ids: element tensors `(num_elements, ...)`.
+
+    Args:
+        segment_ids: int tensor `(num_elements,)`, the set of each element,
+            in `[0, num_segments)`; need not be sorted.
+        num_segments: int or scalar int tensor, the number of sets.
+    """
+
+    def __init__(self, segment_ids, num_segments):
+        self.segment_ids = segment_ids
+        self.num_segments = num_segments
+
+    def sizes(self):
+        """Number of elements of each set, float32 `(num_segments,)`."""
+        ones = ops.ones_like(self.segment_ids, dtype="float32")
+        return self.sum(ones)
+
+    def sum(self, values):
+        """Sums `(num_elements, ...)` over each set: `(num_segments, ...)`."""
+        return ops.segment_sum(values, self.segment_ids, self.num_segments)
+
+    def max(self, values):
+        """Maximum over each set, `(num_segments, ...)`; `-inf` if empty."""
+        maxima = ops.segment_max(values, self.segment_ids, self.num_segments)
+        # TensorFlow fills empty segments with the lowest finite value.
+        nonempty = self.sizes() > 0
+        for _ in range(len(maxima.shape) - 1):
+            nonempty = ops.expand_dims(nonempty, -1)
+        return ops.where(nonempty, maxima, float("-inf"))
+
+    def broadcast(self, per_set):
+        """Copies `(num_segments, ...)` to every element of its set."""
+        return ops.take(per_set, self.segment_ids, axis=0)
+
+
+def _check_features(values, expected_rank, form):
+    if len(values.shape) != expected_rank:
+        layout = (
+            "(num_elements, features)"
+            if expected_rank == 2
+            else "(batch, set_size, features)"
+        )
+        raise ValueError(
+            f"{form} inputs must have rank {expected_rank}, {layout}. "
+            f"Received: inputs.shape={values.shape}"
+        )
+
+
+def _check_segment_ids(values, segment_ids, num_segments):
+    segment_ids = tf.convert_to_tensor(segment_ids)
+    if not segment_ids.dtype.is_integer:
+        raise ValueError(
+            "`segment_ids` must be an integer tensor. "
+            f"Received: segment_ids.dtype={segment_ids.dtype.name}"
+        )
+    if len(segment_ids.shape) != 1:
+        raise ValueError(
+            "`segment_ids` must have rank 1, one id per element. "
+            f"Received: segment_ids.shape={segment_ids.shape}"
+        )
+    num_elements = values.shape[0]
+    if (
+        num_elements is not None
+        and segment_ids.shape[0] is not None
+        and segment_ids.shape[0] != num_elements
+    ):
+        raise ValueError(
+            "`segment_ids` must have one id per element of `inputs`. "
+            f"Received: segment_ids.shape={segment_ids.shape} for "
+            f"inputs.shape={values.shape}"
+        )
+    segment_ids = ops.cast(segment_ids, "int32")
+    if num_segments is None:
+        num_segments = ops.max(ops.concatenate([segment_ids, [-1]])) + 1
+    elif isinstance(num_segments, int) and num_segments < 0:
+        raise ValueError(
+            "`num_segments` must be a non-negative integer. "
+            f"Received: num_segments={num_segments}"
+        )
+    return segment_ids, num_segments
+
+
+def _check_mask(values, mask):
+    mask = tf.convert_to_tensor(mask)
+    if len(mask.shape) != 2 or any(
+        expected is not None and received is not None and expected != received
+        for expected, received in zip(values.shape[:2], mask.shape)
+    ):
+        raise ValueError(
+            "`mask` must have shape (batch, set_size) matching the inputs. "
+            f"Received: mask.shape={mask.shape} for inputs.shape={values.shape}"
+        )
+    return ops.cast(mask, "bool")
+
+
+def as_set_batch(inputs, mask=None, segment_ids=None, num_segments=None):
+    """Turns a batch of sets in any input form into values and a layout.
+
+    Args:
+        inputs: a dense tensor `(batch, set_size, features)`, a
+            `tf.RaggedTensor` `(batch, None, features)`, or flat values
+            `(num_elements, features)` when `segment_ids` is given.
+        mask: optional boolean tensor `(batch, set_size)` for dense inputs.
+        segment_ids: optional int tensor `(num_elements,)`.
+        num_segments: number of sets for the segment form. Defaults to
+            `max(segment_ids) + 1`.
+
+    Returns:
+        A tuple `(values, sets)`: `values` holds the elements, with every
+        padded position set to zero so that whatever it held (even NaN)
+        cannot reach the result; `sets` is a `PaddedSets` or `SegmentSets`.
+    """
+    if segment_ids is not None:
+        if isinstance(inputs, tf.RaggedTensor) or mask is not None:
+            raise ValueError(
+                "`segment_ids` needs flat dense inputs (num_elements, "
+                "features) and no mask. Received: "
+                f"inputs of type {type(inputs).__name__}, mask={mask}"
+            )
+        _check_features(inputs, 2, "Segment-form")
+        segment_ids, num_segments = _check_segment_ids(
+            inputs, segment_ids, num_segments
+        )
+        return inputs, SegmentSets(segment_ids, num_segments)
+    if num_segments is not None:
+        raise ValueError(
+            "`num_segments` is only meaningful with `segment_ids`. "
+            f"Received: num_segments={num_segments}, segment_ids=None"
+        )
+    if isinstance(inputs, tf.RaggedTensor):
+        if inputs.ragged_rank != 1 or len(inputs.shape) != 3:
+            raise ValueError(
+                "Ragged inputs must have shape (batch, None, features) with "
+                "only the set axis ragged. Received: "
+                f"shape={inputs.shape}, ragged_rank={inputs.ragged_rank}"
+            )
+        # A Keras mask cannot describe a ragged batch; the row lengths do.
+        values = inputs.to_tensor()
+        mask = tf.sequence_mask(
+            inputs.row_lengths(), maxlen=tf.shape(values)[1]
+        )
+        return values, PaddedSets(mask)
+    _check_features(inputs, 3, "Dense")
+    if mask is None:
+        mask = ops.ones(ops.shape(inputs)[:2], dtype="bool")
+        return inputs, PaddedSets(mask)
+    mask = _check_mask(inputs, mask)
+    values = ops.where(ops.expand_dims(mask, -1), inputs, 0)
+    return values, PaddedSets(mask)

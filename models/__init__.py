@@ -1,0 +1,1 @@
+"""Model builders of keras-laf, imported as `keras_laf.models`."""

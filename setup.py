@@ -1,0 +1,24 @@
+from setuptools import find_packages
+from setuptools import setup
+
+setup(
+    name="keras-laf",
+    version="0.1.0",
+    description="Learnable Aggregation Functions (LAF) for Keras 3",
+    long_description=open("README.md", encoding="utf-8").read(),
+    long_description_content_type="text/markdown",
+    python_requires=">=3.10",
+    packages=find_packages(include=["keras_laf", "keras_laf.*"])
+    + ["keras_laf.models"],
+    # The model builders live in the top-level `models/` folder and are
+    # installed as `keras_laf.models`.
+    package_dir={"keras_laf.models": "models"},
+    install_requires=[
+        "tensorflow>=2.16",
+        "keras>=3.3",
+        "numpy",
+    ],
+    extras_require={
+        "dev": ["pytest", "ruff"],
+    },
+)
