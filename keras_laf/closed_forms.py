@@ -30,7 +30,8 @@ _TABLE = {
     ),
     "moment_power": (
         {"k": 2.0, "l": 2.0},
-        lambda k, l: ((l, k, 0, 0, l, 0, 0, 0), (1, 0, 1, 0)),
+        # k and l as in the paper.
+        lambda k, l: ((l, k, 0, 0, l, 0, 0, 0), (1, 0, 1, 0)),  # noqa: E741
     ),
     "max": (
         {"r": 50.0},

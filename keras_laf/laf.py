@@ -210,11 +210,13 @@ class LAF(SetAggregation):
         )
 
     def aggregate(self, values, sets):
+        # tf.convert_to_tensor reads the variables; ops.convert_to_tensor
+        # would pass the variable objects into the compiled function.
         outputs = apply_laf(
             values,
             sets,
-            ops.convert_to_tensor(self.exponents),
-            ops.convert_to_tensor(self.coefficients),
+            tf.convert_to_tensor(self.exponents),
+            tf.convert_to_tensor(self.coefficients),
             self.epsilon,
             float(tf.as_dtype(self.compute_dtype).max),
         )

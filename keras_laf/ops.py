@@ -44,7 +44,9 @@ import numpy as np
 import tensorflow as tf
 from keras import ops
 
-from keras_laf.sets import PaddedSets, SegmentSets, as_set_batch
+from keras_laf.sets import PaddedSets
+from keras_laf.sets import SegmentSets
+from keras_laf.sets import as_set_batch
 
 EXPONENT_NAMES = ("a", "b", "c", "d", "e", "f", "g", "h")
 COEFFICIENT_NAMES = ("alpha", "beta", "gamma", "delta")
@@ -167,7 +169,7 @@ def laf_of_sets(values, sets, exponents, coefficients, epsilon, output_limit):
 # stored) and a training step runs two kernels instead of dozens of small
 # ops. XLA compiles once per input shape; segment batches are left to plain
 # TensorFlow because their number of sets is a run-time value.
-@tf.function(jit_compile=True)
+@tf.function(jit_compile=True, reduce_retracing=True)
 def _padded_laf(values, mask, exponents, coefficients, epsilon, output_limit):
     return laf_of_sets(
         values,

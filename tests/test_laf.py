@@ -1,0 +1,528 @@
+"""Tests of the LAF layer against NumPy references and its other forms."""
+
+import os
+
+import keras
+import numpy as np
+import pytest
+import tensorflow as tf
+
+import keras_laf
+from keras_laf import LAF
+from keras_laf.constraints import BoundedNonNeg
+
+
+def reference_laf(elements, exponents, coefficients):
+    """Direct float64 transcription of the paper's formula for one set.
+
+    Args:
+        elements: `(n,)` values in [0, 1].
+        exponents: `(8, units)`; coefficients: `(4, units)`.
+
+    Returns:
+        `(units,)`.
+    """
+    x = np.asarray(elements, "float64")[:, None]
+    a, b, c, d, e, f, g, h = np.asarray(exponents, "float64")
+    alpha, beta, gamma, delta = np.asarray(coefficients, "float64")
+
+    def power_sum(values, outer, inner):
+        return np.sum(values**inner, axis=0) ** outer
+
+    numerator = alpha * power_sum(x, a, b) + beta * power_sum(1 - x, c, d)
+    denominator = gamma * power_sum(x, e, f) + delta * power_sum(1 - x, g, h)
+    return numerator / denominator
+
+
+def random_parameters(units, seed):
+    rng = np.random.default_rng(seed)
+    exponents = rng.uniform(0.1, 3.0, size=(8, units)).astype("float32")
+    coefficients = rng.normal(size=(4, units)).astype("float32")
+    # Keep the denominator away from 0: gamma, delta > 0.
+    coefficients[2:] = np.abs(coefficients[2:]) + 0.5
+    return exponents, coefficients
+
+
+def layer_with(exponents, coefficients, **kwargs):
+    layer = LAF(units=exponents.shape[1], flatten=False, **kwargs)
+    layer.build((None, None, 1))
+    layer.set_weights([exponents, coefficients])
+    return layer
+
+
+def ragged_sets(sets):
+    """A (batch, None, features) ragged tensor from a list of (n, f) arrays."""
+    return tf.RaggedTensor.from_row_lengths(
+        np.concatenate(sets).astype("float32"), [len(s) for s in sets]
+    )
+
+
+def padded_sets(sets, set_size, fill=0.0):
+    features = sets[0].shape[1]
+    values = np.full((len(sets), set_size, features), fill, "float32")
+    mask = np.zeros((len(sets), set_size), bool)
+    for i, elements in enumerate(sets):
+        values[i, : len(elements)] = elements
+        mask[i, : len(elements)] = True
+    return values, mask
+
+
+@pytest.fixture
+def random_sets():
+    rng = np.random.default_rng(0)
+    return [rng.uniform(0.01, 0.99, (n, 3)) for n in (1, 4, 7, 2)]
+
+
+def test_general_formula_matches_numpy(random_sets):
+    exponents, coefficients = random_parameters(units=5, seed=1)
+    layer = layer_with(exponents, coefficients)
+    outputs = layer(ragged_sets(random_sets)).numpy()
+    assert outputs.shape == (4, 3, 5)
+    for i, elements in enumerate(random_sets):
+        for j in range(3):
+            expected = reference_laf(elements[:, j], exponents, coefficients)
+            np.testing.assert_allclose(outputs[i, j], expected, rtol=2e-4)
+
+
+def test_functional_op_matches_layer(random_sets):
+    exponents, coefficients = random_parameters(units=3, seed=2)
+    layer = layer_with(exponents, coefficients)
+    inputs = ragged_sets(random_sets)
+    np.testing.assert_allclose(
+        keras_laf.laf(inputs, exponents, coefficients).numpy(),
+        layer(inputs).numpy(),
+        rtol=1e-6,
+    )
+
+
+@pytest.mark.parametrize(
+    "form, reference",
+    [
+        ({"name": "constant", "value": -2.5}, lambda x: -2.5),
+        ("count", lambda x: len(x)),
+        ("sum", np.sum),
+        ("mean", np.mean),
+        ({"name": "moment", "k": 3}, lambda x: np.mean(x**3)),
+        (
+            {"name": "moment_power", "k": 2, "l": 3},
+            lambda x: np.mean(x**2) ** 3,
+        ),
+    ],
+)
+def test_exact_closed_forms(form, reference):
+    rng = np.random.default_rng(3)
+    sets = [rng.uniform(0, 1, (n, 2)) for n in (1, 3, 8, 20)]
+    layer = LAF.from_closed_forms([form], flatten=False)
+    outputs = layer(ragged_sets(sets)).numpy()[..., 0]
+    for i, elements in enumerate(sets):
+        expected = [reference(elements[:, j]) for j in range(2)]
+        np.testing.assert_allclose(outputs[i], expected, rtol=1e-5)
+
+
+def test_max_and_min_within_ten_percent_at_every_scale():
+    # Sets of up to 20 values in [1e-3, 1], at scales where a sum clamped at
+    # 1e-7 would break the max approximation (max 0.5 would give ~0.72).
+    rng = np.random.default_rng(4)
+    sets = []
+    for n in (1, 2, 5, 10, 20):
+        for top in (1e-3, 1e-2, 0.1, 0.5, 1.0):
+            sets.append(rng.uniform(1e-3, top, (n, 1)))
+            sets.append(np.full((n, 1), top))
+    layer = LAF.from_closed_forms(["max", "min"], flatten=False)
+    outputs = layer(ragged_sets(sets)).numpy()[:, 0]
+    maxima = np.array([s.max() for s in sets])
+    minima = np.array([s.min() for s in sets])
+    # max ~ max(x) n^(1/50): relative error at most 20^(1/50) - 1 = 6.2%.
+    np.testing.assert_array_less(np.abs(outputs[:, 0] / maxima - 1), 0.1)
+    # min = 1 - max(1 - x): the same bound, on the scale of [0, 1].
+    np.testing.assert_array_less(np.abs(outputs[:, 1] - minima), 0.1)
+    assert abs(layer(np.array([[[0.5], [0.1]]])).numpy()[0, 0, 0] - 0.5) < 1e-3
+
+
+def test_ratio_closed_forms():
+    rng = np.random.default_rng(5)
+    sets = [rng.uniform(0.4, 1.0, (n, 1)) for n in (1, 3, 10)]
+    layer = LAF.from_closed_forms(
+        [{"name": "min/max", "r": 100}, {"name": "max/min", "r": 100}],
+        flatten=False,
+        exponent_constraint=BoundedNonNeg(max_value=200),
+    )
+    outputs = layer(ragged_sets(sets)).numpy()[:, 0]
+    for i, elements in enumerate(sets):
+        np.testing.assert_allclose(
+            outputs[i],
+            [elements.min() / elements.max(), elements.max() / elements.min()],
+            rtol=0.05,
+        )
+
+
+def test_input_forms_agree(random_sets):
+    exponents, coefficients = random_parameters(units=4, seed=6)
+    layer = layer_with(exponents, coefficients)
+    from_ragged = layer(ragged_sets(random_sets)).numpy()
+
+    values, mask = padded_sets(random_sets, set_size=9)
+    np.testing.assert_allclose(
+        layer(values, mask=mask).numpy(), from_ragged, rtol=1e-5
+    )
+
+    # Flat values, elements of the sets shuffled together.
+    flat = np.concatenate(random_sets).astype("float32")
+    ids = np.repeat(np.arange(4), [len(s) for s in random_sets])
+    order = np.random.default_rng(7).permutation(len(ids))
+    from_segments = layer(flat[order], segment_ids=ids[order], num_segments=4)
+    np.testing.assert_allclose(from_segments.numpy(), from_ragged, rtol=1e-5)
+
+    for i, elements in enumerate(random_sets):
+        alone = layer(elements[None].astype("float32")).numpy()
+        np.testing.assert_allclose(alone[0], from_ragged[i], rtol=1e-5)
+
+
+def test_padding_has_no_effect_whatever_it_holds(random_sets):
+    exponents, coefficients = random_parameters(units=3, seed=8)
+    exponents[:, 0] = 0.0  # counts see every element, padded ones too
+    layer = layer_with(exponents, coefficients)
+    expected = layer(ragged_sets(random_sets)).numpy()
+    for fill in (0.0, 1.0, 0.5, -3.0, np.nan, np.inf):
+        values, mask = padded_sets(random_sets, set_size=8, fill=fill)
+        with tf.GradientTape() as tape:
+            inputs = tf.constant(values)
+            tape.watch(inputs)
+            outputs = layer(inputs, mask=mask)
+        np.testing.assert_allclose(outputs.numpy(), expected, rtol=1e-5)
+        gradient = tape.gradient(outputs, inputs).numpy()
+        assert np.all(gradient[~mask] == 0)
+        assert np.all(np.isfinite(gradient))
+
+
+def test_keras_mask_from_masking_layer(random_sets):
+    # Masking marks padded rows by their value; features of real elements
+    # are in (0, 1), so -1 never occurs in them.
+    values, _ = padded_sets(random_sets, set_size=7, fill=-1.0)
+    layer = LAF(units=2)
+    inputs = keras.Input(shape=(None, 3))
+    outputs = layer(keras.layers.Masking(mask_value=-1.0)(inputs))
+    model = keras.Model(inputs, outputs)
+    np.testing.assert_allclose(
+        model(values).numpy(), layer(ragged_sets(random_sets)).numpy(), 1e-5
+    )
+
+
+def test_permutation_invariance(random_sets):
+    layer = LAF(units=5)
+    values, mask = padded_sets(random_sets, set_size=7)
+    order = np.random.default_rng(9).permutation(7)
+    np.testing.assert_allclose(
+        layer(values[:, order], mask=mask[:, order]).numpy(),
+        layer(values, mask=mask).numpy(),
+        rtol=1e-5,
+    )
+
+
+def test_flatten_orders_units_within_features(random_sets):
+    layer = LAF(units=3)
+    flat = layer(ragged_sets(random_sets)).numpy()
+    layer.flatten = False
+    unflattened = layer(ragged_sets(random_sets)).numpy()
+    assert flat.shape == (4, 9)
+    np.testing.assert_array_equal(flat, unflattened.reshape(4, 9))
+
+
+def test_values_outside_unit_interval_are_clipped():
+    layer = LAF(units=3)
+    values = np.array([[[-2.0], [0.3], [7.0]]], "float32")
+    np.testing.assert_allclose(
+        layer(values).numpy(), layer(np.clip(values, 0, 1)).numpy()
+    )
+
+
+def all_gradients_finite(layer, inputs, **call_kwargs):
+    inputs = tf.constant(inputs)
+    with tf.GradientTape() as tape:
+        tape.watch(inputs)
+        outputs = layer(inputs, **call_kwargs)
+    gradients = tape.gradient(outputs, [inputs] + layer.trainable_variables)
+    return np.all(np.isfinite(outputs.numpy())) and all(
+        np.all(np.isfinite(g.numpy())) for g in gradients
+    )
+
+
+@pytest.mark.parametrize(
+    "elements",
+    [
+        [0.0, 0.0, 0.0],
+        [1.0, 1.0],
+        [0.0, 1.0, 0.5],
+        [0.0],
+        [1.0],
+        [0.3],
+        [1e-30, 1e-12, 1 - 1e-8],
+    ],
+)
+def test_edges_of_unit_interval_finite(elements):
+    inputs = np.array(elements, "float32")[None, :, None]
+    exponents, coefficients = random_parameters(units=4, seed=10)
+    exponents[:, 0] = 0.0  # all exponents exactly 0
+    exponents[1::2, 1] = 0.0  # inner exponents 0: counts, 0^0 = 1
+    exponents[0::2, 2] = 0.0  # outer exponents 0
+    layer = layer_with(exponents, coefficients)
+    assert all_gradients_finite(layer, inputs)
+    assert all_gradients_finite(LAF.from_closed_forms(["max", "min"]), inputs)
+    assert all_gradients_finite(LAF(units=3), inputs)
+
+
+def test_zero_to_the_zero_is_one():
+    # x^0 = 1 also for x = 0, so the count counts zeros.
+    layer = LAF.from_closed_forms(["count", "sum"], flatten=False)
+    outputs = layer(np.array([[[0.0], [0.0], [1.0]]], "float32")).numpy()
+    # 0 is floored at epsilon inside the logarithm: 0^1 = 1e-7.
+    np.testing.assert_allclose(outputs[0, 0], [3.0, 1.0], rtol=1e-6)
+
+
+def test_empty_sets():
+    # Every sum over an empty set is 0 and 0^0 = 1.
+    layer = LAF.from_closed_forms(
+        [{"name": "constant", "value": 2.0}, "count", "sum", "mean", "max"]
+        + ["min"],
+        flatten=False,
+    )
+    expected = [2.0, 0.0, 0.0, 0.0, 0.0, 1.0]
+    empty_ragged = tf.RaggedTensor.from_row_lengths(
+        np.array([[0.5]], "float32"), [0, 1]
+    )
+    np.testing.assert_allclose(layer(empty_ragged).numpy()[0, 0], expected)
+    values = np.array([[[0.5], [0.2]]], "float32")
+    all_false = layer(values, mask=np.zeros((1, 2), bool)).numpy()
+    np.testing.assert_allclose(all_false[0, 0], expected)
+    no_elements = layer(
+        np.zeros((0, 1), "float32"),
+        segment_ids=np.zeros((0,), "int32"),
+        num_segments=2,
+    ).numpy()
+    np.testing.assert_allclose(no_elements[:, 0], [expected, expected])
+    assert all_gradients_finite(
+        LAF(units=4), values, mask=np.array([[False, False]])
+    )
+
+
+def test_large_sets_finite_and_exact():
+    inputs = np.random.default_rng(11).uniform(0, 1, (1, 100_000, 2))
+    inputs = inputs.astype("float32")
+    layer = LAF.from_closed_forms(["sum", "mean", "count"], flatten=False)
+    outputs = layer(inputs).numpy()[0]
+    np.testing.assert_allclose(outputs[:, 0], inputs[0].sum(0), rtol=1e-4)
+    np.testing.assert_allclose(outputs[:, 1], inputs[0].mean(0), rtol=1e-4)
+    np.testing.assert_allclose(outputs[:, 2], 100_000, rtol=1e-5)
+    assert all_gradients_finite(LAF(units=3), inputs)
+    # (sum x)^40 / count^40 overflows float32 in both terms; the ratio
+    # (the 40th power of the mean) does not.
+    power = LAF.from_closed_forms(
+        [{"name": "moment_power", "k": 1, "l": 40}], flatten=False
+    )
+    np.testing.assert_allclose(
+        power(inputs).numpy()[0, :, 0], inputs[0].mean(0) ** 40, rtol=1e-3
+    )
+
+
+def test_zero_denominator_is_floored():
+    exponents = np.ones((8, 1), "float32")
+    coefficients = np.array([[1.0], [0.0], [0.0], [0.0]], "float32")
+    layer = layer_with(exponents, coefficients, epsilon=1e-6)
+    # numerator sum(x) = 0.5, denominator 0 -> 0.5 / 1e-6.
+    outputs = layer(np.array([[[0.2], [0.3]]], "float32")).numpy()
+    np.testing.assert_allclose(outputs[0, 0, 0], 0.5e6, rtol=1e-4)
+    coefficients[3] = -1e-9  # negative, tiny: the floor keeps the sign
+    layer.set_weights([exponents, coefficients])
+    outputs = layer(np.array([[[0.2], [0.3]]], "float32")).numpy()
+    np.testing.assert_allclose(outputs[0, 0, 0], -0.5e6, rtol=1e-4)
+    assert all_gradients_finite(layer, np.array([[[0.2], [0.3]]], "float32"))
+
+
+def test_mixed_float16():
+    keras.mixed_precision.set_global_policy("mixed_float16")
+    try:
+        layer = LAF(units=4)
+        inputs = np.random.default_rng(12).uniform(0, 1, (2, 50, 3))
+        outputs = layer(inputs.astype("float16"))
+        assert layer.exponents.dtype == "float32"
+        assert layer.coefficients.dtype == "float32"
+        assert outputs.dtype == "float16"
+        assert np.all(np.isfinite(outputs.numpy()))
+        large = LAF.from_closed_forms([{"name": "moment_power", "l": 5}])
+        ones = np.ones((1, 1000, 1), "float16")
+        # (count)^5 overflows float16; the clipped output stays finite.
+        assert np.all(np.isfinite(large(ones).numpy()))
+    finally:
+        keras.mixed_precision.set_global_policy("float32")
+
+
+def test_inside_xla_function(random_sets):
+    layer = LAF(units=3)
+    values, mask = padded_sets(random_sets, set_size=7)
+    compiled = tf.function(lambda v, m: layer(v, mask=m), jit_compile=True)
+    np.testing.assert_allclose(
+        compiled(values, mask).numpy(),
+        layer(values, mask=mask).numpy(),
+        rtol=1e-5,
+    )
+
+
+def test_fit_on_ragged_pipeline_and_constraint():
+    rng = np.random.default_rng(13)
+    sets = [rng.integers(0, 10, rng.integers(1, 6)) for _ in range(64)]
+    labels = np.array([s.max() for s in sets], "float32")[:, None]
+    dataset = tf.data.Dataset.from_tensor_slices(
+        (tf.ragged.constant(sets), labels)
+    ).batch(16)
+    laf_layer = LAF(units=3, exponent_constraint=BoundedNonNeg(max_value=1.5))
+    inputs = keras.Input(shape=(None, 1), ragged=True)
+    model = keras.Model(inputs, keras.layers.Dense(1)(laf_layer(inputs)))
+    model.compile(optimizer=keras.optimizers.SGD(100.0), loss="mae")
+    scaled = dataset.map(
+        lambda x, y: (tf.expand_dims(tf.cast(x, "float32") / 9.0, -1), y)
+    )
+    history = model.fit(scaled, epochs=2, verbose=0)
+    assert np.isfinite(history.history["loss"]).all()
+    # A huge learning rate moves exponents far outside [0, 1.5]; the
+    # optimizer's projection puts them back.
+    exponents = laf_layer.exponents.numpy()
+    assert exponents.min() >= 0.0 and exponents.max() <= 1.5
+    assert np.any(exponents == 0.0) or np.any(exponents == 1.5)
+
+
+def test_fit_dense_with_mask_under_jit_compile(random_sets):
+    values, mask = padded_sets(random_sets, set_size=7)
+    inputs = keras.Input(shape=(7, 3))
+    mask_input = keras.Input(shape=(7,), dtype="bool")
+    outputs = keras.layers.Dense(1)(LAF(units=2)(inputs, mask=mask_input))
+    model = keras.Model([inputs, mask_input], outputs)
+    model.compile(optimizer="adam", loss="mse", jit_compile=True)
+    history = model.fit(
+        [values, mask], np.ones((4, 1)), epochs=2, batch_size=2, verbose=0
+    )
+    assert np.isfinite(history.history["loss"]).all()
+
+
+def test_save_and_reload_without_custom_objects(tmp_path, random_sets):
+    inputs = keras.Input(shape=(None, 3), ragged=True)
+    hidden = LAF.from_closed_forms(["mean", {"name": "max", "r": 20}])(inputs)
+    hidden2 = LAF(units=4, name="learned")(inputs)
+    outputs = keras.layers.Concatenate()([hidden, hidden2])
+    model = keras.Model(inputs, outputs)
+    path = os.path.join(tmp_path, "laf.keras")
+    model.save(path)
+    reloaded = keras.models.load_model(path)
+    batch = ragged_sets(random_sets)
+    np.testing.assert_array_equal(reloaded(batch).numpy(), model(batch).numpy())
+
+
+def test_config_round_trip():
+    layer = LAF(
+        units=3,
+        flatten=False,
+        epsilon=1e-5,
+        exponent_constraint=BoundedNonNeg(max_value=7.0),
+        coefficient_regularizer="l2",
+        name="laf_layer",
+    )
+    clone = LAF.from_config(layer.get_config())
+    assert clone.get_config() == layer.get_config()
+    assert clone.exponent_constraint.max_value == 7.0
+    forms = LAF.from_closed_forms(["sum", {"name": "moment", "k": 3}])
+    forms_clone = LAF.from_config(forms.get_config())
+    inputs = np.random.default_rng(14).uniform(0, 1, (2, 4, 2))
+    np.testing.assert_allclose(forms_clone(inputs), forms(inputs))
+
+
+def test_compute_output_shape():
+    assert LAF(units=3).compute_output_shape((None, None, 5)) == (None, 15)
+    shape = LAF(units=3, flatten=False).compute_output_shape((8, 10, 5))
+    assert shape == (8, 5, 3)
+    assert LAF(units=2).compute_output_shape((100, 5)) == (None, 10)
+
+
+def test_formulas():
+    layer = LAF.from_closed_forms(["mean", "min"])
+    layer.build((None, None, 1))
+    mean, minimum = layer.formulas()
+    assert mean == (
+        "(1.00(Σx^1.00)^1.00 + 0.00(Σ(1-x)^0.00)^0.00) / "
+        "(1.00(Σx^0.00)^1.00 + 0.00(Σ(1-x)^0.00)^0.00)"
+    )
+    assert "-1.00(Σ(1-x)^50.00)^0.02" in minimum
+    with pytest.raises(ValueError, match="build"):
+        LAF(units=1).formulas()
+
+
+def test_closed_form_table_rows():
+    exponents, coefficients = keras_laf.closed_form("min/max", r=10)
+    np.testing.assert_allclose(exponents, [0, 0, 0.1, 10, 0.1, 10, 0, 0])
+    np.testing.assert_allclose(coefficients, [1, -1, 1, 0])
+    exponents, coefficients = keras_laf.closed_form("max/min", r=10)
+    np.testing.assert_allclose(exponents, [0.1, 10, 0, 0, 0, 0, 0.1, 10])
+    np.testing.assert_allclose(coefficients, [1, 0, 1, -1])
+
+
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        ({"units": 0}, "units=0"),
+        ({"units": 2.5}, "units=2.5"),
+        ({"units": 2, "epsilon": 0.0}, "epsilon=0.0"),
+        ({"units": 2, "flatten": "yes"}, "flatten=yes"),
+    ],
+)
+def test_bad_arguments(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        LAF(**kwargs)
+
+
+def test_bad_closed_forms():
+    with pytest.raises(ValueError, match="Unknown closed form 'median'"):
+        LAF.from_closed_forms(["median"])
+    with pytest.raises(ValueError, match="takes parameters"):
+        LAF.from_closed_forms([{"name": "sum", "k": 2}])
+    with pytest.raises(ValueError, match="positive"):
+        keras_laf.closed_form("max", r=0)
+    with pytest.raises(ValueError, match="non-empty list"):
+        LAF.from_closed_forms("sum")
+    with pytest.raises(ValueError, match="max_value=100.0"):
+        LAF.from_closed_forms([{"name": "max", "r": 500}])
+    with pytest.raises(ValueError, match="max_value"):
+        BoundedNonNeg(max_value=-1)
+
+
+@pytest.mark.parametrize(
+    "inputs, kwargs, message",
+    [
+        (np.zeros((2, 3), "float32"), {}, "rank 3"),
+        (np.zeros((2, 3, 4, 5), "float32"), {}, r"input_shape=\(2, 3, 4, 5\)"),
+        (np.zeros((2, 3, 1), "float32"), {"mask": np.ones((2, 4))}, "mask"),
+        (np.zeros((2, 3, 1), "float32"), {"mask": np.ones((2,))}, "mask"),
+        (
+            np.zeros((4, 1), "float32"),
+            {"segment_ids": np.zeros(4, "float32")},
+            "integer",
+        ),
+        (
+            np.zeros((4, 1), "float32"),
+            {"segment_ids": np.zeros(3, "int32")},
+            "one id per element",
+        ),
+        (
+            np.zeros((2, 3, 1), "float32"),
+            {"segment_ids": np.zeros(2, "int32")},
+            "rank 2",
+        ),
+        (np.zeros((2, 3, 1), "float32"), {"num_segments": 2}, "segment_ids"),
+    ],
+)
+def test_bad_inputs(inputs, kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        LAF(units=2)(inputs, **kwargs)
+
+
+def test_ragged_features_rejected():
+    inputs = tf.ragged.constant([[[0.1, 0.2], [0.3]]])
+    with pytest.raises(ValueError, match="known number of features"):
+        LAF(units=2)(inputs)
