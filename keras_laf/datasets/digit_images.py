@@ -1,0 +1,157 @@
+"""Images of handwritten digits: MNIST, or scikit-learn's digits offline.
+
+`load_digit_images` returns 28x28 images flattened to 784 float32 features
+in `[0, 1]` with their digit labels, from one of two sources:
+
+- `"tfds"`: MNIST through `tensorflow_datasets` (`tfds.load("mnist")`),
+  which downloads it on first use (60,000 train / 10,000 test images).
+- `"sklearn"`: the 1,797 real handwritten digits that scikit-learn ships
+  (`sklearn.datasets.load_digits`, 8x8 images with values 0..16), for use
+  without network. Each image is scaled to `[0, 1]` (divided by 16),
+  upsampled to 20x20 by bilinear interpolation with half-pixel centres
+  (as `tf.image.resize(..., "bilinear")`) and zero-padded by 4 pixels on
+  every side, as MNIST centres its digits in a 20x20 box of a 28x28 image.
+  Its train split is the first 80% of the images (1,437), its test split
+  the remaining 20% (360).
+
+`source="auto"` tries MNIST first and, if that fails (e.g. offline, as on
+CI), logs a one-line warning and uses scikit-learn's digits.
+"""
+
+import dataclasses
+import logging
+
+import numpy as np
+
+SOURCES = ("auto", "tfds", "sklearn")
+SPLITS = ("train", "test")
+IMAGE_SIZE = 28
+SKLEARN_TRAIN_FRACTION = 0.8
+
+_SKLEARN_DIGIT_SIZE = 20
+_TFDS_BATCH_SIZE = 10_000
+_SKLEARN_MAX_VALUE = 16.0
+
+
+@dataclasses.dataclass(frozen=True)
+class DigitImages:
+    """Flattened digit images with their labels.
+
+    Attributes:
+        images: float32 NumPy array `(num_images, 784)`, values in `[0, 1]`.
+        labels: int32 NumPy array `(num_images,)`, the digit of each image.
+        source: where the images come from, `"tfds"` or `"sklearn"`.
+        split: `"train"` or `"test"`.
+    """
+
+    images: np.ndarray
+    labels: np.ndarray
+    source: str
+    split: str
+
+
+def load_digit_images(split="train", source="auto", data_dir=None):
+    """Loads flattened 28x28 digit images from MNIST or scikit-learn.
+
+    Args:
+        split: `"train"` or `"test"`.
+        source: `"tfds"` (MNIST via tensorflow-datasets), `"sklearn"`
+            (scikit-learn's 8x8 digits upsampled to 28x28, no network), or
+            `"auto"`: MNIST, falling back to scikit-learn with a logged
+            warning when MNIST cannot be loaded.
+        data_dir: optional tensorflow-datasets data directory.
+
+    Returns:
+        A `DigitImages`; its `source` says which source was used.
+
+    Example:
+
+    >>> digits = load_digit_images("test", source="sklearn")
+    >>> digits.images.shape, digits.source
+    ((360, 784), 'sklearn')
+    """
+    if split not in SPLITS:
+        raise ValueError(
+            f"`split` must be one of {SPLITS}. Received: {split!r}"
+        )
+    if source not in SOURCES:
+        raise ValueError(
+            f"`source` must be one of {SOURCES}. Received: {source!r}"
+        )
+    if source == "tfds":
+        return _load_tfds_mnist(split, data_dir)
+    if source == "sklearn":
+        return _load_sklearn_digits(split)
+    try:
+        return _load_tfds_mnist(split, data_dir)
+    except Exception as error:
+        logging.getLogger(__name__).warning(
+            "MNIST could not be loaded with tensorflow-datasets (%s: %s); "
+            "falling back to scikit-learn's 8x8 digits upsampled to 28x28.",
+            type(error).__name__,
+            error,
+        )
+        return _load_sklearn_digits(split)
+
+
+def _load_tfds_mnist(split, data_dir):
+    import tensorflow_datasets as tfds
+
+    dataset = tfds.load(
+        "mnist", split=split, as_supervised=True, data_dir=data_dir
+    )
+    # Fixed-size batches rather than `batch_size=-1`, which needs the split
+    # size from the data set's metadata.
+    batches = list(tfds.as_numpy(dataset.batch(_TFDS_BATCH_SIZE)))
+    images = np.concatenate([batch_images for batch_images, _ in batches])
+    labels = np.concatenate([batch_labels for _, batch_labels in batches])
+    images = images.reshape(len(images), IMAGE_SIZE * IMAGE_SIZE)
+    return DigitImages(
+        images=images.astype("float32") / 255.0,
+        labels=labels.astype("int32"),
+        source="tfds",
+        split=split,
+    )
+
+
+def _load_sklearn_digits(split):
+    try:
+        from sklearn.datasets import load_digits
+    except ImportError as error:
+        raise ImportError(
+            "Digit images need either MNIST through tensorflow-datasets or "
+            "scikit-learn's digits for the offline fallback, and "
+            "scikit-learn is not installed: `pip install scikit-learn`."
+        ) from error
+    digits = load_digits()
+    num_train = int(SKLEARN_TRAIN_FRACTION * len(digits.target))
+    part = (
+        slice(None, num_train) if split == "train" else slice(num_train, None)
+    )
+    small_images = digits.images[part] / _SKLEARN_MAX_VALUE
+    resize = _bilinear_resize_matrix(small_images.shape[1], _SKLEARN_DIGIT_SIZE)
+    # (out, in) @ (num_images, in, in) @ (in, out): a separable resize.
+    images = resize @ small_images @ resize.T
+    margin = (IMAGE_SIZE - _SKLEARN_DIGIT_SIZE) // 2
+    images = np.pad(images, ((0, 0), (margin, margin), (margin, margin)))
+    return DigitImages(
+        images=images.reshape(len(images), -1).astype("float32"),
+        labels=digits.target[part].astype("int32"),
+        source="sklearn",
+        split=split,
+    )
+
+
+def _bilinear_resize_matrix(input_size, output_size):
+    # Row i interpolates output pixel i from the input pixels, sampling at
+    # half-pixel centres with edge clamping (tf.image.resize "bilinear").
+    positions = (np.arange(output_size) + 0.5) * input_size / output_size
+    positions = np.clip(positions - 0.5, 0, input_size - 1)
+    lower = np.floor(positions).astype("int64")
+    upper = np.minimum(lower + 1, input_size - 1)
+    fraction = positions - lower
+    matrix = np.zeros((output_size, input_size))
+    rows = np.arange(output_size)
+    matrix[rows, lower] += 1 - fraction
+    matrix[rows, upper] += fraction
+    return matrix

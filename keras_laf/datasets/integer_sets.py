@@ -1,0 +1,313 @@
+"""Sets of digits 0..9 labelled by an aggregation target, as in LAF.
+
+Training sets follow the paper: the size `n` of each set is uniform in
+`{min_size, ..., max_size}` (default 2..10) and its elements are i.i.d.
+uniform in `{0, ..., 9}`.
+
+Test sets are drawn for a maximum size `M` (the paper uses
+`M = 5, 10, ..., 50`, see `TEST_MAX_SIZES`): the size is uniform in
+`{min_size, ..., M}`. Uniform digits would make the labels of large sets
+degenerate (the max of 50 uniform digits is 9 with probability 0.995, the
+mean is close to 4.5, the std close to 2.87), so by default the elements of
+each test set are *diversified*. For each set, independently:
+
+1. draw two digits uniformly from `{0, ..., 9}`; the smaller is `low`, the
+   larger is `high` (so `high = h` with probability `(2h + 1) / 100`);
+2. the allowed digits are `low`, `high`, and each digit strictly between
+   them with probability 1/2, independently;
+3. draw weights over the allowed digits from a flat Dirichlet
+   distribution (all concentrations 1);
+4. draw the `n` elements i.i.d. from the allowed digits with these weights.
+
+Then, at every `M`, `max` and `min` range over all digits, the set can be
+constant (`low == high`, probability 1/10), and the mean, median, spread,
+skewness and kurtosis vary from set to set instead of concentrating.
+Pass `diversify=False` for test sets drawn like the training sets.
+
+Seeds: training sets use `np.random.default_rng(seed)`, test sets
+`np.random.default_rng([seed, M])`, so each maximum size has its own
+reproducible stream whichever other sizes are requested.
+"""
+
+import dataclasses
+
+import numpy as np
+
+from keras_laf.datasets.aggregation_targets import check_target
+from keras_laf.datasets.aggregation_targets import target_values
+from keras_laf.datasets.ragged_dataset import ragged_set_dataset
+
+NUM_DIGITS = 10
+TEST_MAX_SIZES = tuple(range(5, 51, 5))
+
+
+@dataclasses.dataclass(frozen=True)
+class IntegerSets:
+    """Sets of digits with their labels, as NumPy arrays.
+
+    Attributes:
+        sets: list of int32 NumPy arrays, the digits of each set.
+        labels: float32 NumPy array `(len(sets),)`, the target of each set.
+        target: the name of the target, one of `TARGETS`.
+    """
+
+    sets: list
+    labels: np.ndarray
+    target: str
+
+    @property
+    def sizes(self):
+        """int64 NumPy array `(len(sets),)`: the size of each set."""
+        return np.array([len(elements) for elements in self.sets])
+
+    def to_dataset(self, batch_size, shuffle=False, seed=None):
+        """Builds a `tf.data.Dataset` of ragged batches of these sets.
+
+        Args:
+            batch_size: positive int, the number of sets per batch.
+            shuffle: whether to shuffle the sets, afresh at every epoch.
+            seed: optional int seed of the shuffling.
+
+        Returns:
+            A `tf.data.Dataset` of `(sets, labels)`: an int32
+            `tf.RaggedTensor` `(batch, None)` and float32 `(batch, 1)`.
+
+        Example:
+
+        >>> data = make_training_sets(100, "sum")
+        >>> dataset = data.to_dataset(batch_size=32, shuffle=True, seed=0)
+        """
+        return ragged_set_dataset(
+            self.sets, self.labels, batch_size, shuffle=shuffle, seed=seed
+        )
+
+
+def sample_training_sets(num_sets, min_size=2, max_size=10, seed=0):
+    """Samples sets of uniform digits, as the LAF training sets.
+
+    Args:
+        num_sets: positive int, the number of sets.
+        min_size: positive int, the smallest set size.
+        max_size: int, the largest set size, at least `min_size`.
+        seed: non-negative int seed.
+
+    Returns:
+        List of `num_sets` int32 NumPy arrays: the size of each is uniform
+        in `{min_size, ..., max_size}`, the elements uniform in `0..9`.
+
+    Example:
+
+    >>> sets = sample_training_sets(3, seed=0)
+    >>> [len(elements) for elements in sets]
+    [9, 7, 6]
+    """
+    _check_arguments(num_sets, min_size, max_size, seed)
+    rng = np.random.default_rng(seed)
+    sizes = rng.integers(min_size, max_size, size=num_sets, endpoint=True)
+    digits = rng.integers(0, NUM_DIGITS, size=(num_sets, max_size))
+    return _first_columns(digits, sizes)
+
+
+def sample_test_sets(num_sets, max_size, min_size=2, seed=1, diversify=True):
+    """Samples test sets of digits with a given maximum size.
+
+    The diversification is described in the module docstring.
+
+    Args:
+        num_sets: positive int, the number of sets.
+        max_size: int, the largest set size `M`, at least `min_size`.
+        min_size: positive int, the smallest set size.
+        seed: non-negative int; the generator is seeded with
+            `[seed, max_size]`.
+        diversify: whether to diversify the elements; if False they are
+            uniform in `0..9`, as in the training sets.
+
+    Returns:
+        List of `num_sets` int32 NumPy arrays of sizes uniform in
+        `{min_size, ..., max_size}`.
+
+    Example:
+
+    >>> sets = sample_test_sets(1000, max_size=50)
+    >>> len({int(elements.max()) for elements in sets})
+    10
+    """
+    _check_arguments(num_sets, min_size, max_size, seed)
+    rng = np.random.default_rng([seed, max_size])
+    sizes = rng.integers(min_size, max_size, size=num_sets, endpoint=True)
+    if not diversify:
+        digits = rng.integers(0, NUM_DIGITS, size=(num_sets, max_size))
+        return _first_columns(digits, sizes)
+    bounds = rng.integers(0, NUM_DIGITS, size=(num_sets, 2))
+    low = bounds.min(axis=1, keepdims=True)
+    high = bounds.max(axis=1, keepdims=True)
+    values = np.arange(NUM_DIGITS)
+    endpoints = (values == low) | (values == high)
+    interior = (values > low) & (values < high)
+    coin_flips = rng.random((num_sets, NUM_DIGITS)) < 0.5
+    allowed = endpoints | (interior & coin_flips)
+    # Normalised independent Gamma(1) variables: a flat Dirichlet draw.
+    weights = rng.gamma(1.0, size=(num_sets, NUM_DIGITS)) * allowed
+    cumulative = np.cumsum(weights, axis=1)
+    cumulative /= cumulative[:, -1:]
+    uniforms = rng.random((num_sets, max_size))
+    # Inverse transform: the digit is the number of cumulative weights not
+    # above the uniform draw; digits of zero weight are never chosen.
+    digits = (cumulative[:, None, :] <= uniforms[:, :, None]).sum(axis=2)
+    return _first_columns(digits, sizes)
+
+
+def make_training_sets(num_sets, target, min_size=2, max_size=10, seed=0):
+    """Samples labelled training sets of digits (see `sample_training_sets`).
+
+    Args:
+        num_sets: positive int, the number of sets.
+        target: the label, one of `TARGETS`.
+        min_size: positive int, the smallest set size.
+        max_size: int, the largest set size, at least `min_size`.
+        seed: non-negative int seed.
+
+    Returns:
+        An `IntegerSets`.
+
+    Example:
+
+    >>> data = make_training_sets(100_000, "max")
+    >>> dataset = data.to_dataset(batch_size=64, shuffle=True, seed=0)
+    """
+    check_target(target)
+    sets = sample_training_sets(num_sets, min_size, max_size, seed)
+    return _label(sets, target)
+
+
+def make_test_sets(
+    num_sets, target, max_size, min_size=2, seed=1, diversify=True
+):
+    """Samples labelled test sets of digits (see `sample_test_sets`).
+
+    Args:
+        num_sets: positive int, the number of sets.
+        target: the label, one of `TARGETS`.
+        max_size: int, the largest set size `M`, at least `min_size`.
+        min_size: positive int, the smallest set size.
+        seed: non-negative int seed.
+        diversify: whether to diversify the elements.
+
+    Returns:
+        An `IntegerSets`.
+
+    Example:
+
+    >>> data = make_test_sets(1000, "median", max_size=50)
+    >>> per_size_labels = data.labels[data.sizes == 50]
+    """
+    check_target(target)
+    sets = sample_test_sets(num_sets, max_size, min_size, seed, diversify)
+    return _label(sets, target)
+
+
+def make_test_sets_by_max_size(
+    num_sets,
+    target,
+    max_sizes=TEST_MAX_SIZES,
+    min_size=2,
+    seed=1,
+    diversify=True,
+):
+    """Samples labelled test sets for several maximum sizes.
+
+    Args:
+        num_sets: positive int, the number of sets for each maximum size.
+        target: the label, one of `TARGETS`.
+        max_sizes: sequence of maximum sizes `M`, by default
+            `5, 10, ..., 50` as in the paper.
+        min_size: positive int, the smallest set size.
+        seed: non-negative int seed.
+        diversify: whether to diversify the elements.
+
+    Returns:
+        Dict mapping each maximum size to an `IntegerSets`.
+
+    Example:
+
+    >>> suite = make_test_sets_by_max_size(1000, "count")
+    >>> sorted(suite)[:3]
+    [5, 10, 15]
+    """
+    return {
+        max_size: make_test_sets(
+            num_sets, target, max_size, min_size, seed, diversify
+        )
+        for max_size in max_sizes
+    }
+
+
+def make_test_datasets(
+    num_sets,
+    target,
+    batch_size,
+    max_sizes=TEST_MAX_SIZES,
+    min_size=2,
+    seed=1,
+    diversify=True,
+):
+    """Builds ragged test datasets of digit sets for several maximum sizes.
+
+    Args:
+        num_sets: positive int, the number of sets for each maximum size.
+        target: the label, one of `TARGETS`.
+        batch_size: positive int, the number of sets per batch.
+        max_sizes: sequence of maximum sizes `M`, by default
+            `5, 10, ..., 50` as in the paper.
+        min_size: positive int, the smallest set size.
+        seed: non-negative int seed.
+        diversify: whether to diversify the elements.
+
+    Returns:
+        Dict mapping each maximum size to an unshuffled `tf.data.Dataset`
+        of `(sets, labels)`: int32 `tf.RaggedTensor` `(batch, None)` and
+        float32 `(batch, 1)`.
+
+    Example:
+
+    >>> datasets = make_test_datasets(1000, "mean", batch_size=128)
+    >>> dataset_for_size_50 = datasets[50]
+    """
+    suite = make_test_sets_by_max_size(
+        num_sets, target, max_sizes, min_size, seed, diversify
+    )
+    return {
+        max_size: data.to_dataset(batch_size)
+        for max_size, data in suite.items()
+    }
+
+
+def _label(sets, target):
+    labels = target_values(target, sets).astype("float32")
+    return IntegerSets(sets=sets, labels=labels, target=target)
+
+
+def _first_columns(matrix, sizes):
+    # Row i of `matrix` cut to its first sizes[i] columns.
+    return [
+        row[:size].astype("int32")
+        for row, size in zip(matrix, sizes, strict=True)
+    ]
+
+
+def _check_arguments(num_sets, min_size, max_size, seed):
+    if not isinstance(num_sets, (int, np.integer)) or num_sets < 1:
+        raise ValueError(
+            f"`num_sets` must be a positive int. Received: {num_sets}"
+        )
+    if not isinstance(min_size, (int, np.integer)) or min_size < 1:
+        raise ValueError(
+            f"`min_size` must be a positive int. Received: {min_size}"
+        )
+    if not isinstance(max_size, (int, np.integer)) or max_size < min_size:
+        raise ValueError(
+            "`max_size` must be an int no smaller than `min_size` "
+            f"({min_size}). Received: {max_size}"
+        )
+    if not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise ValueError(f"`seed` must be a non-negative int. Received: {seed}")

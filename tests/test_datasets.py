@@ -1,0 +1,507 @@
+import logging
+import math
+
+import h5py
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from keras_laf.datasets import SOLID_NAMES
+from keras_laf.datasets import TARGETS
+from keras_laf.datasets import TEST_MAX_SIZES
+from keras_laf.datasets import DigitImages
+from keras_laf.datasets import load_digit_images
+from keras_laf.datasets import load_modelnet40
+from keras_laf.datasets import make_mnist_test_datasets
+from keras_laf.datasets import make_mnist_test_sets
+from keras_laf.datasets import make_mnist_training_sets
+from keras_laf.datasets import make_solid_point_clouds
+from keras_laf.datasets import make_test_datasets
+from keras_laf.datasets import make_test_sets
+from keras_laf.datasets import make_test_sets_by_max_size
+from keras_laf.datasets import make_training_sets
+from keras_laf.datasets import make_unique_digit_sets
+from keras_laf.datasets import point_clouds
+from keras_laf.datasets import ragged_set_dataset
+from keras_laf.datasets import sample_test_sets
+from keras_laf.datasets import sample_training_sets
+from keras_laf.datasets import standardize_point_clouds
+from keras_laf.datasets import target_value
+from keras_laf.datasets import target_values
+
+# Hand-computed targets, in the order of TARGETS: count, sum, mean, max,
+# min, inverse_count, median, min_over_max, max_minus_min, std, skewness,
+# kurtosis (population moments, not excess).
+HAND_COMPUTED = [
+    # Even size: median is the mean of 2 and 3. Deviations +-1.5, +-0.5:
+    # m2 = 1.25, m3 = 0, m4 = 2.5625.
+    (
+        [1, 2, 3, 4],
+        [4, 10, 2.5, 4, 1, 0.25, 2.5, 0.25, 3]
+        + [math.sqrt(1.25), 0, 2.5625 / 1.25**2],
+    ),
+    # Unsorted even size: sorted 1, 1, 4, 9. Deviations 21/4, -11/4, 1/4,
+    # -11/4: m2 = 171/16, m3 = 825/32, m4 = 55941/256.
+    (
+        [9, 1, 4, 1],
+        [4, 15, 3.75, 9, 1, 0.25, 2.5, 1 / 9, 8]
+        + [math.sqrt(171 / 16), (825 / 32) / (171 / 16) ** 1.5]
+        + [(55941 / 256) / (171 / 16) ** 2],
+    ),
+    # Contains 0: deviations -1, -1, 2: m2 = 2, m3 = 2, m4 = 6.
+    (
+        [0, 0, 3],
+        [3, 3, 1, 3, 0, 1 / 3, 0, 0, 3] + [math.sqrt(2), 2 / 2**1.5, 6 / 4],
+    ),
+    # Constant set: std, skewness and kurtosis are 0 by convention.
+    ([7, 7, 7], [3, 21, 7, 7, 7, 1 / 3, 7, 1, 0, 0, 0, 0]),
+    # All zeros: min_over_max is 0 when max is 0.
+    ([0, 0], [2, 0, 0, 0, 0, 0.5, 0, 0, 0, 0, 0, 0]),
+    ([5], [1, 5, 5, 5, 5, 1, 5, 1, 0, 0, 0, 0]),
+    # Empty set: every target is 0.
+    ([], [0] * 12),
+]
+
+
+@pytest.mark.parametrize("elements, expected", HAND_COMPUTED)
+def test_target_value_matches_hand_computation(elements, expected):
+    for name, value in zip(TARGETS, expected, strict=True):
+        assert target_value(name, elements) == pytest.approx(value), name
+
+
+def test_target_values_vectorised_matches_each_set():
+    sets = [elements for elements, _ in HAND_COMPUTED]
+    for index, name in enumerate(TARGETS):
+        expected = [values[index] for _, values in HAND_COMPUTED]
+        np.testing.assert_allclose(target_values(name, sets), expected)
+
+
+def test_targets_match_scipy_and_numpy_on_random_sets():
+    stats = pytest.importorskip("scipy.stats")
+    rng = np.random.default_rng(0)
+    sets = [rng.integers(0, 10, rng.integers(2, 30)) for _ in range(200)]
+    sets = [elements for elements in sets if np.ptp(elements) > 0]
+    references = {
+        "mean": np.mean,
+        "median": np.median,
+        "std": np.std,
+        "skewness": lambda x: stats.skew(x, bias=True),
+        "kurtosis": lambda x: stats.kurtosis(x, fisher=False, bias=True),
+    }
+    for name, reference in references.items():
+        expected = [reference(elements) for elements in sets]
+        np.testing.assert_allclose(target_values(name, sets), expected)
+
+
+def test_targets_are_the_twelve_of_the_paper():
+    assert TARGETS == (
+        "count",
+        "sum",
+        "mean",
+        "max",
+        "min",
+        "inverse_count",
+        "median",
+        "min_over_max",
+        "max_minus_min",
+        "std",
+        "skewness",
+        "kurtosis",
+    )
+
+
+def test_unknown_target_lists_allowed_names():
+    with pytest.raises(
+        ValueError, match="count, sum, .*kurtosis. Received: 'variance'"
+    ):
+        target_value("variance", [1, 2])
+    with pytest.raises(ValueError, match="1-D"):
+        target_values("sum", [np.zeros((2, 2))])
+
+
+def test_training_sets_sizes_elements_and_labels():
+    data = make_training_sets(2000, "max", seed=3)
+    assert data.target == "max"
+    assert data.sizes.min() == 2 and data.sizes.max() == 10
+    assert set(np.unique(data.sizes)) == set(range(2, 11))
+    elements = np.concatenate(data.sets)
+    assert elements.dtype == np.int32
+    assert set(np.unique(elements)) == set(range(10))
+    assert data.labels.dtype == np.float32
+    np.testing.assert_array_equal(data.labels, [s.max() for s in data.sets])
+    small = sample_training_sets(100, min_size=3, max_size=4, seed=0)
+    assert {len(elements) for elements in small} == {3, 4}
+
+
+def test_sets_are_reproducible_and_depend_on_the_seed():
+    first = make_training_sets(50, "sum", seed=7)
+    again = make_training_sets(50, "sum", seed=7)
+    other = make_training_sets(50, "sum", seed=8)
+    for left, right in zip(first.sets, again.sets, strict=True):
+        np.testing.assert_array_equal(left, right)
+    np.testing.assert_array_equal(first.labels, again.labels)
+    assert not np.array_equal(first.labels, other.labels)
+    test_sets = sample_test_sets(50, max_size=20, seed=7)
+    test_again = sample_test_sets(50, max_size=20, seed=7)
+    test_other = sample_test_sets(50, max_size=20, seed=8)
+    assert all(map(np.array_equal, test_sets, test_again))
+    assert not all(map(np.array_equal, test_sets, test_other))
+
+
+def test_test_sets_sizes_and_suite_keys():
+    data = make_test_sets(500, "count", max_size=25, min_size=4)
+    assert data.sizes.min() >= 4 and data.sizes.max() <= 25
+    np.testing.assert_array_equal(data.labels, data.sizes)
+    elements = np.concatenate(data.sets)
+    assert elements.min() >= 0 and elements.max() <= 9
+    suite = make_test_sets_by_max_size(20, "sum")
+    assert tuple(suite) == TEST_MAX_SIZES == tuple(range(5, 51, 5))
+    # Each maximum size has its own stream, whatever else is requested.
+    alone = make_test_sets_by_max_size(20, "sum", max_sizes=(50,))
+    np.testing.assert_array_equal(alone[50].labels, suite[50].labels)
+
+
+def test_diversified_test_labels_spread_at_large_sizes():
+    sets = sample_test_sets(3000, max_size=50, min_size=40)
+    maxima = target_values("max", sets)
+    assert len(np.unique(maxima)) == 10
+    assert np.mean(maxima == 9) < 0.4
+    assert len(np.unique(target_values("min", sets))) == 10
+    assert len(np.unique(target_values("median", sets))) >= 15
+    std = target_values("std", sets)
+    assert np.mean(std == 0) > 0.05 and std.max() > 3
+    skewness = target_values("skewness", sets)
+    assert skewness.min() < -1 and skewness.max() > 1
+    # Without diversification, the max of 40+ uniform digits is ~always 9.
+    plain = sample_test_sets(3000, max_size=50, min_size=40, diversify=False)
+    assert np.mean(target_values("max", plain) == 9) > 0.95
+
+
+def test_ragged_batches_shapes_dtypes_and_content():
+    data = make_training_sets(10, "sum", seed=1)
+    dataset = data.to_dataset(batch_size=4)
+    sets_spec, labels_spec = dataset.element_spec
+    assert isinstance(sets_spec, tf.RaggedTensorSpec)
+    assert sets_spec.dtype == tf.int32
+    assert sets_spec.shape.as_list() == [None, None]
+    assert labels_spec.dtype == tf.float32
+    assert labels_spec.shape.as_list() == [None, 1]
+    batches = list(dataset)
+    assert [len(labels) for _, labels in batches] == [4, 4, 2]
+    for sets, labels in batches:
+        assert isinstance(sets, tf.RaggedTensor)
+        assert sets.dtype == tf.int32 and labels.dtype == tf.float32
+    rows = [row for sets, _ in batches for row in sets.to_list()]
+    assert rows == [elements.tolist() for elements in data.sets]
+    labels = np.concatenate([labels.numpy()[:, 0] for _, labels in batches])
+    np.testing.assert_array_equal(labels, data.labels)
+    shuffled = data.to_dataset(batch_size=4, shuffle=True, seed=0)
+    shuffled_labels = np.concatenate([y.numpy()[:, 0] for _, y in shuffled])
+    np.testing.assert_array_equal(np.sort(shuffled_labels), np.sort(labels))
+
+
+def test_make_test_datasets_keyed_by_max_size():
+    datasets = make_test_datasets(8, "mean", batch_size=8, max_sizes=(5, 30))
+    assert sorted(datasets) == [5, 30]
+    sets, labels = next(iter(datasets[30]))
+    assert sets.shape[0] == 8 and labels.shape == (8, 1)
+    assert max(sets.row_lengths().numpy()) <= 30
+
+
+@pytest.mark.parametrize(
+    "arguments",
+    [
+        {"num_sets": 0},
+        {"min_size": 0},
+        {"min_size": 5, "max_size": 4},
+        {"seed": -1},
+        {"target": "variance"},
+    ],
+)
+def test_bad_set_arguments_raise(arguments):
+    arguments = {"num_sets": 5, "target": "sum", **arguments}
+    with pytest.raises(ValueError, match="Received"):
+        make_training_sets(**arguments)
+
+
+def test_bad_dataset_arguments_raise():
+    with pytest.raises(ValueError, match="batch_size"):
+        ragged_set_dataset([np.array([1])], [1.0], batch_size=0)
+    with pytest.raises(ValueError, match="labels"):
+        ragged_set_dataset([np.array([1])], [1.0, 2.0], batch_size=1)
+
+
+@pytest.fixture(scope="module")
+def sklearn_train_images():
+    return load_digit_images("train", source="sklearn")
+
+
+def test_sklearn_digits_are_upsampled_real_digits(sklearn_train_images):
+    sklearn_datasets = pytest.importorskip("sklearn.datasets")
+    digits = sklearn_datasets.load_digits()
+    pool = sklearn_train_images
+    assert pool.source == "sklearn" and pool.split == "train"
+    assert pool.images.shape == (1437, 784) and pool.images.dtype == np.float32
+    assert pool.images.min() >= 0 and pool.images.max() <= 1
+    np.testing.assert_array_equal(pool.labels, digits.target[:1437])
+    # Independent reference: TF's bilinear resize to 20x20, padded to 28x28.
+    small = digits.images[:1437, :, :, None] / 16.0
+    resized = tf.image.resize(small, (20, 20), method="bilinear").numpy()
+    expected = np.pad(resized[..., 0], ((0, 0), (4, 4), (4, 4)))
+    np.testing.assert_allclose(
+        pool.images, expected.reshape(-1, 784), atol=1e-5
+    )
+    test_pool = load_digit_images("test", source="sklearn")
+    assert test_pool.images.shape == (360, 784)
+
+
+def test_mnist_sets_images_show_their_digits(sklearn_train_images):
+    pool = sklearn_train_images
+    data = make_mnist_training_sets(pool, 30, "sum", seed=2)
+    assert data.source == "sklearn" and data.target == "sum"
+    # Same digits as the integer sets of the same seed.
+    for digits, expected in zip(
+        data.digits, sample_training_sets(30, seed=2), strict=True
+    ):
+        np.testing.assert_array_equal(digits, expected)
+    for digits, indices in zip(data.digits, data.image_indices, strict=True):
+        np.testing.assert_array_equal(pool.labels[indices], digits)
+    np.testing.assert_array_equal(
+        data.labels, [digits.sum() for digits in data.digits]
+    )
+    batches = list(data.to_dataset(batch_size=16))
+    images, labels = batches[0]
+    images_spec, _ = data.to_dataset(batch_size=16).element_spec
+    assert images_spec.shape.as_list() == [None, None, 784]
+    assert isinstance(images, tf.RaggedTensor)
+    assert images.dtype == tf.float32
+    assert images.shape.as_list() == [16, None, 784]
+    assert labels.dtype == tf.float32 and labels.shape == (16, 1)
+    np.testing.assert_array_equal(images.row_lengths().numpy(), data.sizes[:16])
+    np.testing.assert_array_equal(
+        images[0].numpy(), pool.images[data.image_indices[0]]
+    )
+    values = images.flat_values.numpy()
+    assert values.min() >= 0 and values.max() <= 1
+
+
+def test_mnist_test_datasets(sklearn_train_images):
+    pool = sklearn_train_images
+    data = make_mnist_test_sets(pool, 40, "max", max_size=20)
+    assert data.sizes.max() <= 20
+    np.testing.assert_array_equal(
+        data.labels, [digits.max() for digits in data.digits]
+    )
+    datasets = make_mnist_test_datasets(pool, 4, "min", 4, max_sizes=(5, 10))
+    assert sorted(datasets) == [5, 10]
+    images, labels = next(iter(datasets[10]))
+    assert images.shape.as_list() == [4, None, 784] and labels.shape == (4, 1)
+
+
+@pytest.mark.parametrize(
+    "reduction, reference",
+    [
+        ("sum", lambda digits: sum(set(digits))),
+        ("mean", lambda digits: sum(set(digits)) / len(set(digits))),
+        ("count", lambda digits: len(set(digits))),
+    ],
+)
+def test_unique_digit_sets(sklearn_train_images, reduction, reference):
+    pool = sklearn_train_images
+    data = make_unique_digit_sets(pool, 300, reduction=reduction, seed=4)
+    assert data.target == f"unique_{reduction}"
+    assert data.sizes.min() == 2 and data.sizes.max() == 5
+    expected = [reference(digits.tolist()) for digits in data.digits]
+    np.testing.assert_allclose(data.labels, expected, rtol=1e-6)
+    for digits, indices in zip(data.digits, data.image_indices, strict=True):
+        np.testing.assert_array_equal(pool.labels[indices], digits)
+
+
+def test_bad_digit_arguments_raise(sklearn_train_images):
+    with pytest.raises(ValueError, match="reduction"):
+        make_unique_digit_sets(sklearn_train_images, 5, reduction="max")
+    with pytest.raises(ValueError, match="source"):
+        load_digit_images("train", source="internet")
+    with pytest.raises(ValueError, match="split"):
+        load_digit_images("validation", source="sklearn")
+    keep = sklearn_train_images.labels < 5
+    partial = DigitImages(
+        images=sklearn_train_images.images[keep],
+        labels=sklearn_train_images.labels[keep],
+        source="sklearn",
+        split="train",
+    )
+    with pytest.raises(ValueError, match="no image of the digits"):
+        make_mnist_training_sets(partial, 50, "sum")
+
+
+def test_auto_source_falls_back_to_sklearn(monkeypatch, caplog):
+    tfds = pytest.importorskip("tensorflow_datasets")
+
+    def offline_load(*args, **kwargs):
+        raise ConnectionError("no network")
+
+    monkeypatch.setattr(tfds, "load", offline_load)
+    with caplog.at_level(logging.WARNING):
+        pool = load_digit_images("test", source="auto")
+    assert pool.source == "sklearn"
+    assert "falling back to scikit-learn" in caplog.text
+    assert "no network" in caplog.text
+
+
+def test_tfds_source_with_mock_data():
+    tfds = pytest.importorskip("tensorflow_datasets")
+    try:
+        with tfds.testing.mock_data(num_examples=120):
+            pool = load_digit_images("test", source="tfds")
+    except Exception as error:  # Mocking needs packaged MNIST metadata.
+        pytest.skip(f"tfds.testing.mock_data unavailable offline: {error}")
+    assert pool.source == "tfds" and pool.split == "test"
+    assert pool.images.shape == (120, 784) and pool.images.dtype == np.float32
+    assert pool.images.min() >= 0 and pool.images.max() <= 1
+    data = make_unique_digit_sets(pool, 20, reduction="sum")
+    assert data.source == "tfds"
+    for digits, indices in zip(data.digits, data.image_indices, strict=True):
+        np.testing.assert_array_equal(pool.labels[indices], digits)
+
+
+def test_solid_point_clouds_are_standardised():
+    clouds = make_solid_point_clouds(64, num_points=100, seed=5)
+    assert clouds.points.shape == (64, 100, 3)
+    assert clouds.points.dtype == np.float32
+    assert clouds.class_names == SOLID_NAMES and len(SOLID_NAMES) >= 5
+    assert set(np.unique(clouds.labels)) == set(range(len(SOLID_NAMES)))
+    np.testing.assert_allclose(clouds.points.mean(axis=1), 0, atol=1e-5)
+    np.testing.assert_allclose(clouds.points.std(axis=(1, 2)), 1, atol=1e-5)
+    again = make_solid_point_clouds(64, num_points=100, seed=5)
+    np.testing.assert_array_equal(clouds.points, again.points)
+    other = make_solid_point_clouds(64, num_points=100, seed=6)
+    assert not np.array_equal(clouds.points, other.points)
+    points, labels = next(iter(clouds.to_dataset(batch_size=16)))
+    assert points.shape == (16, 100, 3) and points.dtype == tf.float32
+    assert labels.shape == (16,) and labels.dtype == tf.int32
+
+
+def _surface_residual(name, points):
+    # How far each point is from the surface of the solid `name`.
+    x, y, z = points.T
+    radial = np.hypot(x, y)
+    if name == "sphere":
+        return np.linalg.norm(points, axis=1) - 1
+    if name == "cube":
+        return np.abs(points).max(axis=1) - 1
+    if name == "cylinder":
+        on_side = np.abs(radial - 1) < 1e-9
+        on_cap = (np.abs(np.abs(z) - 1) < 1e-9) & (radial <= 1)
+        return np.where(on_side | on_cap, 0.0, 1.0)
+    if name == "cone":
+        on_side = np.abs(radial - (1 - z) / 2) < 1e-9
+        on_base = (np.abs(z + 1) < 1e-9) & (radial <= 1)
+        return np.where(on_side | on_base, 0.0, 1.0)
+    if name == "torus":
+        return np.hypot(radial - 1, z) - 0.4
+    if name == "pyramid":
+        on_side = np.abs(np.maximum(np.abs(x), np.abs(y)) - (1 - z) / 2)
+        on_base = (np.abs(z + 1) < 1e-9) & (np.abs(points[:, :2]) <= 1).all(1)
+        return np.where(on_base, 0.0, on_side)
+    if name == "ellipsoid":
+        return (x / 1.0) ** 2 + (y / 0.6) ** 2 + (z / 0.3) ** 2 - 1
+    assert name == "octahedron"
+    return np.abs(points).sum(axis=1) - 1
+
+
+@pytest.mark.parametrize("name", SOLID_NAMES)
+def test_solid_samplers_stay_on_the_surface(name):
+    rng = np.random.default_rng(0)
+    points = point_clouds._SURFACE_SAMPLERS[name](500, rng)
+    assert points.shape == (500, 3)
+    np.testing.assert_allclose(_surface_residual(name, points), 0, atol=1e-9)
+
+
+def test_random_rotations_are_proper():
+    rotations = point_clouds._random_rotations(20, np.random.default_rng(0))
+    identity = np.broadcast_to(np.eye(3), (20, 3, 3))
+    np.testing.assert_allclose(
+        rotations @ rotations.transpose(0, 2, 1), identity, atol=1e-12
+    )
+    np.testing.assert_allclose(np.linalg.det(rotations), 1, atol=1e-12)
+
+
+def test_standardize_point_clouds():
+    points = np.random.default_rng(0).normal(3, 5, (4, 50, 3))
+    points[1] = 2.0  # A single repeated point is only centred.
+    standardised = standardize_point_clouds(points)
+    np.testing.assert_array_equal(standardised[1], 0)
+    for cloud in (0, 2, 3):
+        np.testing.assert_allclose(standardised[cloud].std(), 1, atol=1e-5)
+    with pytest.raises(ValueError, match="shape"):
+        standardize_point_clouds(np.zeros((50, 3)))
+
+
+def _write_modelnet40(directory, total_points=64):
+    rng = np.random.default_rng(0)
+    directory.mkdir()
+    clouds = {}
+    for name, num_clouds in [("train0", 3), ("train1", 2), ("test0", 2)]:
+        data = rng.normal(size=(num_clouds, total_points, 3)) * 4 + 7
+        label = rng.integers(0, 3, (num_clouds, 1)).astype("uint8")
+        with h5py.File(directory / f"ply_data_{name}.h5", "w") as file:
+            file["data"] = data.astype("float32")
+            file["label"] = label
+        clouds[name] = (data.astype("float32"), label[:, 0])
+    (directory / "shape_names.txt").write_text("airplane\nbathtub\nbed\n")
+    return clouds
+
+
+def test_load_modelnet40_from_hdf5(tmp_path):
+    directory = tmp_path / "modelnet40_ply_hdf5_2048"
+    written = _write_modelnet40(directory)
+    full = load_modelnet40(directory, "train", num_points=64)
+    assert full.class_names == ("airplane", "bathtub", "bed")
+    expected_labels = np.concatenate(
+        [written["train0"][1], written["train1"][1]]
+    )
+    np.testing.assert_array_equal(full.labels, expected_labels)
+    assert full.labels.dtype == np.int32
+    # With all points kept, each cloud is its file's cloud, standardised
+    # and permuted.
+    original = np.concatenate([written["train0"][0], written["train1"][0]])
+    centred = original - original.mean(axis=1, keepdims=True)
+    expected = centred / centred.std(axis=(1, 2), keepdims=True)
+    for cloud, reference in zip(full.points, expected, strict=True):
+        np.testing.assert_allclose(
+            np.sort(cloud, axis=0), np.sort(reference, axis=0), atol=1e-5
+        )
+    subset = load_modelnet40(str(directory), "test", num_points=10, seed=1)
+    assert subset.points.shape == (2, 10, 3)
+    np.testing.assert_allclose(subset.points.mean(axis=1), 0, atol=1e-5)
+    np.testing.assert_allclose(subset.points.std(axis=(1, 2)), 1, atol=1e-5)
+    # Points are drawn without replacement.
+    assert all(len(np.unique(cloud, axis=0)) == 10 for cloud in subset.points)
+    again = load_modelnet40(directory, "test", num_points=10, seed=1)
+    np.testing.assert_array_equal(subset.points, again.points)
+    points, labels = next(iter(subset.to_dataset(batch_size=2)))
+    assert points.shape == (2, 10, 3) and labels.dtype == tf.int32
+
+
+def test_load_modelnet40_errors(tmp_path):
+    missing = tmp_path / "nowhere"
+    with pytest.raises(FileNotFoundError, match="nowhere.*ply_data_train"):
+        load_modelnet40(missing)
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    with pytest.raises(FileNotFoundError, match="shape_names.txt"):
+        load_modelnet40(empty)
+    directory = tmp_path / "modelnet40_ply_hdf5_2048"
+    _write_modelnet40(directory)
+    with pytest.raises(ValueError, match="at most 64"):
+        load_modelnet40(directory, num_points=100)
+    with pytest.raises(ValueError, match="split"):
+        load_modelnet40(directory, split="validation")
+    with h5py.File(directory / "ply_data_train2.h5", "w") as file:
+        file["data"] = np.zeros((1, 64, 3), "float32")
+    with pytest.raises(ValueError, match="label"):
+        load_modelnet40(directory, num_points=8)
+    (directory / "shape_names.txt").unlink()
+    with pytest.raises(FileNotFoundError, match="shape_names.txt"):
+        load_modelnet40(directory, "test")
