@@ -2,9 +2,16 @@
 
 from keras_laf import constraints
 from keras_laf.aggregation import SetAggregation
+from keras_laf.attention import ISAB
+from keras_laf.attention import MAB
+from keras_laf.attention import PMA
+from keras_laf.attention import SAB
 from keras_laf.closed_forms import CLOSED_FORM_NAMES
 from keras_laf.closed_forms import ClosedForm
 from keras_laf.closed_forms import closed_form
+from keras_laf.fixed_aggregation import DEEPSETS_AGGREGATORS
+from keras_laf.fixed_aggregation import PNA_AGGREGATORS
+from keras_laf.fixed_aggregation import FixedAggregation
 from keras_laf.laf import LAF
 from keras_laf.ops import laf
 from keras_laf.sets import as_set_batch
@@ -14,6 +21,13 @@ __version__ = "0.1.0"
 __all__ = [
     "CLOSED_FORM_NAMES",
     "ClosedForm",
+    "DEEPSETS_AGGREGATORS",
+    "FixedAggregation",
+    "ISAB",
+    "MAB",
+    "PMA",
+    "SAB",
+    "PNA_AGGREGATORS",
     "LAF",
     "SetAggregation",
     "as_set_batch",

@@ -63,7 +63,11 @@ def _power_sums(shifted_logs, inner_exponents, sets):
         shifted_logs: y, `(elements..., features, 2)`, last axis the source
             (x, 1 - x), at most 0 for the real elements.
         inner_exponents: q, `(2, 2 * units)`, one row per source.
-        sets: the set layout.
+        sets: the set layout, which computes the sums and their gradient.
+            The gradient with respect to q comes from sums of y exp(q y)
+            taken in the same pass as the forward sums; the gradient with
+            respect to y recomputes the exponentials instead of storing
+            them.
 
     Returns:
         `(sets, features, 2, 2 * units)`.
@@ -71,21 +75,15 @@ def _power_sums(shifted_logs, inner_exponents, sets):
 
     @ops.custom_gradient
     def power_sums(y, q):
-        def exponentials():
-            # (elements..., features, 2, 2 * units)
-            return ops.exp(ops.expand_dims(y, -1) * q)
+        sums, log_weighted_sums = sets.power_sums(y, q)
 
         def grad(*args, upstream=None):
             if upstream is None:
                 (upstream,) = args
-            # Zero at padded positions.
-            weighted = sets.broadcast(upstream) * exponentials()
-            grad_y = ops.sum(weighted * q, axis=-1)
-            element_axes = tuple(range(len(weighted.shape) - 2))
-            grad_q = ops.sum(weighted * ops.expand_dims(y, -1), element_axes)
-            return grad_y, grad_q
+            grad_q = ops.sum(upstream * log_weighted_sums, axis=(0, 1))
+            return sets.power_sums_gradient(y, q, upstream), grad_q
 
-        return sets.sum(exponentials()), grad
+        return sums, grad
 
     return power_sums(shifted_logs, inner_exponents)
 

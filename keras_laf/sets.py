@@ -14,6 +14,7 @@ tensors and copies per-set tensors back to the elements. Code written
 against the layout serves all three forms.
 """
 
+import numpy as np
 import tensorflow as tf
 from keras import ops
 
@@ -56,6 +57,46 @@ class PaddedSets:
         per_element = ops.expand_dims(per_set, 1)
         return ops.where(self._element_mask(per_element), per_element, 0)
 
+    def _set_axis_last(self, y, q):
+        # The set axis goes last: XLA vectorises the exponentials and the
+        # reduction along the minor axis, about 6x faster on CPU than along
+        # axis 1. (batch, features, 2, 1, set_size) * (2, 2 * units, 1)
+        y = ops.expand_dims(ops.transpose(y, (0, 2, 3, 1)), 3)
+        q = ops.expand_dims(q, -1)
+        mask = self.mask[:, None, None, None, :]
+        return y, q, mask
+
+    def power_sums(self, y, q):
+        """Sums exp(y q) and y exp(y q) over each set.
+
+        Args:
+            y: `(batch, set_size, features, 2)`, at most 0.
+            q: `(2, 2 * units)`.
+
+        Returns:
+            Two tensors `(batch, features, 2, 2 * units)`. The second is the
+            derivative of the first with respect to q, before summing over
+            batch and features.
+        """
+        y, q, mask = self._set_axis_last(y, q)
+        # (batch, features, 2, 2 * units, set_size), zero at padding.
+        exponentials = ops.where(mask, ops.exp(y * q), 0)
+        # y exp(q y) = -exp(q y + log(-y)): with its own exponential, each
+        # sum fuses with its exponentials instead of both reading one
+        # stored tensor.
+        weighted = ops.where(mask, ops.exp(y * q + ops.log(-y)), 0)
+        return ops.sum(exponentials, -1), -ops.sum(weighted, -1)
+
+    def power_sums_gradient(self, y, q, upstream):
+        """Gradient of the first output of `power_sums` with respect to y."""
+        y, q, mask = self._set_axis_last(y, q)
+        exponentials = ops.where(mask, ops.exp(y * q), 0)
+        # (batch, features, 2, 2 * units, 1)
+        weights = ops.expand_dims(upstream, -1) * q
+        grad_y = ops.sum(weights * exponentials, axis=3)
+        # (batch, features, 2, set_size) -> (batch, set_size, features, 2)
+        return ops.transpose(grad_y, (0, 3, 1, 2))
+
 
 class SegmentSets:
     """Sets given by segment ids: element tensors `(num_elements, ...)`.
@@ -91,6 +132,26 @@ class SegmentSets:
     def broadcast(self, per_set):
         """Copies `(num_segments, ...)` to every element of its set."""
         return ops.take(per_set, self.segment_ids, axis=0)
+
+    def power_sums(self, y, q):
+        """Sums exp(y q) and y exp(y q) over each set.
+
+        Args:
+            y: `(num_elements, features, 2)`.
+            q: `(2, 2 * units)`.
+
+        Returns:
+            Two tensors `(num_segments, features, 2, 2 * units)`.
+        """
+        y = ops.expand_dims(y, -1)
+        exponentials = ops.exp(y * q)
+        return self.sum(exponentials), self.sum(exponentials * y)
+
+    def power_sums_gradient(self, y, q, upstream):
+        """Gradient of the first output of `power_sums` with respect to y."""
+        # (num_elements, features, 2, 2 * units)
+        exponentials = ops.exp(ops.expand_dims(y, -1) * q)
+        return ops.sum(self.broadcast(upstream) * exponentials * q, axis=-1)
 
 
 def _check_features(values, expected_rank, form):
@@ -132,7 +193,7 @@ def _check_segment_ids(values, segment_ids, num_segments):
     segment_ids = ops.cast(segment_ids, "int32")
     if num_segments is None:
         num_segments = ops.max(ops.concatenate([segment_ids, [-1]])) + 1
-    elif isinstance(num_segments, int) and num_segments < 0:
+    elif isinstance(num_segments, (int, np.integer)) and num_segments < 0:
         raise ValueError(
             "`num_segments` must be a non-negative integer. "
             f"Received: num_segments={num_segments}"
@@ -188,6 +249,11 @@ def as_set_batch(inputs, mask=None, segment_ids=None, num_segments=None):
             f"Received: num_segments={num_segments}, segment_ids=None"
         )
     if isinstance(inputs, tf.RaggedTensor):
+        if mask is not None:
+            raise ValueError(
+                "Ragged inputs carry their set sizes; a mask cannot be "
+                f"combined with them. Received: mask={mask}"
+            )
         if inputs.ragged_rank != 1 or len(inputs.shape) != 3:
             raise ValueError(
                 "Ragged inputs must have shape (batch, None, features) with "

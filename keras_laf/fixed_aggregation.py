@@ -1,0 +1,136 @@
+"""Fixed aggregators (sum, mean, max, moments): the paper's baselines."""
+
+import keras
+from keras import ops
+
+from keras_laf.aggregation import SetAggregation
+
+# The DeepSets baseline of the paper: 9 aggregates per feature, like LAF(9).
+DEEPSETS_AGGREGATORS = ("sum",) * 3 + ("max",) * 3 + ("mean",) * 3
+# The aggregators of PNA (Corso et al., "Principal Neighbourhood Aggregation
+# for Graph Nets", NeurIPS 2020) that the paper compares with.
+PNA_AGGREGATORS = ("mean", "max", "sum", "std", "var", "skewness", "kurtosis")
+
+
+def _standardized(moment, variance, power, epsilon):
+    # Zero for constant and empty sets, where the variance vanishes.
+    safe_variance = ops.where(variance > epsilon, variance, 1.0)
+    return ops.where(
+        variance > epsilon, moment / safe_variance ** (power / 2), 0.0
+    )
+
+
+@keras.saving.register_keras_serializable(package="keras_laf")
+class FixedAggregation(SetAggregation):
+    """Aggregates each feature of each set with fixed functions.
+
+    The baselines of the paper: DeepSets' sum, mean and max (Zaheer et al.,
+    "Deep Sets", NeurIPS 2017), and PNA's moments (Corso et al., 2020).
+    Moments are population moments; skewness and kurtosis are the third
+    and fourth standardized moments (kurtosis is not the excess kurtosis).
+
+    Every aggregate of an empty set is 0; the standard deviation is
+    `sqrt(var + epsilon)` (finite gradient at zero variance, as in PNA);
+    skewness and kurtosis are 0 when the variance is at most `epsilon`.
+
+    Args:
+        aggregators: list of str, any of `"sum"`, `"mean"`, `"max"`,
+            `"min"`, `"count"`, `"std"`, `"var"`, `"skewness"`,
+            `"kurtosis"`, repeats allowed; or `"deepsets"` (3 sum, 3 max,
+            3 mean, as in the paper) or `"pna"` (mean, max, sum, std, var,
+            skewness, kurtosis). Defaults to `("sum",)`.
+        flatten: bool. If True the output is `(batch, features *
+            len(aggregators))`, else `(batch, features, len(aggregators))`.
+            Defaults to `True`.
+        epsilon: float. Added to the variance under the square root.
+            Defaults to `1e-5`.
+        **kwargs: base layer keyword arguments, such as `name` and `dtype`.
+
+    Call arguments:
+        inputs, mask, segment_ids, num_segments: as for `keras_laf.LAF`.
+
+    Input shape:
+        `(batch, set_size, features)` (dense or ragged), or
+        `(num_elements, features)` with `segment_ids`.
+
+    Output shape:
+        `(num_sets, features * len(aggregators))` if `flatten`, else
+        `(num_sets, features, len(aggregators))`.
+
+    Example:
+
+    >>> layer = FixedAggregation(["sum", "max"], flatten=False)
+    >>> layer(np.array([[[1.0], [3.0]]])).numpy()
+    array([[[4., 3.]]], dtype=float32)
+    """
+
+    _NAMES = (
+        "sum",
+        "mean",
+        "max",
+        "min",
+        "count",
+        "std",
+        "var",
+        "skewness",
+        "kurtosis",
+    )
+    _PRESETS = {"deepsets": DEEPSETS_AGGREGATORS, "pna": PNA_AGGREGATORS}
+
+    def __init__(self, aggregators=("sum",), flatten=True, epsilon=1e-5, **kw):
+        super().__init__(flatten=flatten, **kw)
+        if isinstance(aggregators, str):
+            aggregators = self._PRESETS.get(aggregators, [aggregators])
+        aggregators = list(aggregators)
+        unknown = [name for name in aggregators if name not in self._NAMES]
+        if not aggregators or unknown:
+            raise ValueError(
+                "`aggregators` must be a non-empty list of names from "
+                f"{list(self._NAMES)}, or one of {list(self._PRESETS)}. "
+                f"Received: aggregators={aggregators}"
+            )
+        if not isinstance(epsilon, (int, float)) or epsilon <= 0:
+            raise ValueError(
+                f"`epsilon` must be positive. Received: epsilon={epsilon}"
+            )
+        self.aggregators = aggregators
+        self.num_aggregates = len(aggregators)
+        self.epsilon = float(epsilon)
+
+    def aggregate(self, values, sets):
+        values = ops.cast(values, self.compute_dtype)
+        names = set(self.aggregators)
+        results = {}
+        if "sum" in names:
+            results["sum"] = sets.sum(values)
+        if "count" in names:
+            results["count"] = sets.sum(ops.ones_like(values))
+        for name, sign in (("max", 1.0), ("min", -1.0)):
+            if name in names:
+                extreme = sign * sets.max(sign * values)
+                results[name] = ops.where(ops.isfinite(extreme), extreme, 0.0)
+        if names & {"mean", "std", "var", "skewness", "kurtosis"}:
+            # (sets, 1); empty sets divide 0 by 1.
+            sizes = ops.expand_dims(ops.maximum(sets.sizes(), 1.0), -1)
+            sizes = ops.cast(sizes, self.compute_dtype)
+            results["mean"] = sets.sum(values) / sizes
+        if names & {"std", "var", "skewness", "kurtosis"}:
+            centered = values - sets.broadcast(results["mean"])
+            variance = sets.sum(centered**2) / sizes
+            results["var"] = variance
+            results["std"] = ops.sqrt(ops.relu(variance) + self.epsilon)
+            for name, power in (("skewness", 3), ("kurtosis", 4)):
+                if name in names:
+                    moment = sets.sum(centered**power) / sizes
+                    results[name] = _standardized(
+                        moment, variance, power, self.epsilon
+                    )
+        # (sets, features, num_aggregates)
+        return ops.stack([results[name] for name in self.aggregators], -1)
+
+    def get_config(self):
+        return {
+            **super().get_config(),
+            "aggregators": self.aggregators,
+            "epsilon": self.epsilon,
+        }
