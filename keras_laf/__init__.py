@@ -9,12 +9,17 @@ from keras_laf.attention import SAB
 from keras_laf.closed_forms import CLOSED_FORM_NAMES
 from keras_laf.closed_forms import ClosedForm
 from keras_laf.closed_forms import closed_form
+from keras_laf.equivariant import PermutationEquivariant
 from keras_laf.fixed_aggregation import DEEPSETS_AGGREGATORS
 from keras_laf.fixed_aggregation import PNA_AGGREGATORS
 from keras_laf.fixed_aggregation import FixedAggregation
 from keras_laf.laf import LAF
+from keras_laf.lstm_aggregation import LSTMAggregation
 from keras_laf.ops import laf
+from keras_laf.per_element import PerElement
 from keras_laf.sets import as_set_batch
+from keras_laf.sets import from_padded
+from keras_laf.sets import to_padded
 
 __version__ = "0.1.0"
 
@@ -28,10 +33,15 @@ __all__ = [
     "PMA",
     "SAB",
     "PNA_AGGREGATORS",
+    "PerElement",
+    "PermutationEquivariant",
     "LAF",
+    "LSTMAggregation",
     "SetAggregation",
     "as_set_batch",
     "closed_form",
     "constraints",
+    "from_padded",
     "laf",
+    "to_padded",
 ]

@@ -16,10 +16,10 @@ of each set alone.
 
 import keras
 import numpy as np
-import tensorflow as tf
 from keras import ops
 
-from keras_laf.sets import as_set_batch
+from keras_laf.sets import from_padded
+from keras_laf.sets import to_padded
 
 
 def _check_positive_int(name, value):
@@ -47,29 +47,6 @@ def _check_set_shape(shape, layer, argument):
             f"Received: {argument}.shape={shape}"
         )
     return shape
-
-
-def _to_padded(inputs, mask):
-    """Dense values, a boolean mask or None, and ragged row lengths or None.
-
-    Dense inputs without a mask pass through unchanged. Dense inputs with a
-    mask and ragged inputs come back padded, their padded positions zeroed,
-    with a `(batch, set_size)` mask.
-    """
-    if isinstance(inputs, tf.RaggedTensor):
-        values, sets = as_set_batch(inputs)
-        return values, sets.mask, inputs.row_lengths()
-    values, sets = as_set_batch(inputs, mask)
-    return values, (None if mask is None else sets.mask), None
-
-
-def _from_padded(outputs, mask, row_lengths):
-    """Zeroes padded rows; ragged again when the inputs were ragged."""
-    if mask is not None:
-        outputs = ops.where(ops.expand_dims(mask, -1), outputs, 0)
-    if row_lengths is not None:
-        return tf.RaggedTensor.from_tensor(outputs, lengths=row_lengths)
-    return outputs
 
 
 def _tile_over_batch(weight, like, dtype):
@@ -319,8 +296,8 @@ class MAB(_SetAttentionLayer):
     def call(
         self, query, value, query_mask=None, value_mask=None, training=None
     ):
-        query, query_mask, row_lengths = _to_padded(query, query_mask)
-        value, value_mask, _ = _to_padded(value, value_mask)
+        query, query_mask, row_lengths = to_padded(query, query_mask)
+        value, value_mask, _ = to_padded(value, value_mask)
         query = ops.cast(query, self.compute_dtype)
         value = ops.cast(value, self.compute_dtype)
         if self._query_projection is not None:
@@ -346,7 +323,7 @@ class MAB(_SetAttentionLayer):
         )
         if self._feedforward_layer_norm is not None:
             outputs = self._feedforward_layer_norm(outputs)
-        return _from_padded(outputs, query_mask, row_lengths)
+        return from_padded(outputs, query_mask, row_lengths)
 
     def compute_output_shape(self, query_shape, value_shape):
         query_shape = _check_set_shape(query_shape, "MAB", "query")
@@ -428,7 +405,7 @@ class SAB(_SetAttentionLayer):
         self._block.build(input_shape, input_shape)
 
     def call(self, inputs, mask=None, training=None):
-        values, mask, row_lengths = _to_padded(inputs, mask)
+        values, mask, row_lengths = to_padded(inputs, mask)
         values = ops.cast(values, self.compute_dtype)
         outputs = self._block(
             values,
@@ -437,7 +414,7 @@ class SAB(_SetAttentionLayer):
             value_mask=mask,
             training=training,
         )  # (batch, set_size, dim)
-        return _from_padded(outputs, mask, row_lengths)
+        return from_padded(outputs, mask, row_lengths)
 
     def compute_output_shape(self, input_shape):
         input_shape = _check_set_shape(input_shape, "SAB", "inputs")
@@ -561,7 +538,7 @@ class ISAB(_SetAttentionLayer):
         self._output_block.build(input_shape, inducing_shape)
 
     def call(self, inputs, mask=None, training=None):
-        values, mask, row_lengths = _to_padded(inputs, mask)
+        values, mask, row_lengths = to_padded(inputs, mask)
         values = ops.cast(values, self.compute_dtype)
         inducing_points = _tile_over_batch(
             self.inducing_points, values, self.compute_dtype
@@ -572,7 +549,7 @@ class ISAB(_SetAttentionLayer):
         outputs = self._output_block(
             values, summary, query_mask=mask, training=training
         )  # (batch, set_size, dim)
-        return _from_padded(outputs, mask, row_lengths)
+        return from_padded(outputs, mask, row_lengths)
 
     def compute_output_shape(self, input_shape):
         input_shape = _check_set_shape(input_shape, "ISAB", "inputs")
@@ -709,7 +686,7 @@ class PMA(_SetAttentionLayer):
         )
 
     def call(self, inputs, mask=None, training=None):
-        values, mask, _ = _to_padded(inputs, mask)
+        values, mask, _ = to_padded(inputs, mask)
         values = ops.cast(values, self.compute_dtype)
         features = self._feedforward(values)  # (batch, set_size, dim)
         seeds = _tile_over_batch(

@@ -133,6 +133,25 @@ class SegmentSets:
         """Copies `(num_segments, ...)` to every element of its set."""
         return ops.take(per_set, self.segment_ids, axis=0)
 
+    def to_padded(self, values):
+        """Padded sets, elements in their order of appearance.
+
+        Args:
+            values: `(num_elements, ...)`.
+
+        Returns:
+            A tuple `(values, sets)`: `(num_segments, max_size, ...)` with
+            zeros at padded positions, and their `PaddedSets`.
+        """
+        # A stable sort keeps the order of appearance within each set.
+        order = tf.argsort(self.segment_ids, stable=True)
+        sets = tf.RaggedTensor.from_value_rowids(
+            ops.take(values, order, axis=0),
+            ops.take(self.segment_ids, order),
+            nrows=self.num_segments,
+        )
+        return as_set_batch(sets)
+
     def power_sums(self, y, q):
         """Sums exp(y q) and y exp(y q) over each set.
 
@@ -192,7 +211,7 @@ def _check_segment_ids(values, segment_ids, num_segments):
         )
     segment_ids = ops.cast(segment_ids, "int32")
     if num_segments is None:
-        num_segments = ops.max(ops.concatenate([segment_ids, [-1]])) + 1
+        num_segments = ops.max(segment_ids, initial=-1) + 1
     elif isinstance(num_segments, (int, np.integer)) and num_segments < 0:
         raise ValueError(
             "`num_segments` must be a non-negative integer. "
@@ -273,3 +292,34 @@ def as_set_batch(inputs, mask=None, segment_ids=None, num_segments=None):
     mask = _check_mask(inputs, mask)
     values = ops.where(ops.expand_dims(mask, -1), inputs, 0)
     return values, PaddedSets(mask)
+
+
+def to_padded(inputs, mask=None):
+    """Padded values for layers that keep the set axis (attention, ...).
+
+    Args:
+        inputs: a dense tensor `(batch, set_size, features)` or a
+            `tf.RaggedTensor` `(batch, None, features)`.
+        mask: optional boolean `(batch, set_size)` for dense inputs.
+
+    Returns:
+        A tuple `(values, mask, row_lengths)`. Dense inputs without a mask
+        pass through with `mask=None`; dense inputs with a mask and ragged
+        inputs come back padded, padded positions zeroed, with their
+        `(batch, set_size)` mask. `row_lengths` is the ragged row lengths,
+        or None for dense inputs; `from_padded` restores the input form.
+    """
+    if isinstance(inputs, tf.RaggedTensor):
+        values, sets = as_set_batch(inputs)
+        return values, sets.mask, inputs.row_lengths()
+    values, sets = as_set_batch(inputs, mask)
+    return values, (None if mask is None else sets.mask), None
+
+
+def from_padded(outputs, mask, row_lengths):
+    """Zeroes padded rows; ragged again when the inputs were ragged."""
+    if mask is not None:
+        outputs = ops.where(ops.expand_dims(mask, -1), outputs, 0)
+    if row_lengths is not None:
+        return tf.RaggedTensor.from_tensor(outputs, lengths=row_lengths)
+    return outputs

@@ -526,3 +526,36 @@ def test_ragged_features_rejected():
     inputs = tf.ragged.constant([[[0.1, 0.2], [0.3]]])
     with pytest.raises(ValueError, match="known number of features"):
         LAF(units=2)(inputs)
+
+
+def test_xla_path_matches_plain_path():
+    # Large padded batches run the XLA-compiled function, the set axis
+    # padded to a bucket size; values and gradients must not change.
+    from keras_laf import ops as laf_ops
+    from keras_laf.sets import PaddedSets
+
+    rng = np.random.default_rng(15)
+    values = tf.constant(rng.uniform(0, 1, (2, 2500, 4)).astype("float32"))
+    mask = tf.constant(np.arange(2500)[None] < np.array([[2500], [1700]]))
+    exponents, coefficients = random_parameters(units=3, seed=16)
+    exponents = tf.constant(exponents)
+    coefficients = tf.constant(coefficients)
+
+    def value_and_gradients(function):
+        with tf.GradientTape() as tape:
+            tape.watch([values, exponents, coefficients])
+            outputs = function(
+                values, mask, exponents, coefficients, 1e-7, 3e38
+            )
+        gradients = tape.gradient(outputs, [values, exponents, coefficients])
+        return [outputs] + gradients
+
+    compiled = value_and_gradients(laf_ops._bucketed_padded_laf)
+    assert int(laf_ops._bucket_size(2500)) == 3072
+    plain = value_and_gradients(
+        lambda v, m, *args: laf_ops.laf_of_sets(v, PaddedSets(m), *args)
+    )
+    for compiled_value, plain_value in zip(compiled, plain):
+        np.testing.assert_allclose(
+            compiled_value, plain_value, rtol=2e-4, atol=2e-6
+        )

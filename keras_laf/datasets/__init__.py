@@ -29,6 +29,7 @@ from keras_laf.datasets.point_clouds import load_modelnet40
 from keras_laf.datasets.point_clouds import make_solid_point_clouds
 from keras_laf.datasets.point_clouds import standardize_point_clouds
 from keras_laf.datasets.ragged_dataset import ragged_set_dataset
+from keras_laf.datasets.ragged_dataset import to_padded_batches
 
 __all__ = [
     "DigitImages",
@@ -59,4 +60,5 @@ __all__ = [
     "standardize_point_clouds",
     "target_value",
     "target_values",
+    "to_padded_batches",
 ]

@@ -69,3 +69,60 @@ def ragged_set_dataset(
             num_parallel_calls=tf.data.AUTOTUNE,
         )
     return dataset.prefetch(tf.data.AUTOTUNE)
+
+
+def to_padded_batches(dataset, set_size=None):
+    """Turns ragged batches `(sets, labels)` into `((padded, mask), labels)`.
+
+    The form that models built with `ragged=False` take, and the way to
+    train with `tf.distribute` strategies: Keras cannot split ragged
+    batches across replicas (Keras 3.15 fails with `'RaggedTensor' object
+    has no attribute 'device'` under `MirroredStrategy`), while padded
+    batches with a mask give the same results, padding having no effect.
+
+    Args:
+        dataset: a `tf.data.Dataset` of `(sets, labels)` with `sets` a
+            `tf.RaggedTensor` `(batch, None, ...)`.
+        set_size: optional int. Pad every batch to this many elements (a
+            fixed shape, which XLA and distribution strategies prefer);
+            larger sets raise an error when the batch is produced. Defaults
+            to the largest set of each batch.
+
+    Returns:
+        A `tf.data.Dataset` of `((padded, mask), labels)`: `padded` is
+        `(batch, set_size, ...)` with zeros at padded positions and `mask`
+        a float32 `(batch, set_size)`, 1 for real elements and 0 for
+        padding. (Float, not bool: Keras 3.15 fails on boolean inputs
+        under `MirroredStrategy`, adding them with `AddN`.)
+
+    Example:
+
+    >>> padded = to_padded_batches(ragged_set_dataset(
+    ...     [np.array([1, 2, 3]), np.array([4])], [6.0, 4.0], batch_size=2))
+    >>> (values, mask), labels = next(iter(padded))
+    >>> mask.numpy()
+    array([[1., 1., 1.],
+           [1., 0., 0.]], dtype=float32)
+    """
+    if set_size is not None and (
+        not isinstance(set_size, (int, np.integer)) or set_size < 1
+    ):
+        raise ValueError(
+            f"`set_size` must be a positive int. Received: {set_size}"
+        )
+
+    def pad(sets, labels):
+        if set_size is not None:
+            tf.debugging.assert_less_equal(
+                tf.reduce_max(sets.row_lengths()),
+                tf.cast(set_size, tf.int64),
+                message="a set is larger than `set_size`",
+            )
+        shape = None if set_size is None else [None, set_size, *sets.shape[2:]]
+        padded = sets.to_tensor(shape=shape)
+        mask = tf.sequence_mask(
+            sets.row_lengths(), tf.shape(padded)[1], dtype=tf.float32
+        )
+        return (padded, mask), labels
+
+    return dataset.map(pad, num_parallel_calls=tf.data.AUTOTUNE)

@@ -1,0 +1,103 @@
+"""The permutation-equivariant layer of DeepSets."""
+
+import keras
+from keras import ops
+
+from keras_laf.sets import PaddedSets
+from keras_laf.sets import from_padded
+from keras_laf.sets import to_padded
+
+
+@keras.saving.register_keras_serializable(package="keras_laf")
+class PermutationEquivariant(keras.layers.Layer):
+    """Maps each element x of a set to `activation(W (x - max(x)) + b)`.
+
+    The max-normalised equivariant layer of Zaheer et al., "Deep Sets"
+    (NeurIPS 2017), used in their point-cloud classifier: the maximum over
+    the set, feature by feature, is subtracted from every element before a
+    shared dense map. Permuting the elements of a set permutes the outputs
+    the same way. Padded elements are left out of the maximum.
+
+    Args:
+        units: int. Output features per element.
+        activation: activation of the output. Defaults to `None`.
+        kernel_initializer: initializer of the dense kernel. Defaults to
+            `"glorot_uniform"`.
+        **kwargs: base layer keyword arguments, such as `name` and `dtype`.
+
+    Call arguments:
+        inputs: `(batch, set_size, features)` dense, or a `tf.RaggedTensor`.
+        mask: optional boolean `(batch, set_size)` for dense inputs.
+
+    Input shape:
+        `(batch, set_size, features)`, dense or ragged.
+
+    Output shape:
+        `(batch, set_size, units)`, ragged if the input is; the Keras mask
+        passes through and padded positions are zero.
+
+    Example:
+
+    >>> layer = PermutationEquivariant(8, activation="tanh")
+    >>> layer(np.random.rand(2, 5, 3)).shape
+    (2, 5, 8)
+    """
+
+    def __init__(
+        self,
+        units,
+        activation=None,
+        kernel_initializer="glorot_uniform",
+        **kwargs,
+    ):
+        super().__init__(**kwargs)
+        if isinstance(units, bool) or not isinstance(units, int) or units < 1:
+            raise ValueError(
+                f"`units` must be a positive integer. Received: units={units}"
+            )
+        self.units = units
+        self.activation = keras.activations.get(activation)
+        self.kernel_initializer = keras.initializers.get(kernel_initializer)
+        self.supports_masking = True
+
+    def build(self, input_shape):
+        if len(input_shape) != 3 or input_shape[-1] is None:
+            raise ValueError(
+                "PermutationEquivariant expects inputs of shape (batch, "
+                "set_size, features) with known features. "
+                f"Received: input_shape={input_shape}"
+            )
+        self.dense = keras.layers.Dense(
+            self.units,
+            activation=self.activation,
+            kernel_initializer=self.kernel_initializer,
+            name="dense",
+            dtype=self.dtype_policy,
+        )
+        self.dense.build(input_shape)
+
+    def call(self, inputs, mask=None):
+        values, mask, row_lengths = to_padded(inputs, mask)
+        if mask is None:
+            maxima = ops.max(values, axis=1)
+        else:
+            maxima = PaddedSets(mask).max(values)
+            maxima = ops.where(ops.isfinite(maxima), maxima, 0)
+        outputs = self.dense(values - ops.expand_dims(maxima, 1))
+        return from_padded(outputs, mask, row_lengths)
+
+    def compute_output_shape(self, input_shape):
+        return (*input_shape[:2], self.units)
+
+    def compute_mask(self, inputs, mask=None):
+        return mask
+
+    def get_config(self):
+        return {
+            **super().get_config(),
+            "units": self.units,
+            "activation": keras.activations.serialize(self.activation),
+            "kernel_initializer": keras.initializers.serialize(
+                self.kernel_initializer
+            ),
+        }

@@ -1,0 +1,120 @@
+"""DeepSets models: phi on each element, an aggregation, rho on the result."""
+
+import keras
+
+from keras_laf import PerElement
+from keras_laf.models.set_model import aggregation_layer
+from keras_laf.models.set_model import check_positive_int
+from keras_laf.models.set_model import check_widths
+from keras_laf.models.set_model import dense_head
+from keras_laf.models.set_model import element_network
+from keras_laf.models.set_model import set_inputs
+
+
+def deep_sets(
+    input_dim=None,
+    output_dim=1,
+    aggregation="laf",
+    units=9,
+    vocabulary_size=None,
+    embedding_dim=10,
+    phi_units=(30,),
+    phi_activation="tanh",
+    phi_output_activation="sigmoid",
+    rho_units=(),
+    rho_activation="relu",
+    lstm_units=32,
+    ragged=True,
+    name="deep_sets",
+):
+    """Builds a DeepSets model: rho(aggregate(phi(x) for x in set)).
+
+    The architecture of Zaheer et al., "Deep Sets" (NeurIPS 2017), with the
+    aggregation as a choice, as in the experiments of the LAF paper. phi is
+    an optional embedding then dense layers applied to every element; its
+    last activation (sigmoid by default) maps elements into [0, 1] as LAF
+    requires. rho is dense layers then a linear output.
+
+    The paper's models, by arguments:
+
+    - integer sets: `deep_sets(vocabulary_size=10, embedding_dim=10,
+      phi_units=(), units=9)`: Embedding(10, 10) -> sigmoid -> LAF(9) ->
+      Dense(1);
+    - MNIST-digit sets: `deep_sets(input_dim=784, phi_units=(300, 100, 30),
+      rho_units=(1000, 100), units=9)`: 784-300-100-30 (tanh, tanh,
+      sigmoid) -> LAF(9) -> 1000-100-1.
+
+    Args:
+        input_dim: int. Features of each element. Give this or
+            `vocabulary_size`.
+        output_dim: int. Outputs of the model. Defaults to `1`.
+        aggregation: str. `"laf"` (LAF with `units` units), `"sum"`,
+            `"mean"`, `"max"`, `"deepsets"` (3 sum, 3 max and 3 mean),
+            `"pna"` (mean, max, sum, std, var, skewness, kurtosis) or
+            `"lstm"` (an LSTM over the elements, order-dependent). Defaults
+            to `"laf"`.
+        units: int. LAF units. Defaults to `9`.
+        vocabulary_size: int. For sets of integers in `[0, vocabulary_size)`:
+            each element is embedded first. Defaults to `None`.
+        embedding_dim: int. Width of the embedding. Defaults to `10`.
+        phi_units: widths of phi's dense layers. Defaults to `(30,)`.
+        phi_activation: activation of phi's hidden layers. Defaults to
+            `"tanh"`.
+        phi_output_activation: activation of phi's last layer (or of the
+            embedding when `phi_units` is empty). Defaults to `"sigmoid"`.
+        rho_units: widths of rho's hidden layers. Defaults to `()`.
+        rho_activation: activation of rho's hidden layers. Defaults to
+            `"relu"`.
+        lstm_units: int. State size of the `"lstm"` aggregation. Defaults to
+            `32`.
+        ragged: bool. If True the model takes a `tf.RaggedTensor`
+            `(batch, None, input_dim)` (or `(batch, None)` integers);
+            otherwise padded sets and a boolean mask `(batch, set_size)`.
+            Defaults to `True`.
+        name: str. Name of the model. Defaults to `"deep_sets"`.
+
+    Returns:
+        An uncompiled `keras.Model` with output `(batch, output_dim)`.
+
+    Example:
+
+    >>> model = deep_sets(vocabulary_size=10, phi_units=(), aggregation="laf")
+    >>> model.compile(optimizer="adam", loss="mae")
+    """
+    if (input_dim is None) == (vocabulary_size is None):
+        raise ValueError(
+            "Give exactly one of `input_dim` (feature vectors) and "
+            "`vocabulary_size` (integer elements). Received: "
+            f"input_dim={input_dim}, vocabulary_size={vocabulary_size}"
+        )
+    for argument, value in (
+        ("input_dim", input_dim),
+        ("vocabulary_size", vocabulary_size),
+    ):
+        if value is not None:
+            check_positive_int(argument, value)
+    for argument, value in (
+        ("output_dim", output_dim),
+        ("units", units),
+        ("embedding_dim", embedding_dim),
+        ("lstm_units", lstm_units),
+    ):
+        check_positive_int(argument, value)
+    phi_units = check_widths("phi_units", phi_units)
+    rho_units = check_widths("rho_units", rho_units)
+    aggregate = aggregation_layer(aggregation, units, lstm_units)
+
+    if vocabulary_size is None:
+        inputs, elements, mask = set_inputs((input_dim,), ragged)
+    else:
+        inputs, elements, mask = set_inputs((), ragged, dtype="int32")
+        embedding = keras.layers.Embedding(vocabulary_size, embedding_dim)
+        elements = PerElement(embedding, name="embedding")(elements)
+    elements = element_network(
+        elements, phi_units, phi_activation, phi_output_activation, "phi"
+    )
+    aggregated = aggregate(elements, mask=mask)
+    outputs = dense_head(
+        aggregated, rho_units, rho_activation, output_dim, "rho"
+    )
+    return keras.Model(inputs, outputs, name=name)

@@ -1,0 +1,103 @@
+"""Pieces shared by the set model builders: inputs, element networks, heads.
+
+Every builder takes ragged sets by default, `keras.Input(shape=(None, ...),
+ragged=True)`. With `ragged=False` a model takes two inputs instead, the
+padded sets `(batch, set_size, ...)` and an explicit float32 mask
+`(batch, set_size)` (1 for real elements, 0 for padding; float rather than
+bool because Keras 3.15 fails on boolean inputs under `MirroredStrategy`),
+which is passed to every layer that looks across the set.
+`keras_laf.datasets.to_padded_batches` turns a ragged pipeline into that
+form, the way to train with `tf.distribute` (Keras cannot distribute ragged
+batches).
+"""
+
+import keras
+
+from keras_laf import LAF
+from keras_laf import FixedAggregation
+from keras_laf import LSTMAggregation
+from keras_laf import PerElement
+
+AGGREGATIONS = ("laf", "sum", "mean", "max", "deepsets", "pna", "lstm")
+
+
+def check_positive_int(name, value):
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ValueError(
+            f"`{name}` must be a positive integer. Received: {name}={value}"
+        )
+
+
+def check_widths(name, widths):
+    if isinstance(widths, int) or not all(
+        isinstance(width, int) and not isinstance(width, bool) and width > 0
+        for width in widths
+    ):
+        raise ValueError(
+            f"`{name}` must be a sequence of positive integers (layer "
+            f"widths). Received: {name}={widths}"
+        )
+    return tuple(widths)
+
+
+def check_choice(name, value, choices):
+    if value not in choices:
+        raise ValueError(
+            f"Unknown {name} {value!r}. Expected one of {list(choices)}."
+        )
+
+
+def set_inputs(element_shape, ragged, dtype="float32"):
+    """Model inputs for sets of elements of `element_shape`.
+
+    Returns:
+        A tuple `(inputs, sets, mask)`: the model's inputs (one tensor, or
+        `[sets, mask]` when not ragged), the sets tensor, and the mask
+        tensor or None.
+    """
+    if ragged:
+        sets = keras.Input(
+            shape=(None, *element_shape), dtype=dtype, ragged=True, name="sets"
+        )
+        return sets, sets, None
+    sets = keras.Input(shape=(None, *element_shape), dtype=dtype, name="sets")
+    mask = keras.Input(shape=(None,), dtype="float32", name="mask")
+    return [sets, mask], sets, mask
+
+
+def element_network(elements, widths, activation, output_activation, name):
+    """Dense layers applied to every element; the last has its own activation.
+
+    With no widths, only `output_activation` is applied (e.g. the sigmoid
+    that brings elements into [0, 1] before LAF).
+    """
+    if not widths:
+        layer = keras.layers.Activation(output_activation)
+        return PerElement(layer, name=f"{name}_activation")(elements)
+    for index, width in enumerate(widths):
+        last = index == len(widths) - 1
+        layer = keras.layers.Dense(
+            width, activation=output_activation if last else activation
+        )
+        elements = PerElement(layer, name=f"{name}_{index}")(elements)
+    return elements
+
+
+def aggregation_layer(aggregation, units, lstm_units, name="aggregation"):
+    """The aggregation layer named by `aggregation` (see AGGREGATIONS)."""
+    check_choice("aggregation", aggregation, AGGREGATIONS)
+    if aggregation == "laf":
+        return LAF(units=units, name=name)
+    if aggregation == "lstm":
+        return LSTMAggregation(units=lstm_units, name=name)
+    presets = {"deepsets": "deepsets", "pna": "pna"}
+    return FixedAggregation(presets.get(aggregation, [aggregation]), name=name)
+
+
+def dense_head(features, widths, activation, output_dim, name):
+    """Dense layers of `widths` then a linear output layer."""
+    for index, width in enumerate(widths):
+        features = keras.layers.Dense(
+            width, activation=activation, name=f"{name}_{index}"
+        )(features)
+    return keras.layers.Dense(output_dim, name="output")(features)

@@ -1,0 +1,124 @@
+"""Set Transformer models with a PMA or a LAF head."""
+
+import keras
+
+from keras_laf import ISAB
+from keras_laf import LAF
+from keras_laf import PMA
+from keras_laf import SAB
+from keras_laf.models.set_model import check_choice
+from keras_laf.models.set_model import check_positive_int
+from keras_laf.models.set_model import check_widths
+from keras_laf.models.set_model import dense_head
+from keras_laf.models.set_model import element_network
+from keras_laf.models.set_model import set_inputs
+
+HEADS = ("pma", "laf")
+ENCODERS = ("sab", "isab")
+
+
+def set_transformer(
+    input_dim,
+    output_dim=1,
+    head="pma",
+    encoder="sab",
+    num_blocks=2,
+    dim=64,
+    num_heads=4,
+    num_inducing=16,
+    num_seeds=1,
+    units=10,
+    layer_norm=True,
+    phi_units=(),
+    phi_activation="relu",
+    rho_units=(100,),
+    rho_activation="relu",
+    ragged=True,
+    name="set_transformer",
+):
+    """Builds a Set Transformer: attention encoder, PMA or LAF pooling, MLP.
+
+    Lee et al., "Set Transformer" (ICML 2019), with the decoder's pooling
+    as a choice, as in the LAF paper's comparison: an optional dense
+    network on each element, `num_blocks` SAB or ISAB blocks, then either
+    PMA with `num_seeds` seed vectors or a sigmoid and LAF with `units`
+    units, then dense layers and a linear output.
+
+    The LAF paper's unique-sum models, by arguments:
+    `set_transformer(input_dim=784, phi_units=(300, 100, 30), head="pma")`
+    (ST-PMA: 2 x SAB(64, 4 heads), PMA(64, 4), Dense(100) ReLU, Dense(1))
+    and the same with `head="laf", units=10` (ST-LAF).
+
+    Args:
+        input_dim: int. Features of each element.
+        output_dim: int. Outputs of the model. Defaults to `1`.
+        head: str. `"pma"` or `"laf"`. Defaults to `"pma"`.
+        encoder: str. `"sab"` or `"isab"`. Defaults to `"sab"`.
+        num_blocks: int. Encoder blocks. Defaults to `2`.
+        dim: int. Width of the attention blocks. Defaults to `64`.
+        num_heads: int. Attention heads; must divide `dim`. Defaults to `4`.
+        num_inducing: int. Inducing points of each ISAB. Defaults to `16`.
+        num_seeds: int. Seed vectors of PMA. Defaults to `1`.
+        units: int. LAF units of the `"laf"` head. Defaults to `10`.
+        layer_norm: bool. Layer normalisation in the attention blocks.
+            Defaults to `True`.
+        phi_units: widths of the dense layers applied to each element
+            before the encoder. Defaults to `()`.
+        phi_activation: their activation. Defaults to `"relu"`.
+        rho_units: widths of the dense layers after pooling. Defaults to
+            `(100,)`.
+        rho_activation: their activation. Defaults to `"relu"`.
+        ragged: bool. Ragged input, or padded sets and a mask. Defaults to
+            `True`.
+        name: str. Name of the model. Defaults to `"set_transformer"`.
+
+    Returns:
+        An uncompiled `keras.Model` with output `(batch, output_dim)`.
+
+    Example:
+
+    >>> model = set_transformer(input_dim=784, head="laf", units=10)
+    """
+    check_choice("head", head, HEADS)
+    check_choice("encoder", encoder, ENCODERS)
+    for argument, value in (
+        ("input_dim", input_dim),
+        ("output_dim", output_dim),
+        ("num_blocks", num_blocks),
+        ("dim", dim),
+        ("num_heads", num_heads),
+        ("num_inducing", num_inducing),
+        ("num_seeds", num_seeds),
+        ("units", units),
+    ):
+        check_positive_int(argument, value)
+    if dim % num_heads:
+        raise ValueError(
+            "`num_heads` must divide `dim`. "
+            f"Received: dim={dim}, num_heads={num_heads}"
+        )
+    phi_units = check_widths("phi_units", phi_units)
+    rho_units = check_widths("rho_units", rho_units)
+
+    inputs, elements, mask = set_inputs((input_dim,), ragged)
+    if phi_units:
+        elements = element_network(
+            elements, phi_units, phi_activation, phi_activation, "phi"
+        )
+    for index in range(num_blocks):
+        if encoder == "sab":
+            block = SAB(dim, num_heads, layer_norm=layer_norm)
+        else:
+            block = ISAB(dim, num_heads, num_inducing, layer_norm=layer_norm)
+        block.name = f"encoder_{index}"
+        elements = block(elements, mask=mask)
+    if head == "pma":
+        pooled = PMA(
+            dim, num_heads, num_seeds, layer_norm=layer_norm, name="pma"
+        )(elements, mask=mask)
+        pooled = keras.layers.Flatten(name="flatten")(pooled)
+    else:
+        elements = element_network(elements, (), None, "sigmoid", "squash")
+        pooled = LAF(units=units, name="laf")(elements, mask=mask)
+    outputs = dense_head(pooled, rho_units, rho_activation, output_dim, "rho")
+    return keras.Model(inputs, outputs, name=name)

@@ -1,0 +1,231 @@
+"""Tests of the model builders on ragged and padded sets."""
+
+import os
+import subprocess
+import sys
+import textwrap
+
+import keras
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from keras_laf import datasets
+from keras_laf import models
+
+# (builder, small arguments, elements are integers)
+CONFIGS = {
+    **{
+        f"deep_sets_{aggregation}": (
+            models.deep_sets,
+            {"input_dim": 3, "phi_units": (4,), "aggregation": aggregation},
+            False,
+        )
+        for aggregation in models.AGGREGATIONS
+    },
+    "deep_sets_integers": (
+        models.deep_sets,
+        {"vocabulary_size": 10, "embedding_dim": 4, "phi_units": ()},
+        True,
+    ),
+    "set_transformer_pma": (
+        models.set_transformer,
+        {"input_dim": 3, "dim": 8, "num_heads": 2, "head": "pma"},
+        False,
+    ),
+    "set_transformer_isab_laf": (
+        models.set_transformer,
+        {
+            "input_dim": 3,
+            "dim": 8,
+            "num_heads": 2,
+            "encoder": "isab",
+            "num_inducing": 3,
+            "head": "laf",
+            "units": 2,
+        },
+        False,
+    ),
+    **{
+        f"point_cloud_{pooling}": (
+            models.point_cloud_classifier,
+            {"num_classes": 4, "pooling": pooling, "width": 8, "units": 2},
+            False,
+        )
+        for pooling in ("max", "pna", "laf")
+    },
+}
+
+
+def make_sets(integers, seed=0, num_sets=6):
+    rng = np.random.default_rng(seed)
+    sizes = rng.integers(1, 6, num_sets)
+    if integers:
+        values = rng.integers(0, 10, sizes.sum()).astype("int32")
+    else:
+        values = rng.normal(size=(sizes.sum(), 3)).astype("float32")
+    return tf.RaggedTensor.from_row_lengths(values, sizes)
+
+
+def build_pair(config):
+    builder, kwargs, integers = CONFIGS[config]
+    ragged_model = builder(**kwargs)
+    padded_model = builder(**kwargs, ragged=False)
+    padded_model.set_weights(ragged_model.get_weights())
+    return ragged_model, padded_model, integers
+
+
+def as_padded(sets):
+    values = sets.to_tensor()
+    mask = tf.sequence_mask(sets.row_lengths(), tf.shape(values)[1])
+    return [values, tf.cast(mask, "float32")]
+
+
+@pytest.mark.parametrize("config", sorted(CONFIGS))
+def test_ragged_and_padded_agree_and_fit(config):
+    ragged_model, padded_model, integers = build_pair(config)
+    assert all(layer.name for layer in ragged_model.layers)
+    sets = make_sets(integers)
+    np.testing.assert_allclose(
+        padded_model(as_padded(sets)).numpy(),
+        ragged_model(sets).numpy(),
+        rtol=1e-4,
+        atol=1e-5,
+    )
+    num_outputs = ragged_model.output_shape[-1]
+    labels = np.random.default_rng(1).uniform(size=(6, num_outputs))
+    dataset = tf.data.Dataset.from_tensor_slices(
+        (sets, labels.astype("float32"))
+    ).ragged_batch(3)
+    for model, data in (
+        (ragged_model, dataset),
+        (padded_model, datasets.to_padded_batches(dataset)),
+    ):
+        model.compile(optimizer="adam", loss="mae")
+        history = model.fit(data, epochs=1, verbose=0)
+        assert np.isfinite(history.history["loss"]).all()
+
+
+@pytest.mark.parametrize("config", sorted(CONFIGS))
+def test_permutation_invariance(config):
+    builder, kwargs, integers = CONFIGS[config]
+    model = builder(**kwargs)
+    sets = make_sets(integers, seed=2)
+    rng = np.random.default_rng(3)
+    starts = sets.row_starts().numpy()
+    order = np.concatenate(
+        [start + rng.permutation(len(row)) for start, row in zip(starts, sets)]
+    )
+    shuffled = tf.RaggedTensor.from_row_lengths(
+        tf.gather(sets.flat_values, order), sets.row_lengths()
+    )
+    same = np.allclose(
+        model(shuffled).numpy(), model(sets).numpy(), rtol=1e-4, atol=1e-5
+    )
+    # The LSTM aggregation reads the set in order, by design.
+    assert same != (kwargs.get("aggregation") == "lstm")
+
+
+@pytest.mark.parametrize(
+    "config",
+    ["deep_sets_laf", "deep_sets_integers", "set_transformer_isab_laf"]
+    + ["point_cloud_laf", "deep_sets_lstm", "deep_sets_pna"],
+)
+def test_save_and_reload(tmp_path, config):
+    builder, kwargs, integers = CONFIGS[config]
+    for ragged in (True, False):
+        model = builder(**kwargs, ragged=ragged)
+        sets = make_sets(integers)
+        inputs = sets if ragged else as_padded(sets)
+        path = os.path.join(tmp_path, f"{config}_{ragged}.keras")
+        model.save(path)
+        reloaded = keras.models.load_model(path)
+        np.testing.assert_array_equal(
+            reloaded(inputs).numpy(), model(inputs).numpy()
+        )
+
+
+def test_paper_configurations():
+    integer_model = models.deep_sets(
+        vocabulary_size=10, embedding_dim=10, phi_units=(), units=9
+    )
+    assert [layer.name for layer in integer_model.layers] == [
+        "sets",
+        "embedding",
+        "phi_activation",
+        "aggregation",
+        "output",
+    ]
+    assert integer_model.count_params() == 100 + 12 * 9 + 91
+    mnist_model = models.deep_sets(
+        input_dim=784, phi_units=(300, 100, 30), rho_units=(1000, 100)
+    )
+    widths = [
+        layer.layer.units
+        for layer in mnist_model.layers
+        if layer.name.startswith("phi_")
+    ]
+    assert widths == [300, 100, 30]
+    assert mnist_model.get_layer("aggregation").output.shape == (None, 270)
+    for head in ("pma", "laf"):
+        model = models.set_transformer(
+            input_dim=784, phi_units=(300, 100, 30), head=head, units=10
+        )
+        assert model.output_shape == (None, 1)
+
+
+@pytest.mark.parametrize(
+    "builder, kwargs, message",
+    [
+        (models.deep_sets, {"input_dim": 3, "aggregation": "median"}, "median"),
+        (models.deep_sets, {"input_dim": 3, "units": 0}, "units=0"),
+        (models.deep_sets, {}, "exactly one"),
+        (models.deep_sets, {"input_dim": 3, "phi_units": 5}, "phi_units=5"),
+        (models.set_transformer, {"input_dim": 3, "dim": 10}, "divide"),
+        (models.set_transformer, {"input_dim": 3, "head": "mean"}, "head"),
+        (models.point_cloud_classifier, {"pooling": "sum"}, "pooling"),
+        (models.point_cloud_classifier, {"dropout": 1.0}, "dropout=1.0"),
+    ],
+)
+def test_bad_arguments(builder, kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        builder(**kwargs)
+
+
+MIRRORED_SCRIPT = textwrap.dedent(
+    """
+    import numpy as np
+    import tensorflow as tf
+
+    cpu = tf.config.list_physical_devices("CPU")[0]
+    tf.config.set_logical_device_configuration(
+        cpu, [tf.config.LogicalDeviceConfiguration()] * 2
+    )
+    from keras_laf import datasets, models
+
+    data = datasets.make_training_sets(64, "max", seed=0)
+    ragged = data.to_dataset(batch_size=16)
+    strategy = tf.distribute.MirroredStrategy(["/cpu:0", "/cpu:1"])
+    assert strategy.num_replicas_in_sync == 2
+    with strategy.scope():
+        model = models.deep_sets(
+            vocabulary_size=10, phi_units=(), units=3, ragged=False
+        )
+        model.compile(optimizer="adam", loss="mae")
+    history = model.fit(
+        datasets.to_padded_batches(ragged, set_size=10), epochs=2, verbose=0
+    )
+    assert np.isfinite(history.history["loss"]).all()
+    print("distributed ok")
+    """
+)
+
+
+def test_mirrored_strategy_on_two_logical_cpus():
+    completed = subprocess.run(
+        [sys.executable, "-c", MIRRORED_SCRIPT],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert "distributed ok" in completed.stdout, completed.stderr[-3000:]
