@@ -17,8 +17,15 @@ setup(
         "tensorflow>=2.16",
         "keras>=3.3",
         "numpy",
+        "h5py",
+        "matplotlib",
+        "tensorflow-datasets",
     ],
     extras_require={
-        "dev": ["pytest", "ruff"],
+        # Offline fallback of the MNIST-digit sets.
+        "digits": ["scikit-learn"],
+        # The graph-properties benchmark.
+        "graphs": ["networkx"],
+        "dev": ["pytest", "ruff", "scipy", "scikit-learn", "networkx"],
     },
 )

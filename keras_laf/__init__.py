@@ -13,6 +13,8 @@ from keras_laf.equivariant import PermutationEquivariant
 from keras_laf.fixed_aggregation import DEEPSETS_AGGREGATORS
 from keras_laf.fixed_aggregation import PNA_AGGREGATORS
 from keras_laf.fixed_aggregation import FixedAggregation
+from keras_laf.graphs import GraphReadout
+from keras_laf.graphs import MessagePassing
 from keras_laf.laf import LAF
 from keras_laf.lstm_aggregation import LSTMAggregation
 from keras_laf.ops import laf
@@ -28,15 +30,17 @@ __all__ = [
     "ClosedForm",
     "DEEPSETS_AGGREGATORS",
     "FixedAggregation",
+    "GraphReadout",
     "ISAB",
+    "LAF",
+    "LSTMAggregation",
     "MAB",
+    "MessagePassing",
     "PMA",
-    "SAB",
     "PNA_AGGREGATORS",
     "PerElement",
     "PermutationEquivariant",
-    "LAF",
-    "LSTMAggregation",
+    "SAB",
     "SetAggregation",
     "as_set_batch",
     "closed_form",

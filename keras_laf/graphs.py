@@ -1,0 +1,596 @@
+"""Message passing and graph readout with the package's aggregators.
+
+Graphs are given in the disjoint-union form: a batch of graphs is one
+graph whose nodes are the nodes of all of them, stacked,
+
+- `node_features` `(num_nodes, features)`,
+- `edge_source`, `edge_target` int `(num_edges,)`: each directed edge
+  sends a message from node `edge_source[i]` to node `edge_target[i]`
+  (an undirected edge is two directed ones),
+- `node_graph_ids` int `(num_nodes,)`: the graph of each node, for the
+  graph-level readout.
+
+`keras_laf.datasets.graph_properties.disjoint_union` builds this form from
+lists of graphs. Every tensor's leading dimension is its own count (nodes,
+edges, graphs), so each may change from batch to batch.
+
+`MessagePassing` aggregates the messages arriving at each node with LAF
+(Pellegrini et al., "Learning Aggregation Functions", IJCAI 2021) or with
+fixed aggregators, optionally with the degree scalers of PNA (Corso et al.,
+"Principal Neighbourhood Aggregation for Graph Nets", NeurIPS 2020).
+`GraphReadout` aggregates the nodes of each graph.
+
+Both layers compute with segment operations whose number of segments is a
+run-time value, so they opt out of XLA (`supports_jit = False`): with the
+default `jit_compile="auto"`, `Model.compile` leaves models that hold them
+to plain TensorFlow, which does not recompile for every batch shape.
+"""
+
+import keras
+import numpy as np
+import tensorflow as tf
+from keras import ops
+
+from keras_laf.fixed_aggregation import FixedAggregation
+from keras_laf.laf import LAF
+
+SCALER_NAMES = ("identity", "amplification", "attenuation")
+# Mean of log(degree + 1) over the nodes of the training graphs of the
+# graph-properties benchmark (15 to 24 nodes), about 1.5.
+DEFAULT_AVERAGE_LOG_DEGREE = 1.5
+
+
+def _aggregator_names(aggregation):
+    """The fixed aggregators that `aggregation` names, or None."""
+    if isinstance(aggregation, str):
+        names = FixedAggregation._PRESETS.get(aggregation, [aggregation])
+    elif isinstance(aggregation, (list, tuple)):
+        names = aggregation
+    else:
+        return None
+    names = list(names)
+    if not names or any(
+        not isinstance(name, str) or name not in FixedAggregation._NAMES
+        for name in names
+    ):
+        return None
+    return names
+
+
+def _check_aggregation(aggregation):
+    """Validates `aggregation`: "laf", or fixed aggregator name(s)."""
+    if aggregation == "laf":
+        return "laf"
+    names = _aggregator_names(aggregation)
+    if names is None:
+        choices = list(FixedAggregation._NAMES) + list(
+            FixedAggregation._PRESETS
+        )
+        raise ValueError(
+            '`aggregation` must be "laf", one of the names or presets of '
+            f"`FixedAggregation` ({choices}), or a list of those names. "
+            f"Received: aggregation={aggregation!r}"
+        )
+    return aggregation if isinstance(aggregation, str) else names
+
+
+def _make_aggregation(aggregation, laf_units, dtype):
+    if aggregation == "laf":
+        return LAF(units=laf_units, name="aggregation", dtype=dtype)
+    return FixedAggregation(aggregation, name="aggregation", dtype=dtype)
+
+
+def _num_aggregates(aggregation, laf_units):
+    if aggregation == "laf":
+        return laf_units
+    return len(_aggregator_names(aggregation))
+
+
+def _check_positive_int(name, value):
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, (int, np.integer))
+        or value < 1
+    ):
+        raise ValueError(
+            f"`{name}` expected a positive integer. Received: {name}={value}"
+        )
+    return int(value)
+
+
+def _check_node_shape(shape, layer, argument="node_features"):
+    shape = tuple(shape)
+    if len(shape) != 2 or shape[-1] is None:
+        raise ValueError(
+            f"{layer} expects `{argument}` of shape (num_nodes, features) "
+            "with a known number of features. "
+            f"Received: {argument}.shape={shape}"
+        )
+    return shape
+
+
+def _check_index_tensor(indices, name, items, layer):
+    """Checks the dtype and rank of an index tensor (symbolic or not)."""
+    if indices is None:
+        raise ValueError(f"{layer} needs `{name}`. Received: {name}=None")
+    dtype = keras.backend.standardize_dtype(indices.dtype)
+    if "int" not in dtype:
+        raise ValueError(
+            f"`{name}` must be an integer tensor of {items} indices; cast "
+            f"it to int32. Received: {name}.dtype={dtype}"
+        )
+    if len(indices.shape) != 1:
+        raise ValueError(
+            f"`{name}` must have rank 1, one index per item. "
+            f"Received: {name}.shape={tuple(indices.shape)}"
+        )
+
+
+def _check_same_length(first, first_name, second, second_name):
+    first_length, second_length = first.shape[0], second.shape[0]
+    if (
+        first_length is not None
+        and second_length is not None
+        and first_length != second_length
+    ):
+        raise ValueError(
+            f"`{first_name}` and `{second_name}` must have the same length. "
+            f"Received: {first_name}.shape={tuple(first.shape)}, "
+            f"{second_name}.shape={tuple(second.shape)}"
+        )
+
+
+def _checked_indices(indices, limit, name, items):
+    """`indices` as int32, checked to lie in `[0, limit)`.
+
+    Eagerly, indices out of range raise a ValueError. In a traced function
+    (`Model.fit`, `predict`, `tf.function`) the check is a
+    `tf.debugging` assertion that raises `tf.errors.InvalidArgumentError`
+    when the batch runs.
+    """
+    indices = ops.cast(indices, "int32")
+    if tf.executing_eagerly():
+        values = ops.convert_to_numpy(indices)
+        limit = int(limit)
+        if values.size and (values.min() < 0 or values.max() >= limit):
+            raise ValueError(
+                f"`{name}` must hold indices in [0, {limit}) of the {items}. "
+                f"Received indices from {values.min()} to {values.max()}"
+            )
+        return indices
+    assertions = [
+        tf.debugging.assert_non_negative(
+            indices, message=f"`{name}` holds a negative index"
+        ),
+        tf.debugging.assert_less(
+            indices,
+            tf.cast(limit, "int32"),
+            message=f"`{name}` holds an index beyond the {items}",
+        ),
+    ]
+    with tf.control_dependencies(assertions):
+        return tf.identity(indices)
+
+
+@keras.saving.register_keras_serializable(package="keras_laf")
+class MessagePassing(keras.layers.Layer):
+    """A message-passing layer whose neighbour aggregation is LAF or fixed.
+
+    For each directed edge (u, v) a message
+    `m_uv = message_activation(W_m [h_v, h_u, e_uv] + b_m)` is computed from
+    the features of the receiving node v, the sending node u and, when
+    given, the edge features. The messages arriving at each node are
+    aggregated with `aggregation` (every message feature by every
+    aggregate), optionally multiplied by PNA's degree scalers, and the node
+    is updated as `activation(W [h_v, aggregates] + b)`.
+
+    The aggregation is LAF with `laf_units` units (Pellegrini et al.,
+    IJCAI 2021, Section 4.5 replaces PNA's aggregators and scalers with LAF
+    units), whose messages pass through a sigmoid since LAF takes values in
+    [0, 1]; or any aggregators of `keras_laf.FixedAggregation` (sum, mean,
+    max, min, std, ..., or the presets "pna" and "deepsets"), with linear
+    messages by default. The scalers of PNA (Corso et al., NeurIPS 2020)
+    multiply the aggregates of a node of in-degree d by 1 ("identity"),
+    `log(d + 1) / delta` ("amplification") or `delta / log(d + 1)`
+    ("attenuation"), with `delta = average_log_degree`, the mean of
+    `log(d + 1)` over the training graphs; as in PyTorch Geometric's
+    `PNAConv`, d is taken as at least 1 in the scalers.
+
+    A node without incoming edges aggregates the empty set: fixed
+    aggregates are 0 and LAF's are finite (see `keras_laf.LAF`), so every
+    output is finite, also for empty edge lists and single-node graphs.
+
+    Args:
+        units: int. Output features per node.
+        aggregation: str or list of str. `"laf"`, or names of
+            `FixedAggregation` aggregators (`"sum"`, `"mean"`, `"max"`,
+            `"min"`, `"count"`, `"std"`, `"var"`, `"skewness"`,
+            `"kurtosis"`), or a preset (`"pna"`, `"deepsets"`). Defaults
+            to `"laf"`.
+        laf_units: int. Number of LAF units, when `aggregation="laf"`.
+            Defaults to `16`.
+        message_units: int. Features of each message. Defaults to `units`.
+        scalers: list of str from `"identity"`, `"amplification"`,
+            `"attenuation"`. The aggregates are repeated once per scaler.
+            Defaults to `("identity",)`.
+        average_log_degree: float. PNA's delta, the mean of
+            `log(degree + 1)` over the training nodes
+            (`PropertyGraphs.average_log_degree()` computes it). Defaults
+            to `1.5`, its value on the training graphs of the
+            graph-properties benchmark.
+        message_activation: activation of the messages. Defaults to
+            `"sigmoid"` for LAF and to no activation otherwise.
+        activation: activation of the node update. Defaults to
+            `"leaky_relu"`, as PNA's mixing layer.
+        use_bias: bool. Whether the dense layers use biases. Defaults to
+            `True`.
+        kernel_initializer: initializer of the dense kernels.
+        bias_initializer: initializer of the dense biases.
+        **kwargs: base layer keyword arguments, such as `name` and `dtype`.
+
+    Call arguments:
+        node_features: float tensor `(num_nodes, features)`.
+        edge_source: int tensor `(num_edges,)`, the sending node of each
+            edge, in `[0, num_nodes)`.
+        edge_target: int tensor `(num_edges,)`, the receiving node.
+        edge_features: optional float tensor `(num_edges, edge_features)`.
+
+        Float or rank-2 indices raise a ValueError, also while a functional
+        model is built. Indices out of range raise a ValueError in eager
+        calls; in traced calls (`fit`, `predict`, `tf.function`) they
+        raise `tf.errors.InvalidArgumentError` when the batch runs.
+
+    Input shape:
+        `(num_nodes, features)`, with edge indices `(num_edges,)`.
+
+    Output shape:
+        `(num_nodes, units)`.
+
+    Example:
+
+    >>> layer = MessagePassing(8, aggregation=["mean", "max"])
+    >>> node_features = np.random.rand(3, 4).astype("float32")
+    >>> # A path 0 - 1 - 2, each edge in both directions.
+    >>> source, target = np.array([0, 1, 1, 2]), np.array([1, 0, 2, 1])
+    >>> layer(node_features, source, target).shape
+    TensorShape([3, 8])
+    """
+
+    def __init__(
+        self,
+        units,
+        aggregation="laf",
+        laf_units=16,
+        message_units=None,
+        scalers=("identity",),
+        average_log_degree=DEFAULT_AVERAGE_LOG_DEGREE,
+        message_activation=None,
+        activation="leaky_relu",
+        use_bias=True,
+        kernel_initializer="glorot_uniform",
+        bias_initializer="zeros",
+        **kwargs,
+    ):
+        super().__init__(**kwargs)
+        self.units = _check_positive_int("units", units)
+        self.aggregation = _check_aggregation(aggregation)
+        self.laf_units = _check_positive_int("laf_units", laf_units)
+        self.message_units = _check_positive_int(
+            "message_units", units if message_units is None else message_units
+        )
+        if isinstance(scalers, str):
+            scalers = [scalers]
+        scalers = list(scalers)
+        if not scalers or any(name not in SCALER_NAMES for name in scalers):
+            raise ValueError(
+                "`scalers` must be a non-empty list of names from "
+                f"{list(SCALER_NAMES)}. Received: scalers={scalers}"
+            )
+        self.scalers = scalers
+        if (
+            isinstance(average_log_degree, bool)
+            or not isinstance(average_log_degree, (int, float, np.floating))
+            or not average_log_degree > 0
+        ):
+            raise ValueError(
+                "`average_log_degree` must be a positive number. "
+                f"Received: average_log_degree={average_log_degree}"
+            )
+        self.average_log_degree = float(average_log_degree)
+        if message_activation is None:
+            message_activation = (
+                "sigmoid" if self.aggregation == "laf" else "linear"
+            )
+        self.message_activation = keras.activations.get(message_activation)
+        self.activation = keras.activations.get(activation)
+        self.use_bias = bool(use_bias)
+        self.kernel_initializer = keras.initializers.get(kernel_initializer)
+        self.bias_initializer = keras.initializers.get(bias_initializer)
+        # Segment reductions over a run-time number of nodes.
+        self.supports_jit = False
+
+    def _dense(self, units, activation, name):
+        return keras.layers.Dense(
+            units,
+            activation=activation,
+            use_bias=self.use_bias,
+            kernel_initializer=self.kernel_initializer.__class__.from_config(
+                self.kernel_initializer.get_config()
+            ),
+            bias_initializer=self.bias_initializer.__class__.from_config(
+                self.bias_initializer.get_config()
+            ),
+            name=name,
+            dtype=self.dtype_policy,
+        )
+
+    @property
+    def num_aggregates(self):
+        """Aggregates per message feature and scaler."""
+        return _num_aggregates(self.aggregation, self.laf_units)
+
+    def build(
+        self,
+        node_features_shape,
+        edge_source_shape=None,
+        edge_target_shape=None,
+        edge_features_shape=None,
+    ):
+        node_shape = _check_node_shape(node_features_shape, "MessagePassing")
+        features = node_shape[-1]
+        message_inputs = 2 * features
+        if edge_features_shape is not None:
+            edge_shape = _check_node_shape(
+                edge_features_shape, "MessagePassing", "edge_features"
+            )
+            message_inputs += edge_shape[-1]
+        self._message_dense = self._dense(
+            self.message_units, self.message_activation, "message"
+        )
+        self._message_dense.build((None, message_inputs))
+        self._aggregation = _make_aggregation(
+            self.aggregation, self.laf_units, self.dtype_policy
+        )
+        self._aggregation.build((None, self.message_units))
+        aggregate_features = (
+            self.message_units * self.num_aggregates * len(self.scalers)
+        )
+        self._update_dense = self._dense(self.units, self.activation, "update")
+        self._update_dense.build((None, features + aggregate_features))
+
+    def _check_inputs(self, node_features, edge_source, edge_target, edges):
+        _check_node_shape(node_features.shape, "MessagePassing")
+        _check_index_tensor(
+            edge_source, "edge_source", "node", "MessagePassing"
+        )
+        _check_index_tensor(
+            edge_target, "edge_target", "node", "MessagePassing"
+        )
+        _check_same_length(
+            edge_source, "edge_source", edge_target, "edge_target"
+        )
+        if edges is not None:
+            _check_node_shape(edges.shape, "MessagePassing", "edge_features")
+            _check_same_length(
+                edge_source, "edge_source", edges, "edge_features"
+            )
+
+    def aggregate_neighbours(
+        self, node_features, edge_source, edge_target, edge_features=None
+    ):
+        """The scaled aggregates of the messages arriving at each node.
+
+        The layer's output before the update: for each node, the
+        aggregates of every message feature, once per scaler.
+
+        Args:
+            node_features, edge_source, edge_target, edge_features: as for
+                calling the layer, which must be built.
+
+        Returns:
+            `(num_nodes, message_units * num_aggregates * len(scalers))`,
+            ordered by scaler, then message feature, then aggregate.
+        """
+        self._check_inputs(
+            node_features, edge_source, edge_target, edge_features
+        )
+        node_features = ops.cast(node_features, self.compute_dtype)
+        num_nodes = ops.shape(node_features)[0]
+        source = _checked_indices(
+            edge_source, num_nodes, "edge_source", "nodes"
+        )
+        target = _checked_indices(
+            edge_target, num_nodes, "edge_target", "nodes"
+        )
+        # (num_edges, 2 * features [+ edge_features])
+        message_inputs = [
+            ops.take(node_features, target, axis=0),
+            ops.take(node_features, source, axis=0),
+        ]
+        if edge_features is not None:
+            message_inputs.append(ops.cast(edge_features, self.compute_dtype))
+        messages = self._message_dense(ops.concatenate(message_inputs, -1))
+        # (num_nodes, message_units * num_aggregates)
+        aggregates = self._aggregation(
+            messages, segment_ids=target, num_segments=num_nodes
+        )
+        aggregates = ops.cast(aggregates, self.compute_dtype)
+        if self.scalers == ["identity"]:
+            return aggregates
+        in_degrees = ops.segment_sum(
+            ops.ones_like(target, dtype="float32"), target, num_nodes
+        )
+        # (num_nodes, 1); degrees below 1 count as 1, keeping attenuation
+        # finite for nodes without incoming edges.
+        log_degrees = ops.log(ops.maximum(in_degrees, 1.0) + 1.0)[:, None]
+        factors = {
+            "identity": ops.ones_like(log_degrees),
+            "amplification": log_degrees / self.average_log_degree,
+            "attenuation": self.average_log_degree / log_degrees,
+        }
+        return ops.concatenate(
+            [
+                aggregates * ops.cast(factors[name], self.compute_dtype)
+                for name in self.scalers
+            ],
+            axis=-1,
+        )
+
+    def call(self, node_features, edge_source, edge_target, edge_features=None):
+        aggregates = self.aggregate_neighbours(
+            node_features, edge_source, edge_target, edge_features
+        )
+        node_features = ops.cast(node_features, self.compute_dtype)
+        # (num_nodes, units)
+        return self._update_dense(
+            ops.concatenate([node_features, aggregates], axis=-1)
+        )
+
+    def compute_output_spec(
+        self, node_features, edge_source, edge_target, edge_features=None
+    ):
+        # Checks dtypes and ranks while a functional model is built.
+        self._check_inputs(
+            node_features, edge_source, edge_target, edge_features
+        )
+        return keras.KerasTensor(
+            (node_features.shape[0], self.units), dtype=self.compute_dtype
+        )
+
+    def compute_output_shape(
+        self,
+        node_features_shape,
+        edge_source_shape=None,
+        edge_target_shape=None,
+        edge_features_shape=None,
+    ):
+        node_shape = _check_node_shape(node_features_shape, "MessagePassing")
+        return (node_shape[0], self.units)
+
+    def get_config(self):
+        return {
+            **super().get_config(),
+            "units": self.units,
+            "aggregation": self.aggregation,
+            "laf_units": self.laf_units,
+            "message_units": self.message_units,
+            "scalers": self.scalers,
+            "average_log_degree": self.average_log_degree,
+            "message_activation": keras.activations.serialize(
+                self.message_activation
+            ),
+            "activation": keras.activations.serialize(self.activation),
+            "use_bias": self.use_bias,
+            "kernel_initializer": keras.initializers.serialize(
+                self.kernel_initializer
+            ),
+            "bias_initializer": keras.initializers.serialize(
+                self.bias_initializer
+            ),
+        }
+
+
+@keras.saving.register_keras_serializable(package="keras_laf")
+class GraphReadout(keras.layers.Layer):
+    """Aggregates the nodes of each graph of a disjoint-union batch.
+
+    Every node feature of every graph is aggregated by LAF units or by
+    fixed aggregators, over the nodes that `node_graph_ids` assigns to the
+    graph: a segment aggregation with the graphs as segments. LAF takes
+    values in [0, 1] (it clips its inputs): put a sigmoid before it.
+
+    Args:
+        aggregation: str or list of str. `"laf"`, or names or a preset of
+            `FixedAggregation` aggregators, as for `MessagePassing`.
+            Defaults to `"sum"`.
+        laf_units: int. Number of LAF units, when `aggregation="laf"`.
+            Defaults to `16`.
+        **kwargs: base layer keyword arguments, such as `name` and `dtype`.
+
+    Call arguments:
+        node_features: float tensor `(num_nodes, features)`.
+        node_graph_ids: int tensor `(num_nodes,)`, the graph of each node,
+            in `[0, num_graphs)`; need not be sorted.
+        num_graphs: optional int or scalar int tensor. Defaults to
+            `max(node_graph_ids) + 1`. Graphs without nodes get the
+            aggregate of the empty set (0 for fixed aggregators).
+
+        Float ids raise a ValueError; out-of-range ids raise a ValueError
+        in eager calls and `tf.errors.InvalidArgumentError` in traced
+        calls.
+
+    Input shape:
+        `(num_nodes, features)`.
+
+    Output shape:
+        `(num_graphs, features * num_aggregates)`, the aggregates of a
+        feature adjacent.
+
+    Example:
+
+    >>> readout = GraphReadout(["sum", "max"])
+    >>> readout(np.array([[1.0], [2.0], [5.0]]), np.array([0, 0, 1])).numpy()
+    array([[3., 2.],
+           [5., 5.]], dtype=float32)
+    """
+
+    def __init__(self, aggregation="sum", laf_units=16, **kwargs):
+        super().__init__(**kwargs)
+        self.aggregation = _check_aggregation(aggregation)
+        self.laf_units = _check_positive_int("laf_units", laf_units)
+        # Segment reductions over a run-time number of graphs.
+        self.supports_jit = False
+
+    @property
+    def num_aggregates(self):
+        """Aggregates per node feature."""
+        return _num_aggregates(self.aggregation, self.laf_units)
+
+    def build(self, node_features_shape, node_graph_ids_shape=None):
+        node_shape = _check_node_shape(node_features_shape, "GraphReadout")
+        self._aggregation = _make_aggregation(
+            self.aggregation, self.laf_units, self.dtype_policy
+        )
+        self._aggregation.build(node_shape)
+
+    def _check_inputs(self, node_features, node_graph_ids):
+        _check_node_shape(node_features.shape, "GraphReadout")
+        _check_index_tensor(
+            node_graph_ids, "node_graph_ids", "graph", "GraphReadout"
+        )
+        _check_same_length(
+            node_graph_ids, "node_graph_ids", node_features, "node_features"
+        )
+
+    def call(self, node_features, node_graph_ids, num_graphs=None):
+        self._check_inputs(node_features, node_graph_ids)
+        graph_ids = ops.cast(node_graph_ids, "int32")
+        if num_graphs is None:
+            num_graphs = ops.max(graph_ids, initial=-1) + 1
+        graph_ids = _checked_indices(
+            graph_ids, num_graphs, "node_graph_ids", "graphs"
+        )
+        # (num_graphs, features * num_aggregates)
+        return self._aggregation(
+            node_features, segment_ids=graph_ids, num_segments=num_graphs
+        )
+
+    def compute_output_spec(
+        self, node_features, node_graph_ids, num_graphs=None
+    ):
+        self._check_inputs(node_features, node_graph_ids)
+        features = node_features.shape[-1] * self.num_aggregates
+        return keras.KerasTensor((None, features), dtype=self.compute_dtype)
+
+    def compute_output_shape(
+        self, node_features_shape, node_graph_ids_shape=None
+    ):
+        node_shape = _check_node_shape(node_features_shape, "GraphReadout")
+        return (None, node_shape[-1] * self.num_aggregates)
+
+    def get_config(self):
+        return {
+            **super().get_config(),
+            "aggregation": self.aggregation,
+            "laf_units": self.laf_units,
+        }

@@ -1,0 +1,322 @@
+"""A message-passing network for the graph-properties benchmark.
+
+The model of Section 4.5 of the LAF paper (Pellegrini et al., IJCAI 2021):
+the multi-task network of Corso et al. (PNA, NeurIPS 2020) with its
+neighbour aggregation replaced by LAF units (or by fixed aggregators with
+PNA's scalers, for the baselines). It predicts three node properties and
+three graph properties of a batch of graphs jointly; see
+`keras_laf.datasets.graph_properties`.
+
+`graph_network` builds the model, `task_errors` measures the benchmark's
+per-task mean squared errors and `train_and_evaluate` runs one experiment.
+"""
+
+import keras
+import numpy as np
+
+from keras_laf.datasets.graph_properties import GRAPH_TASKS
+from keras_laf.datasets.graph_properties import NODE_TASKS
+from keras_laf.graphs import DEFAULT_AVERAGE_LOG_DEGREE
+from keras_laf.graphs import GraphReadout
+from keras_laf.graphs import MessagePassing
+
+UPDATES = ("gru", "residual", "none")
+
+
+def _check_positive_int(name, value, minimum=1):
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, (int, np.integer))
+        or value < minimum
+    ):
+        raise ValueError(
+            f"`{name}` expected an integer of at least {minimum}. "
+            f"Received: {name}={value}"
+        )
+    return int(value)
+
+
+def _mlp(inputs, hidden_units, num_outputs, num_layers, name):
+    # (num_layers - 1) hidden LeakyReLU layers, then a linear output.
+    hidden = inputs
+    for index in range(num_layers - 1):
+        hidden = keras.layers.Dense(
+            hidden_units,
+            activation="leaky_relu",
+            name=f"{name}_dense_{index + 1}",
+        )(hidden)
+    return keras.layers.Dense(num_outputs, name=name)(hidden)
+
+
+def graph_network(
+    num_node_features=2,
+    num_node_outputs=3,
+    num_graph_outputs=3,
+    aggregation="laf",
+    laf_units=100,
+    hidden_units=16,
+    message_units=None,
+    num_layers=4,
+    scalers=("identity",),
+    average_log_degree=DEFAULT_AVERAGE_LOG_DEGREE,
+    update="gru",
+    readout_aggregation=None,
+    num_readout_layers=3,
+    dropout=0.0,
+    name="graph_network",
+):
+    """Builds the multi-task message-passing network of the benchmark.
+
+    Node features are embedded into `hidden_units`, then `num_layers`
+    `keras_laf.MessagePassing` layers update the nodes, each followed by a
+    GRU update (PNA's benchmark model: the layer's output is the GRU's
+    input and the node's previous state its state), a residual sum, or
+    nothing. Node outputs come from an MLP on the final node states;
+    graph outputs from an MLP on a `keras_laf.GraphReadout` of them.
+
+    Differences from PNA's benchmark model: a fixed number of layers with
+    separate weights (PNA's best runs share the weights of one layer
+    applied n/2 times), no towers, and a segment-aggregation readout
+    instead of Set2Set.
+
+    The inputs and outputs are dicts in the disjoint-union form of
+    `keras_laf.datasets.graph_properties.disjoint_union`, whose leading
+    dimensions are the numbers of nodes, edges and graphs of the batch;
+    `PropertyGraphs.to_dataset` yields batches for `fit`, `evaluate` and
+    `predict`. Compile with `jit_compile` left at `"auto"` (or `False`):
+    the layers run on a batch-dependent number of nodes, which XLA would
+    recompile for.
+
+    Args:
+        num_node_features: int. Input features per node. Defaults to `2`.
+        num_node_outputs: int. Node tasks. Defaults to `3`.
+        num_graph_outputs: int. Graph tasks. Defaults to `3`.
+        aggregation: str or list of str, the neighbour aggregation of
+            `MessagePassing`: `"laf"`, or fixed aggregator names, e.g.
+            `"sum"`, `"mean"`, `"max"` or PNA's
+            `["mean", "max", "min", "std"]`. Defaults to `"laf"`.
+        laf_units: int. LAF units of each layer (and of a LAF readout).
+            Defaults to `100`, as in the paper.
+        hidden_units: int. Node state size. Defaults to `16`, as PNA.
+        message_units: int. Message size. Defaults to `hidden_units`.
+        num_layers: int. Message-passing layers. Defaults to `4`.
+        scalers: list of str, PNA's degree scalers (`"identity"`,
+            `"amplification"`, `"attenuation"`). Defaults to
+            `("identity",)`; PNA uses all three.
+        average_log_degree: float. The scalers' delta: the mean of
+            `log(degree + 1)` over the training nodes. Defaults to `1.5`.
+        update: str. `"gru"`, `"residual"` or `"none"`. Defaults to
+            `"gru"`.
+        readout_aggregation: str or list of str, the aggregation of the
+            graph readout. Defaults to `aggregation`. A LAF readout gets
+            a sigmoid dense layer before it.
+        num_readout_layers: int. Dense layers of each output MLP.
+            Defaults to `3`, as PNA.
+        dropout: float. Dropout rate between message-passing layers.
+            Defaults to `0.0`.
+        name: str. The model's name. Defaults to `"graph_network"`.
+
+    Returns:
+        An uncompiled `keras.Model` with inputs `{"node_features":
+        (num_nodes, num_node_features), "edge_source": (num_edges,),
+        "edge_target": (num_edges,), "node_graph_ids": (num_nodes,)}`
+        (indices int32) and outputs `{"node_outputs": (num_nodes,
+        num_node_outputs), "graph_outputs": (num_graphs,
+        num_graph_outputs)}`.
+
+    Example:
+
+    >>> model = graph_network(aggregation="sum", num_layers=2)
+    >>> model.compile("adam", loss="mse")
+    """
+    num_node_features = _check_positive_int(
+        "num_node_features", num_node_features
+    )
+    num_node_outputs = _check_positive_int("num_node_outputs", num_node_outputs)
+    num_graph_outputs = _check_positive_int(
+        "num_graph_outputs", num_graph_outputs
+    )
+    hidden_units = _check_positive_int("hidden_units", hidden_units)
+    num_layers = _check_positive_int("num_layers", num_layers)
+    num_readout_layers = _check_positive_int(
+        "num_readout_layers", num_readout_layers
+    )
+    if update not in UPDATES:
+        raise ValueError(
+            f"`update` must be one of {UPDATES}. Received: update={update!r}"
+        )
+    if not isinstance(dropout, (int, float)) or not 0 <= dropout < 1:
+        raise ValueError(
+            f"`dropout` must be a number in [0, 1). Received: dropout={dropout}"
+        )
+    if readout_aggregation is None:
+        readout_aggregation = aggregation
+
+    inputs = {
+        "node_features": keras.Input(
+            shape=(num_node_features,), name="node_features"
+        ),
+        "edge_source": keras.Input(shape=(), dtype="int32", name="edge_source"),
+        "edge_target": keras.Input(shape=(), dtype="int32", name="edge_target"),
+        "node_graph_ids": keras.Input(
+            shape=(), dtype="int32", name="node_graph_ids"
+        ),
+    }
+    # (num_nodes, hidden_units)
+    states = keras.layers.Dense(hidden_units, name="node_embedding")(
+        inputs["node_features"]
+    )
+    gru = None
+    if update == "gru":
+        # One GRU shared by all layers, as in PNA.
+        gru = keras.layers.GRUCell(hidden_units, name="gru")
+    for index in range(num_layers):
+        outputs = MessagePassing(
+            hidden_units,
+            aggregation=aggregation,
+            laf_units=laf_units,
+            message_units=message_units,
+            scalers=scalers,
+            average_log_degree=average_log_degree,
+            name=f"message_passing_{index + 1}",
+        )(states, inputs["edge_source"], inputs["edge_target"])
+        if update == "gru":
+            states, _ = gru(outputs, [states])
+        elif update == "residual":
+            states = keras.layers.Add(name=f"residual_{index + 1}")(
+                [states, outputs]
+            )
+        else:
+            states = outputs
+        if dropout and index < num_layers - 1:
+            states = keras.layers.Dropout(dropout, name=f"dropout_{index + 1}")(
+                states
+            )
+
+    node_outputs = _mlp(
+        states,
+        hidden_units,
+        num_node_outputs,
+        num_readout_layers,
+        "node_outputs",
+    )
+    readout_inputs = states
+    if readout_aggregation == "laf":
+        readout_inputs = keras.layers.Dense(
+            hidden_units, activation="sigmoid", name="readout_projection"
+        )(states)
+    graph_states = GraphReadout(
+        readout_aggregation, laf_units=laf_units, name="graph_readout"
+    )(readout_inputs, inputs["node_graph_ids"])
+    graph_outputs = _mlp(
+        graph_states,
+        hidden_units,
+        num_graph_outputs,
+        num_readout_layers,
+        "graph_outputs",
+    )
+    return keras.Model(
+        inputs,
+        {"node_outputs": node_outputs, "graph_outputs": graph_outputs},
+        name=name,
+    )
+
+
+def task_errors(model, graphs, batch_size=128):
+    """The mean squared error of each task of the benchmark.
+
+    Args:
+        model: a model of `graph_network` with 3 node and 3 graph outputs.
+        graphs: a `PropertyGraphs`, with normalised labels.
+        batch_size: int. Graphs per prediction batch. Defaults to `128`.
+
+    Returns:
+        A dict: the MSE of each task of `NODE_TASKS` (over all nodes) and
+        `GRAPH_TASKS` (over all graphs), and `"average_log10_mse"`, the
+        mean over the six tasks of log10(MSE), the benchmark's score.
+    """
+    predictions = model.predict(graphs.to_dataset(batch_size), verbose=0)
+    node_labels = np.concatenate(graphs.node_labels)
+    errors = {}
+    node_errors = np.mean((predictions["node_outputs"] - node_labels) ** 2, 0)
+    graph_errors = np.mean(
+        (predictions["graph_outputs"] - graphs.graph_labels) ** 2, 0
+    )
+    for task, error in zip(
+        NODE_TASKS + GRAPH_TASKS, [*node_errors, *graph_errors]
+    ):
+        errors[task] = float(error)
+    errors["average_log10_mse"] = float(
+        np.mean(np.log10([errors[task] for task in NODE_TASKS + GRAPH_TASKS]))
+    )
+    return errors
+
+
+def train_and_evaluate(
+    splits,
+    aggregation="laf",
+    epochs=100,
+    batch_size=128,
+    learning_rate=3e-3,
+    patience=None,
+    seed=None,
+    verbose=0,
+    **model_kwargs,
+):
+    """Trains a `graph_network` on the benchmark and scores every split.
+
+    Args:
+        splits: dict of `PropertyGraphs` from
+            `make_graph_property_splits`: `"train"`, optionally
+            `"validation"` (used for early stopping), and test sets.
+        aggregation: the neighbour aggregation, as for `graph_network`.
+            Defaults to `"laf"`.
+        epochs: int. Training epochs. Defaults to `100`.
+        batch_size: int. Graphs per batch. Defaults to `128`.
+        learning_rate: float. Adam's learning rate. Defaults to `3e-3`,
+            as in PNA's benchmark runs.
+        patience: optional int. Stop when the validation loss has not
+            improved for this many epochs, restoring the best weights.
+        seed: optional int, seeds Keras (weights) and the shuffling.
+        verbose: int. Keras's verbosity. Defaults to `0`.
+        **model_kwargs: further `graph_network` arguments. Unless given,
+            `average_log_degree` is computed on the training graphs.
+
+    Returns:
+        A tuple `(model, history, scores)`: the trained model, the
+        `History` of `fit`, and a dict mapping each split's name to
+        `task_errors` of it.
+    """
+    if seed is not None:
+        keras.utils.set_random_seed(seed)
+    train = splits["train"]
+    model_kwargs.setdefault("average_log_degree", train.average_log_degree())
+    model = graph_network(aggregation=aggregation, **model_kwargs)
+    model.compile(
+        optimizer=keras.optimizers.Adam(learning_rate),
+        loss={"node_outputs": "mse", "graph_outputs": "mse"},
+    )
+    validation = splits.get("validation")
+    callbacks = []
+    if patience is not None and validation is not None:
+        callbacks.append(
+            keras.callbacks.EarlyStopping(
+                patience=patience, restore_best_weights=True
+            )
+        )
+    history = model.fit(
+        train.to_dataset(batch_size, shuffle=True, seed=seed),
+        validation_data=(
+            None if validation is None else validation.to_dataset(batch_size)
+        ),
+        epochs=epochs,
+        # The dataset shuffles itself.
+        shuffle=False,
+        callbacks=callbacks,
+        verbose=verbose,
+    )
+    scores = {
+        name: task_errors(model, graphs, batch_size)
+        for name, graphs in splits.items()
+    }
+    return model, history, scores

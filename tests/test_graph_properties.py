@@ -1,0 +1,299 @@
+"""Tests of the graph-properties benchmark generator and its training."""
+
+import sys
+
+import numpy as np
+import pytest
+
+from keras_laf.datasets import graph_properties
+from keras_laf.datasets.graph_properties import GRAPH_TYPES
+from keras_laf.datasets.graph_properties import adjacency_to_edges
+from keras_laf.datasets.graph_properties import disjoint_union
+from keras_laf.datasets.graph_properties import graph_property_labels
+from keras_laf.datasets.graph_properties import make_graph_property_splits
+from keras_laf.datasets.graph_properties import make_property_graphs
+from keras_laf.datasets.graph_properties import node_property_labels
+from keras_laf.datasets.graph_properties import random_graph
+
+nx = pytest.importorskip("networkx")
+
+
+def adjacency_of(num_nodes, pairs):
+    adjacency = np.zeros((num_nodes, num_nodes), "int32")
+    for u, v in pairs:
+        adjacency[u, v] = adjacency[v, u] = 1
+    return adjacency
+
+
+def test_labels_of_a_path():
+    # 0 - 1 - 2 - 3, source 0.
+    adjacency = adjacency_of(4, [(0, 1), (1, 2), (2, 3)])
+    values = np.array([0.1, 0.4, 0.2, 0.8])
+    labels = node_property_labels(adjacency, values, source=0)
+    np.testing.assert_array_equal(labels[:, 0], [0, 1, 2, 3])
+    np.testing.assert_array_equal(labels[:, 1], [3, 2, 2, 3])
+    laplacian_features = [0.1 - 0.4, 0.8 - 0.1 - 0.2, 0.4 - 0.4 - 0.8, 0.6]
+    np.testing.assert_allclose(labels[:, 2], laplacian_features, atol=1e-6)
+    np.testing.assert_allclose(
+        graph_property_labels(adjacency),
+        [1.0, 3.0, 2 * np.cos(np.pi / 5)],
+        rtol=1e-6,
+    )
+
+
+def test_labels_of_a_disconnected_graph():
+    # A triangle 0-1-2 and an edge 3-4; source 4.
+    adjacency = adjacency_of(5, [(0, 1), (1, 2), (2, 0), (3, 4)])
+    labels = node_property_labels(adjacency, np.zeros(5), source=4)
+    # Unreachable nodes get 0, as in Corso et al.
+    np.testing.assert_array_equal(labels[:, 0], [0, 0, 0, 1, 0])
+    np.testing.assert_array_equal(labels[:, 1], [1, 1, 1, 1, 1])
+    np.testing.assert_allclose(
+        graph_property_labels(adjacency), [0.0, 1.0, 2.0], rtol=1e-6
+    )
+
+
+def test_connected_bipartite_graph_is_connected():
+    # Corso et al.'s A^(2^k) test calls this star disconnected.
+    adjacency = adjacency_of(4, [(0, 1), (0, 2), (0, 3)])
+    assert graph_property_labels(adjacency)[0] == 1.0
+
+
+def test_labels_match_networkx_and_numpy():
+    graphs = make_property_graphs(20, sizes=(5, 9), seed=3)
+    for features, edges, node_labels, graph_labels in zip(
+        graphs.node_features,
+        graphs.edges,
+        graphs.node_labels,
+        graphs.graph_labels,
+    ):
+        num_nodes = len(features)
+        graph = nx.Graph()
+        graph.add_nodes_from(range(num_nodes))
+        graph.add_edges_from(edges.tolist())
+        source = int(np.argmax(features[:, 0]))
+        lengths = nx.single_source_shortest_path_length(graph, source)
+        shortest = [lengths.get(node, 0) for node in range(num_nodes)]
+        eccentricity = {}
+        diameter = 0
+        for component in nx.connected_components(graph):
+            subgraph = graph.subgraph(component)
+            eccentricity.update(nx.eccentricity(subgraph))
+            diameter = max(diameter, nx.diameter(subgraph))
+        laplacian = nx.laplacian_matrix(graph, range(num_nodes)).toarray()
+        np.testing.assert_array_equal(node_labels[:, 0], shortest)
+        np.testing.assert_array_equal(
+            node_labels[:, 1], [eccentricity[n] for n in range(num_nodes)]
+        )
+        np.testing.assert_allclose(
+            node_labels[:, 2], laplacian @ features[:, 1], atol=1e-5
+        )
+        adjacency = nx.to_numpy_array(graph, range(num_nodes))
+        spectral_radius = np.max(np.abs(np.linalg.eigvals(adjacency)))
+        np.testing.assert_allclose(
+            graph_labels,
+            [float(nx.is_connected(graph)), diameter, spectral_radius],
+            rtol=1e-5,
+        )
+
+
+@pytest.mark.parametrize("graph_type", GRAPH_TYPES)
+def test_random_graph_of_each_type(graph_type):
+    for num_nodes in (2, 7, 12):
+        adjacency, drawn = random_graph(num_nodes, graph_type, seed=num_nodes)
+        assert drawn == graph_type
+        assert adjacency.shape == (num_nodes, num_nodes)
+        np.testing.assert_array_equal(adjacency, adjacency.T)
+        np.testing.assert_array_equal(np.diag(adjacency), 0)
+        assert set(np.unique(adjacency)) <= {0, 1}
+
+
+def test_structured_types_before_randomisation():
+    def edge_count(graph_type, num_nodes):
+        adjacency, _ = random_graph(num_nodes, graph_type, randomize=False)
+        return adjacency.sum() // 2
+
+    assert edge_count("line", 6) == 5
+    assert edge_count("star", 6) == 5
+    assert edge_count("grid", 6) == 7  # 2 x 3
+    assert edge_count("caveman", 6) == 6  # 2 triangles
+    # 3 rungs, 2 rails of 2 edges, 1 edge to the odd node.
+    assert edge_count("ladder", 7) == 3 + 2 * 2 + 1
+    for graph_type in ("tree", "caterpillar", "lobster"):
+        adjacency, _ = random_graph(9, graph_type, randomize=False, seed=0)
+        assert adjacency.sum() // 2 == 8
+        assert nx.is_connected(nx.from_numpy_array(adjacency))
+
+
+def test_make_property_graphs():
+    graphs = make_property_graphs(12, sizes=(4, 7), seed=0)
+    assert len(graphs) == 12
+    assert (
+        sorted(len(f) for f in graphs.node_features)
+        == [4] * 4 + [5] * 4 + [6] * 4
+    )
+    for features, edges, labels in zip(
+        graphs.node_features, graphs.edges, graphs.node_labels
+    ):
+        assert features.dtype == np.float32 and features.shape[1] == 2
+        assert features[:, 0].sum() == 1.0
+        assert set(np.unique(features[:, 0])) == {0.0, 1.0}
+        assert np.all((features[:, 1] >= 0) & (features[:, 1] < 1))
+        # No isolated node; both directions of every edge.
+        assert len(np.unique(edges[:, 1])) == len(features)
+        assert {tuple(e) for e in edges} == {tuple(e) for e in edges[:, ::-1]}
+        assert labels.shape == (len(features), 3)
+    assert graphs.graph_labels.shape == (12, 3)
+    assert set(graphs.graph_types) <= set(GRAPH_TYPES)
+    again = make_property_graphs(12, sizes=(4, 7), seed=0)
+    for first, second in zip(graphs.edges, again.edges):
+        np.testing.assert_array_equal(first, second)
+    np.testing.assert_array_equal(graphs.graph_labels, again.graph_labels)
+
+
+def test_splits_are_normalised_by_training_maxima():
+    splits = make_graph_property_splits(
+        num_train=10,
+        num_validation=4,
+        num_test=4,
+        train_sizes=(5, 8),
+        test_sizes=((5, 8), (10, 12)),
+        seed=1,
+    )
+    assert list(splits) == ["train", "validation", "test-(5,8)", "test-(10,12)"]
+    node_maxima, graph_maxima = splits["train"].label_maxima()
+    np.testing.assert_allclose(node_maxima, 1.0)
+    np.testing.assert_allclose(graph_maxima, 1.0)
+    train = splits["train"]
+    for graphs in splits.values():
+        np.testing.assert_array_equal(graphs.node_scale, train.node_scale)
+        np.testing.assert_array_equal(graphs.graph_scale, train.graph_scale)
+    assert {len(f) for f in splits["test-(10,12)"].node_features} == {10, 11}
+    # Unnormalised labels come back with the scales.
+    raw = splits["test-(10,12)"].graph_labels * train.graph_scale
+    diameters = raw[:, 1]
+    np.testing.assert_allclose(diameters, np.round(diameters), atol=1e-5)
+
+
+def test_disjoint_union():
+    inputs, targets = disjoint_union(
+        [np.zeros((2, 1)), np.ones((3, 1))],
+        [np.array([[0, 1], [1, 0]]), np.array([[2, 0]])],
+        [np.zeros((2, 3)), np.ones((3, 3))],
+        [[1, 2, 3], [4, 5, 6]],
+    )
+    np.testing.assert_array_equal(inputs["edge_source"], [0, 1, 4])
+    np.testing.assert_array_equal(inputs["edge_target"], [1, 0, 2])
+    np.testing.assert_array_equal(inputs["node_graph_ids"], [0, 0, 1, 1, 1])
+    assert inputs["edge_source"].dtype == np.int32
+    assert targets["node_outputs"].shape == (5, 3)
+    assert targets["graph_outputs"].shape == (2, 3)
+    with pytest.raises(ValueError, match="graph 1"):
+        disjoint_union([np.zeros((2, 1))] * 2, [np.zeros((0, 2))] + [[[0, 2]]])
+    with pytest.raises(ValueError, match="one entry per graph"):
+        disjoint_union([np.zeros((2, 1))], [])
+
+
+def test_dataset_batches_are_disjoint_unions():
+    graphs = make_property_graphs(5, sizes=(4, 7), seed=2)
+    batches = list(graphs.to_dataset(batch_size=2))
+    assert len(batches) == 3
+    inputs = {
+        key: np.concatenate([b[0][key] for b in batches])
+        for key in ("node_features", "node_graph_ids")
+    }
+    expected_inputs, expected_targets = graphs.batch()
+    np.testing.assert_array_equal(
+        inputs["node_features"], expected_inputs["node_features"]
+    )
+    first_inputs, first_targets = batches[0]
+    union, union_targets = graphs.batch([0, 1])
+    for key, value in union.items():
+        np.testing.assert_array_equal(first_inputs[key].numpy(), value)
+    for key, value in union_targets.items():
+        np.testing.assert_array_equal(first_targets[key].numpy(), value)
+    shuffled = list(graphs.to_dataset(batch_size=5, shuffle=True, seed=0))
+    np.testing.assert_allclose(
+        np.sort(shuffled[0][1]["graph_outputs"].numpy(), axis=0),
+        np.sort(expected_targets["graph_outputs"], axis=0),
+    )
+    with pytest.raises(ValueError, match="batch_size"):
+        graphs.to_dataset(batch_size=0)
+
+
+def test_average_log_degree():
+    graphs = make_property_graphs(3, sizes=(4, 6), seed=0)
+    degrees = np.concatenate(
+        [
+            np.bincount(e[:, 0], minlength=len(f))
+            for f, e in zip(graphs.node_features, graphs.edges)
+        ]
+    )
+    assert graphs.average_log_degree() == pytest.approx(
+        np.mean(np.log1p(degrees))
+    )
+
+
+def test_edges_of_adjacency():
+    adjacency = adjacency_of(3, [(0, 2)])
+    np.testing.assert_array_equal(
+        adjacency_to_edges(adjacency), [[0, 2], [2, 0]]
+    )
+
+
+def test_bad_arguments():
+    with pytest.raises(ValueError, match="num_nodes"):
+        random_graph(1)
+    with pytest.raises(ValueError, match="graph_type"):
+        random_graph(5, "wheel")
+    with pytest.raises(ValueError, match="sizes"):
+        make_property_graphs(2, sizes=(1, 3))
+    with pytest.raises(ValueError, match="num_train"):
+        make_graph_property_splits(num_train=0)
+
+
+def test_missing_networkx_gives_clear_error(monkeypatch):
+    monkeypatch.setitem(sys.modules, "networkx", None)
+    with pytest.raises(ImportError, match="pip install networkx"):
+        graph_properties.random_graph(5)
+
+
+def test_train_and_evaluate_on_tiny_splits():
+    from keras_laf.models.graph_network import train_and_evaluate
+
+    splits = make_graph_property_splits(
+        num_train=6,
+        num_validation=3,
+        num_test=3,
+        train_sizes=(4, 7),
+        test_sizes=((8, 10),),
+        seed=0,
+    )
+    model, history, scores = train_and_evaluate(
+        splits,
+        aggregation="mean",
+        epochs=2,
+        batch_size=3,
+        patience=1,
+        seed=0,
+        hidden_units=4,
+        num_layers=1,
+        scalers=("identity", "amplification", "attenuation"),
+    )
+    assert len(history.history["loss"]) <= 2
+    assert set(scores) == {"train", "validation", "test-(8,10)"}
+    for errors in scores.values():
+        assert set(errors) == {
+            "shortest_path",
+            "eccentricity",
+            "laplacian_features",
+            "is_connected",
+            "diameter",
+            "spectral_radius",
+            "average_log10_mse",
+        }
+        assert all(np.isfinite(value) for value in errors.values())
+    average_log_degree = model.get_layer("message_passing_1").average_log_degree
+    assert average_log_degree == pytest.approx(
+        splits["train"].average_log_degree()
+    )
