@@ -20,6 +20,7 @@ setup(
         "h5py",
         "matplotlib",
         "tensorflow-datasets",
+        "keras-tuner",
     ],
     extras_require={
         # Offline fallback of the MNIST-digit sets.
