@@ -15,23 +15,11 @@ of each set alone.
 """
 
 import keras
-import numpy as np
 from keras import ops
 
 from keras_laf.sets import from_padded
 from keras_laf.sets import to_padded
-
-
-def _check_positive_int(name, value):
-    if (
-        isinstance(value, bool)
-        or not isinstance(value, (int, np.integer))
-        or value < 1
-    ):
-        raise ValueError(
-            f"`{name}` expected a positive integer. Received: {name}={value}"
-        )
-    return int(value)
+from keras_laf.validation import check_positive_int
 
 
 def _clone_initializer(initializer):
@@ -75,8 +63,8 @@ class _SetAttentionLayer(keras.layers.Layer):
         **kwargs,
     ):
         super().__init__(**kwargs)
-        self.dim = _check_positive_int("dim", dim)
-        self.num_heads = _check_positive_int("num_heads", num_heads)
+        self.dim = check_positive_int("dim", dim)
+        self.num_heads = check_positive_int("num_heads", num_heads)
         if self.dim % self.num_heads:
             raise ValueError(
                 "`dim` must be divisible by `num_heads`; each head gets "
@@ -519,7 +507,7 @@ class ISAB(_SetAttentionLayer):
             bias_regularizer=bias_regularizer,
             **kwargs,
         )
-        self.num_inducing = _check_positive_int("num_inducing", num_inducing)
+        self.num_inducing = check_positive_int("num_inducing", num_inducing)
         self.inducing_points_initializer = keras.initializers.get(
             inducing_points_initializer
         )
@@ -662,7 +650,7 @@ class PMA(_SetAttentionLayer):
             bias_regularizer=bias_regularizer,
             **kwargs,
         )
-        self.num_seeds = _check_positive_int("num_seeds", num_seeds)
+        self.num_seeds = check_positive_int("num_seeds", num_seeds)
         self.seeds_initializer = keras.initializers.get(seeds_initializer)
 
     def build(self, input_shape):

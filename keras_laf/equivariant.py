@@ -6,6 +6,7 @@ from keras import ops
 from keras_laf.sets import PaddedSets
 from keras_laf.sets import from_padded
 from keras_laf.sets import to_padded
+from keras_laf.validation import check_positive_int
 
 
 @keras.saving.register_keras_serializable(package="keras_laf")
@@ -51,11 +52,7 @@ class PermutationEquivariant(keras.layers.Layer):
         **kwargs,
     ):
         super().__init__(**kwargs)
-        if isinstance(units, bool) or not isinstance(units, int) or units < 1:
-            raise ValueError(
-                f"`units` must be a positive integer. Received: units={units}"
-            )
-        self.units = units
+        self.units = check_positive_int("units", units)
         self.activation = keras.activations.get(activation)
         self.kernel_initializer = keras.initializers.get(kernel_initializer)
         self.supports_masking = True

@@ -33,6 +33,7 @@ from keras import ops
 
 from keras_laf.fixed_aggregation import FixedAggregation
 from keras_laf.laf import LAF
+from keras_laf.validation import check_positive_int
 
 SCALER_NAMES = ("identity", "amplification", "attenuation")
 # Mean of log(degree + 1) over the nodes of the training graphs of the
@@ -84,18 +85,6 @@ def _num_aggregates(aggregation, laf_units):
     if aggregation == "laf":
         return laf_units
     return len(_aggregator_names(aggregation))
-
-
-def _check_positive_int(name, value):
-    if (
-        isinstance(value, bool)
-        or not isinstance(value, (int, np.integer))
-        or value < 1
-    ):
-        raise ValueError(
-            f"`{name}` expected a positive integer. Received: {name}={value}"
-        )
-    return int(value)
 
 
 def _check_node_shape(shape, layer, argument="node_features"):
@@ -272,10 +261,10 @@ class MessagePassing(keras.layers.Layer):
         **kwargs,
     ):
         super().__init__(**kwargs)
-        self.units = _check_positive_int("units", units)
+        self.units = check_positive_int("units", units)
         self.aggregation = _check_aggregation(aggregation)
-        self.laf_units = _check_positive_int("laf_units", laf_units)
-        self.message_units = _check_positive_int(
+        self.laf_units = check_positive_int("laf_units", laf_units)
+        self.message_units = check_positive_int(
             "message_units", units if message_units is None else message_units
         )
         if isinstance(scalers, str):
@@ -537,7 +526,7 @@ class GraphReadout(keras.layers.Layer):
     def __init__(self, aggregation="sum", laf_units=16, **kwargs):
         super().__init__(**kwargs)
         self.aggregation = _check_aggregation(aggregation)
-        self.laf_units = _check_positive_int("laf_units", laf_units)
+        self.laf_units = check_positive_int("laf_units", laf_units)
         # Segment reductions over a run-time number of graphs.
         self.supports_jit = False
 

@@ -1,7 +1,6 @@
 """The LAF layer: learnable aggregation functions over sets."""
 
 import keras
-import numpy as np
 import tensorflow as tf
 from keras import ops
 
@@ -9,6 +8,7 @@ from keras_laf.aggregation import SetAggregation
 from keras_laf.closed_forms import ClosedForm
 from keras_laf.constraints import BoundedNonNeg
 from keras_laf.ops import apply_laf
+from keras_laf.validation import check_positive_int
 
 
 @keras.saving.register_keras_serializable(package="keras_laf")
@@ -115,16 +115,12 @@ class LAF(SetAggregation):
         # The layer computes in float32 and casts its output itself.
         kwargs["autocast"] = False
         super().__init__(flatten=flatten, **kwargs)
-        if not isinstance(units, (int, np.integer)) or units < 1:
-            raise ValueError(
-                f"`units` must be a positive integer. Received: units={units}"
-            )
+        self.units = check_positive_int("units", units)
         if not isinstance(epsilon, (int, float)) or not 0 < epsilon < 0.5:
             raise ValueError(
                 "`epsilon` must be a number in (0, 0.5). "
                 f"Received: epsilon={epsilon}"
             )
-        self.units = int(units)
         self.num_aggregates = self.units
         self.epsilon = float(epsilon)
         self.exponent_initializer = keras.initializers.get(

@@ -4,6 +4,7 @@ import keras
 
 from keras_laf.sets import SegmentSets
 from keras_laf.sets import as_set_batch
+from keras_laf.validation import check_positive_int
 
 
 @keras.saving.register_keras_serializable(package="keras_laf")
@@ -42,11 +43,7 @@ class LSTMAggregation(keras.layers.Layer):
 
     def __init__(self, units=32, **kwargs):
         super().__init__(**kwargs)
-        if isinstance(units, bool) or not isinstance(units, int) or units < 1:
-            raise ValueError(
-                f"`units` must be a positive integer. Received: units={units}"
-            )
-        self.units = units
+        self.units = check_positive_int("units", units)
         self.supports_masking = True
 
     def build(self, input_shape):

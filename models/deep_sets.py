@@ -4,11 +4,11 @@ import keras
 
 from keras_laf import PerElement
 from keras_laf.models.set_model import aggregation_layer
-from keras_laf.models.set_model import check_positive_int
 from keras_laf.models.set_model import check_widths
 from keras_laf.models.set_model import dense_head
 from keras_laf.models.set_model import element_network
 from keras_laf.models.set_model import set_inputs
+from keras_laf.validation import check_positive_int
 
 
 def deep_sets(

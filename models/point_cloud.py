@@ -6,9 +6,9 @@ from keras_laf import LAF
 from keras_laf import FixedAggregation
 from keras_laf import PermutationEquivariant
 from keras_laf.models.set_model import check_choice
-from keras_laf.models.set_model import check_positive_int
 from keras_laf.models.set_model import element_network
 from keras_laf.models.set_model import set_inputs
+from keras_laf.validation import check_positive_int
 
 POOLINGS = ("max", "pna", "laf")
 

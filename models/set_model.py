@@ -21,13 +21,6 @@ from keras_laf import PerElement
 AGGREGATIONS = ("laf", "sum", "mean", "max", "deepsets", "pna", "lstm")
 
 
-def check_positive_int(name, value):
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise ValueError(
-            f"`{name}` must be a positive integer. Received: {name}={value}"
-        )
-
-
 def check_widths(name, widths):
     if isinstance(widths, int) or not all(
         isinstance(width, int) and not isinstance(width, bool) and width > 0

@@ -7,11 +7,11 @@ from keras_laf import LAF
 from keras_laf import PMA
 from keras_laf import SAB
 from keras_laf.models.set_model import check_choice
-from keras_laf.models.set_model import check_positive_int
 from keras_laf.models.set_model import check_widths
 from keras_laf.models.set_model import dense_head
 from keras_laf.models.set_model import element_network
 from keras_laf.models.set_model import set_inputs
+from keras_laf.validation import check_positive_int
 
 HEADS = ("pma", "laf")
 ENCODERS = ("sab", "isab")
