@@ -169,8 +169,6 @@ def laf_of_sets(values, sets, exponents, coefficients, epsilon, output_limit):
 # XLA compiles once per input shape (about a second on CPU), so the set axis
 # is padded to a few bucket sizes. Segment batches, whose number of sets is
 # a run-time value, run as plain TensorFlow ops.
-
-
 @tf.function(jit_compile=True, reduce_retracing=True)
 def _compiled_padded_laf(
     values, mask, exponents, coefficients, epsilon, output_limit
@@ -205,8 +203,9 @@ def _bucketed_padded_laf(values, mask, *args):
 def _inside_xla_compilation():
     # Inside `tf.function(jit_compile=True)` (such as Keras's
     # `compile(jit_compile=True)`) the whole step is compiled already, and
-    # the gradient of a compiled call inside `tf.cond` fails to compile.
-    # TensorFlow has no public test for this; its own cond_v2 uses this one.
+    # the gradient of the nested compiled call, whose bucket padding is a
+    # run-time value there, fails to compile. TensorFlow has no public test
+    # for this; its own cond_v2 uses this one.
     return control_flow_util.GraphOrParentsInXlaContext(
         tf.compat.v1.get_default_graph()
     )
