@@ -21,6 +21,9 @@ setup(
         "matplotlib",
         "tensorflow-datasets",
         "keras-tuner",
+        # keras-tuner imports it in every trial; TensorFlow 2.21 no longer
+        # installs it.
+        "tensorboard",
     ],
     extras_require={
         # Offline fallback of the MNIST-digit sets.

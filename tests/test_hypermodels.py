@@ -1,0 +1,280 @@
+"""Tests of the KerasTuner hypermodels of the set models."""
+
+import keras
+import keras_tuner as kt
+import numpy as np
+import pytest
+
+from keras_laf import LAF
+from keras_laf import FixedAggregation
+from keras_laf.datasets import make_training_sets
+from keras_laf.models.hypermodels import DeepSetsHyperModel
+from keras_laf.models.hypermodels import SetTransformerHyperModel
+
+# Tiny models; eager execution, much faster than tracing for a few batches.
+DEEP_SETS = {
+    "vocabulary_size": 10,
+    "model_kwargs": {"phi_units": (), "embedding_dim": 4},
+    "compile_kwargs": {"run_eagerly": True},
+}
+SET_TRANSFORMER = {
+    "input_dim": 3,
+    "model_kwargs": {"dim": 8, "num_heads": 2, "num_blocks": 1},
+    "compile_kwargs": {"run_eagerly": True},
+}
+DEFAULTS = {"aggregation": "laf", "units": 9, "learning_rate": 1e-3}
+
+
+def learning_rate(model):
+    return float(keras.ops.convert_to_numpy(model.optimizer.learning_rate))
+
+
+def space(hp):
+    return {hyperparameter.name: hyperparameter for hyperparameter in hp.space}
+
+
+def test_deep_sets_defaults_with_empty_hyperparameters():
+    hp = kt.HyperParameters()
+    model = DeepSetsHyperModel(**DEEP_SETS).build(hp)
+    assert hp.values == DEFAULTS
+    aggregation = model.get_layer("aggregation")
+    assert isinstance(aggregation, LAF)
+    assert aggregation.units == 9
+    assert isinstance(model.optimizer, keras.optimizers.Adam)
+    np.testing.assert_allclose(learning_rate(model), 1e-3)
+    assert model.loss == "mae"
+    assert model.output_shape == (None, 1)
+
+
+def test_deep_sets_search_space():
+    hp = kt.HyperParameters()
+    DeepSetsHyperModel(**DEEP_SETS, aggregations=("laf", "sum")).build(hp)
+    hyperparameters = space(hp)
+    assert list(hyperparameters) == ["aggregation", "units", "learning_rate"]
+    aggregation = hyperparameters["aggregation"]
+    assert list(aggregation.values) == ["laf", "sum"]
+    units = hyperparameters["units"]
+    assert isinstance(units, kt.engine.hyperparameters.Int)
+    assert (units.min_value, units.max_value, units.step) == (1, 21, 1)
+    assert units.default == 9
+    # Units only matter, and only exist, when the aggregation is LAF.
+    assert [c.get_config() for c in units.conditions] == [
+        {"name": "aggregation", "values": ["laf"]}
+    ]
+    assert list(hyperparameters["learning_rate"].values) == [1e-2, 1e-3, 1e-4]
+
+
+def test_set_transformer_defaults_with_empty_hyperparameters():
+    hp = kt.HyperParameters()
+    model = SetTransformerHyperModel(**SET_TRANSFORMER).build(hp)
+    assert hp.values == DEFAULTS
+    assert model.get_layer("laf").units == 9
+    np.testing.assert_allclose(learning_rate(model), 1e-3)
+    assert model.output_shape == (None, 1)
+
+
+def test_fixed_hyperparameters_override_the_defaults():
+    hp = kt.HyperParameters()
+    hp.Fixed("units", 3)
+    hp.Fixed("learning_rate", 1e-2)
+    model = DeepSetsHyperModel(**DEEP_SETS).build(hp)
+    assert hp.values == {
+        "units": 3,
+        "learning_rate": 1e-2,
+        "aggregation": "laf",
+    }
+    assert model.get_layer("aggregation").units == 3
+    np.testing.assert_allclose(learning_rate(model), 1e-2)
+
+
+def test_other_aggregation_has_no_units():
+    hp = kt.HyperParameters()
+    hp.Fixed("aggregation", "sum")
+    model = DeepSetsHyperModel(**DEEP_SETS, aggregations=("laf", "sum")).build(
+        hp
+    )
+    assert "units" not in hp
+    assert isinstance(model.get_layer("aggregation"), FixedAggregation)
+
+
+def test_set_transformer_pma_head():
+    hp = kt.HyperParameters()
+    hp.Fixed("aggregation", "pma")
+    model = SetTransformerHyperModel(
+        **SET_TRANSFORMER, aggregations=("laf", "pma")
+    ).build(hp)
+    assert "units" not in hp
+    assert model.get_layer("pma") is not None
+
+
+def test_constructor_overrides():
+    hypermodel = DeepSetsHyperModel(
+        **DEEP_SETS,
+        min_units=4,
+        max_units=4,
+        learning_rates=(1e-2,),
+        aggregations=("max", "laf"),
+        default_aggregation="max",
+        loss="mse",
+    )
+    hp = kt.HyperParameters()
+    model = hypermodel.build(hp)
+    assert hp.values == {"aggregation": "max", "learning_rate": 1e-2}
+    assert model.loss == "mse"
+    np.testing.assert_allclose(learning_rate(model), 1e-2)
+    hp = kt.HyperParameters()
+    hp.Fixed("aggregation", "laf")
+    model = hypermodel.build(hp)
+    assert model.get_layer("aggregation").units == 4
+
+
+@pytest.mark.parametrize(
+    "units_range, expected",
+    [
+        ({"min_units": 12}, 12),
+        ({"max_units": 5}, 5),
+        ({"units_step": 5}, 11),
+        ({"units_step": 2}, 9),
+        ({"units_step": 4, "default_units": 5}, 5),
+    ],
+)
+def test_default_units_stay_in_the_range(units_range, expected):
+    hypermodel = DeepSetsHyperModel(**DEEP_SETS, **units_range)
+    assert hypermodel.default_units == expected
+    hp = kt.HyperParameters()
+    hypermodel.build(hp)
+    assert hp.get("units") == expected
+
+
+def test_default_learning_rate_is_the_nearest_choice():
+    hypermodel = DeepSetsHyperModel(**DEEP_SETS, learning_rates=(3e-2, 3e-4))
+    assert hypermodel.default_learning_rate == 3e-4
+    assert hypermodel.learning_rates == (3e-2, 3e-4)
+
+
+def test_model_kwargs_reach_the_builder():
+    hypermodel = DeepSetsHyperModel(
+        input_dim=3,
+        model_kwargs={"phi_units": (5,), "ragged": False, "name": "tuned"},
+    )
+    model = hypermodel.build(kt.HyperParameters())
+    assert model.name == "tuned"
+    assert len(model.inputs) == 2  # padded sets and a mask
+    assert model.get_layer("phi_0").layer.units == 5
+
+
+def test_two_trial_search(tmp_path):
+    train = make_training_sets(64, "sum", seed=0).to_dataset(32)
+    validation = make_training_sets(32, "sum", seed=1).to_dataset(32)
+    hypermodel = DeepSetsHyperModel(
+        **DEEP_SETS, max_units=4, aggregations=("laf", "sum")
+    )
+    tuner = kt.RandomSearch(
+        hypermodel,
+        objective="val_loss",
+        max_trials=2,
+        seed=0,
+        directory=tmp_path,
+        overwrite=True,
+    )
+    tuner.search(train, validation_data=validation, epochs=1, verbose=0)
+
+    trials = tuner.oracle.get_best_trials(num_trials=2)
+    assert len(trials) == 2
+    for trial in trials:
+        values = trial.hyperparameters.values
+        assert values["aggregation"] in ("laf", "sum")
+        assert values["learning_rate"] in (1e-2, 1e-3, 1e-4)
+        assert ("units" in values) == (values["aggregation"] == "laf")
+        if "units" in values:
+            assert 1 <= values["units"] <= 4
+        assert np.isfinite(trial.score)
+    best = tuner.get_best_hyperparameters()[0]
+    assert best.values == trials[0].hyperparameters.values
+    model = tuner.get_best_models()[0]
+    assert model.evaluate(validation, verbose=0, return_dict=True)["mae"] >= 0
+
+
+def test_search_keeps_fixed_units(tmp_path):
+    train = make_training_sets(64, "count", seed=0).to_dataset(32)
+    hp = kt.HyperParameters()
+    hp.Fixed("units", 2)
+    tuner = kt.RandomSearch(
+        DeepSetsHyperModel(**DEEP_SETS),
+        hyperparameters=hp,
+        objective="loss",
+        max_trials=2,
+        seed=0,
+        directory=tmp_path,
+        overwrite=True,
+    )
+    tuner.search(train, epochs=1, verbose=0)
+    trials = tuner.oracle.get_best_trials(num_trials=2)
+    assert len(trials) == 2
+    assert [trial.hyperparameters.get("units") for trial in trials] == [2, 2]
+    learning_rates = {
+        trial.hyperparameters.get("learning_rate") for trial in trials
+    }
+    assert len(learning_rates) == 2  # the rest is still searched
+
+
+@pytest.mark.parametrize(
+    "arguments, match",
+    [
+        ({"min_units": 0}, "min_units=0"),
+        ({"max_units": -1}, "max_units=-1"),
+        ({"min_units": 5, "max_units": 4}, "min_units=5, max_units=4"),
+        ({"units_step": 0}, "units_step=0"),
+        ({"min_units": 1.5}, "min_units=1.5"),
+        ({"default_units": 22}, "default_units=22"),
+        ({"units_step": 2, "default_units": 4}, "default_units=4"),
+        ({"default_units": 9.0}, "default_units=9.0"),
+        ({"learning_rates": ()}, r"learning_rates=\(\)"),
+        ({"learning_rates": 1e-3}, "learning_rates=0.001"),
+        ({"learning_rates": (1e-3, 0.0)}, r"learning_rates=\(0.001, 0.0\)"),
+        ({"learning_rates": (-1e-3,)}, "learning_rates="),
+        ({"learning_rates": ("fast",)}, "learning_rates="),
+        ({"learning_rates": (1e-3, 1e-3)}, "repeat"),
+        ({"default_learning_rate": 0.5}, "default_learning_rate=0.5"),
+        ({"aggregations": ()}, r"aggregations=\(\)"),
+        ({"aggregations": "laf"}, "aggregations='laf'"),
+        ({"aggregations": ("laf", "median")}, "Unknown aggregation 'median'"),
+        ({"aggregations": ("laf", "laf")}, "repeat"),
+        ({"default_aggregation": "sum"}, "default_aggregation='sum'"),
+        ({"compile_kwargs": {"optimizer": "sgd"}}, "optimizer"),
+        ({"model_kwargs": {"units": 3}}, "units=3"),
+        ({"model_kwargs": {"aggregation": "sum"}}, "aggregation='sum'"),
+        ({"model_kwargs": {"dropout": 0.5}}, "dropout=0.5"),
+    ],
+)
+def test_bad_arguments_raise(arguments, match):
+    with pytest.raises(ValueError, match=match):
+        DeepSetsHyperModel(**{**DEEP_SETS, **arguments})
+
+
+@pytest.mark.parametrize(
+    "arguments, match",
+    [
+        ({"input_dim": 3}, "exactly one"),
+        ({"vocabulary_size": None}, "exactly one"),
+        ({"vocabulary_size": 0}, "vocabulary_size=0"),
+        ({"output_dim": 0}, "output_dim=0"),
+    ],
+)
+def test_bad_deep_sets_inputs_raise(arguments, match):
+    with pytest.raises(ValueError, match=match):
+        DeepSetsHyperModel(**{**DEEP_SETS, **arguments})
+
+
+@pytest.mark.parametrize(
+    "arguments, match",
+    [
+        ({"aggregations": ("laf", "sum")}, "Unknown aggregation 'sum'"),
+        ({"input_dim": 0}, "input_dim=0"),
+        ({"model_kwargs": {"head": "pma"}}, "head='pma'"),
+        ({"min_units": 3, "max_units": 2}, "min_units=3"),
+    ],
+)
+def test_bad_set_transformer_arguments_raise(arguments, match):
+    with pytest.raises(ValueError, match=match):
+        SetTransformerHyperModel(**{**SET_TRANSFORMER, **arguments})
