@@ -25,6 +25,9 @@ setup(
         # installs it.
         "tensorboard",
     ],
+    entry_points={
+        "console_scripts": ["keras-laf = keras_laf.experiments.cli:main"]
+    },
     extras_require={
         # Offline fallback of the MNIST-digit sets.
         "digits": ["scikit-learn"],

@@ -561,3 +561,50 @@ def test_xla_path_matches_plain_path():
         np.testing.assert_allclose(
             compiled_value, plain_value, rtol=2e-4, atol=2e-6
         )
+
+
+@pytest.mark.parametrize("form", ["padded", "segments"])
+def test_gradients_match_autodiff_of_the_formula(form):
+    # The power sums have a hand-written gradient; compare everything with
+    # TensorFlow's autodiff of the plain formula on values inside (0, 1).
+    rng = np.random.default_rng(20)
+    values = tf.constant(rng.uniform(0.05, 0.95, (2, 6, 3)), "float32")
+    exponents, coefficients = random_parameters(units=4, seed=21)
+    layer = layer_with(exponents, coefficients)
+
+    def formula(x):
+        x = x[:, :, :, None]  # (batch, set, features, 1)
+        a, b, c, d, e, f, g, h = tf.unstack(layer.exponents)
+        alpha, beta, gamma, delta = tf.unstack(layer.coefficients)
+
+        def power_sum(source, outer, inner):
+            return tf.reduce_sum(source**inner, axis=1) ** outer
+
+        numerator = alpha * power_sum(x, a, b) + beta * power_sum(1 - x, c, d)
+        denominator = gamma * power_sum(x, e, f) + delta * power_sum(
+            1 - x, g, h
+        )
+        return numerator / denominator
+
+    weights = tf.constant(rng.normal(size=(2, 3, 4)), "float32")
+    results = []
+    for function in ("layer", "formula"):
+        with tf.GradientTape() as tape:
+            tape.watch(values)
+            if function == "formula":
+                outputs = formula(values)
+            elif form == "padded":
+                outputs = layer(values)
+            else:
+                outputs = layer(
+                    tf.reshape(values, (-1, 3)),
+                    segment_ids=np.repeat([0, 1], 6),
+                    num_segments=2,
+                )
+            loss = tf.reduce_sum(outputs * weights)
+        results.append(
+            [outputs]
+            + tape.gradient(loss, [values, *layer.trainable_variables])
+        )
+    for computed, expected in zip(*results):
+        np.testing.assert_allclose(computed, expected, rtol=1e-3, atol=1e-6)

@@ -1,0 +1,829 @@
+"""What the `keras-laf` subcommands share.
+
+- Arguments: comma-separated choices (`--targets sum,max` or `all`),
+  the training settings with the paper's optimiser defaults, and `--quick`.
+- The output directory: checked for writability up front and locked
+  against a second command running in it; its `results.json` records
+  every finished run, so re-running a command skips them, and
+  `backups/<run>/` holds the `keras.callbacks.BackupAndRestore` state of an
+  unfinished run, so its training resumes at the last finished epoch.
+- Training with Adam, the paper's loss and `ReduceLROnPlateau`.
+- The loop of the set-regression experiments (`scalars`, `mnist`,
+  `unique-sum`): train every method on every target and seed, then measure
+  the MAE on test sets of growing maximum size.
+- `ExperimentError`: a problem the user can fix (a missing data
+  directory, an unwritable output directory, results of other settings),
+  reported by `keras-laf` as one line with exit status 2.
+"""
+
+import argparse
+import csv
+import json
+import os
+import pathlib
+import shutil
+import time
+
+import numpy as np
+
+from keras_laf.experiments import plots
+
+# The optimiser settings of the paper: Adam, learning rate 1e-3, batches of
+# 64 sets, the learning rate decayed when the validation loss plateaus.
+PAPER_BATCH_SIZE = 64
+PAPER_LEARNING_RATE = 1e-3
+LR_FACTOR = 0.5
+LR_PATIENCE = 5
+
+RESULTS_JSON = "results.json"
+RESULTS_CSV = "results.csv"
+SUMMARY_CSV = "summary.csv"
+BACKUPS = "backups"
+PREDICTIONS = "predictions"
+LOCK_FILE = ".keras-laf.lock"
+
+# The output directories locked by this process.
+_held_locks = []
+
+# (attribute, flag, type, help) of the settings every subcommand takes; the
+# experiment gives their default and `--quick` values.
+_SETTING_FLAGS = (
+    ("train_size", "--train-size", "positive_int", "training sets"),
+    ("val_size", "--val-size", "positive_int", "validation sets"),
+    ("test_size", "--test-size", "positive_int", "test sets (per size)"),
+    ("epochs", "--epochs", "positive_int", "training epochs"),
+    ("batch_size", "--batch-size", "positive_int", "sets per batch"),
+    ("learning_rate", "--learning-rate", "positive_float", "Adam's rate"),
+    (
+        "lr_factor",
+        "--lr-factor",
+        "fraction",
+        "factor of the learning-rate decay on a validation plateau",
+    ),
+    (
+        "lr_patience",
+        "--lr-patience",
+        "positive_int",
+        "epochs without validation improvement before the decay",
+    ),
+)
+OPTIMIZER_DEFAULTS = {
+    "batch_size": PAPER_BATCH_SIZE,
+    "learning_rate": PAPER_LEARNING_RATE,
+    "lr_factor": LR_FACTOR,
+    "lr_patience": LR_PATIENCE,
+}
+
+
+class ExperimentError(Exception):
+    """A problem the user can fix, reported in one line with exit status 2."""
+
+
+def log(experiment, message):
+    """Prints a progress line of `experiment`, flushed at once."""
+    print(f"keras-laf {experiment}: {message}", flush=True)
+
+
+# Argument types: each raises `argparse.ArgumentTypeError`, which argparse
+# reports as `keras-laf <command>: error: argument --flag: <message>` with
+# exit status 2.
+
+
+def positive_int(text):
+    """Parses a positive integer."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(
+            f"expected a positive integer, received {text!r}"
+        )
+    return value
+
+
+def positive_float(text):
+    """Parses a positive float."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = 0.0
+    if not value > 0 or not np.isfinite(value):
+        raise argparse.ArgumentTypeError(
+            f"expected a positive number, received {text!r}"
+        )
+    return value
+
+
+def fraction(text):
+    """Parses a number strictly between 0 and 1."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = 0.0
+    if not 0 < value < 1:
+        raise argparse.ArgumentTypeError(
+            f"expected a number between 0 and 1, received {text!r}"
+        )
+    return value
+
+
+def positive_int_list(text):
+    """Parses comma-separated positive integers, e.g. `5,10,20`."""
+    values = [item.strip() for item in text.split(",") if item.strip()]
+    if not values:
+        raise argparse.ArgumentTypeError(
+            f"expected comma-separated positive integers, received {text!r}"
+        )
+    return tuple(sorted({positive_int(value) for value in values}))
+
+
+def set_size_list(text):
+    """Parses comma-separated maximum set sizes (integers of at least 2)."""
+    values = [item.strip() for item in text.split(",") if item.strip()]
+    sizes = []
+    for value in values:
+        try:
+            sizes.append(int(value))
+        except ValueError:
+            sizes.append(0)
+    if not sizes or min(sizes) < 2:
+        raise argparse.ArgumentTypeError(
+            "expected comma-separated set sizes of at least 2, received "
+            f"{text!r}"
+        )
+    return tuple(sorted(set(sizes)))
+
+
+def choice_list(choices, what):
+    """An argument type for a comma-separated subset of `choices`.
+
+    Args:
+        choices: the allowed names, in their canonical order.
+        what: the singular noun used in error messages, e.g. `"target"`.
+
+    Returns:
+        A function parsing `"a,b"` (or `"all"`) into a tuple of names in
+        the order given.
+    """
+
+    def parse(text):
+        names = [name.strip() for name in text.split(",") if name.strip()]
+        if names == ["all"]:
+            return tuple(choices)
+        unknown = [name for name in names if name not in choices]
+        if unknown or not names:
+            received = unknown[0] if unknown else text
+            raise argparse.ArgumentTypeError(
+                f"unknown {what} {received!r}; expected 'all' or a "
+                f"comma-separated list of: {', '.join(choices)}"
+            )
+        return tuple(dict.fromkeys(names))
+
+    return parse
+
+
+_TYPES = {
+    "positive_int": positive_int,
+    "positive_float": positive_float,
+    "fraction": fraction,
+}
+
+
+def add_common_arguments(parser, experiment, defaults, quick):
+    """Adds the flags every experiment takes.
+
+    The settings flags default to None and are resolved by
+    `resolve_settings`: an explicit flag wins, else the `--quick` value
+    with `--quick`, else the default.
+
+    Args:
+        parser: the subcommand's `argparse.ArgumentParser`.
+        experiment: the subcommand's name, for the default output folder.
+        defaults: dict of the default settings: `train_size`, `val_size`,
+            `test_size`, `epochs`, `seeds`, and optionally the optimiser
+            settings of `OPTIMIZER_DEFAULTS`.
+        quick: dict of the same keys, the values of `--quick`.
+    """
+    defaults = {**OPTIMIZER_DEFAULTS, **defaults}
+    quick = {**OPTIMIZER_DEFAULTS, **quick}
+    group = parser.add_argument_group("output and progress")
+    group.add_argument(
+        "--output",
+        metavar="DIR",
+        help=(
+            "output directory; re-running with the same directory skips "
+            "the runs recorded there and resumes an interrupted one "
+            f"(default: experiments_output/{experiment}, or "
+            f"experiments_output/{experiment}-quick with --quick)"
+        ),
+    )
+    group.add_argument(
+        "--overwrite",
+        action="store_true",
+        help="discard the results and backups already in the output "
+        "directory instead of resuming",
+    )
+    group.add_argument(
+        "--quick",
+        action="store_true",
+        help="tiny sizes and one epoch: a smoke test that takes seconds",
+    )
+    group.add_argument(
+        "--verbose",
+        type=int,
+        choices=(0, 1, 2),
+        default=1,
+        help="Keras verbosity: 0 silent, 1 progress bars, 2 one line per "
+        "epoch (default: 1)",
+    )
+    group = parser.add_argument_group("training")
+    for name, flag, kind, text in _SETTING_FLAGS:
+        group.add_argument(
+            flag,
+            type=_TYPES[kind],
+            metavar="N" if kind == "positive_int" else "X",
+            help=f"{text} (default: {defaults[name]}; --quick: {quick[name]})",
+        )
+    group.add_argument(
+        "--seeds",
+        type=positive_int,
+        metavar="N",
+        help="repetitions with seeds 0..N-1 (default: "
+        f"{defaults['seeds']}; --quick: {quick['seeds']})",
+    )
+    parser.set_defaults(
+        experiment=experiment, setting_defaults=defaults, quick_settings=quick
+    )
+
+
+def resolve_settings(args, extra_names=()):
+    """Fills the unset settings flags of `args` and returns the settings.
+
+    Args:
+        args: the parsed arguments of a subcommand set up with
+            `add_common_arguments`.
+        extra_names: further attributes of `args` to resolve the same way
+            (their default and `--quick` values must be in the dicts given
+            to `add_common_arguments`).
+
+    Returns:
+        Dict of the settings that determine the results (everything but
+        the choice of methods, targets and seeds), as recorded in
+        `results.json`.
+    """
+    chosen = args.quick_settings if args.quick else args.setting_defaults
+    names = [name for name, *_ in _SETTING_FLAGS] + ["seeds", *extra_names]
+    for name in names:
+        if getattr(args, name, None) is None:
+            setattr(args, name, chosen[name])
+    if args.output is None:
+        suffix = "-quick" if args.quick else ""
+        args.output = os.path.join(
+            "experiments_output", f"{args.experiment}{suffix}"
+        )
+    settings = {name: getattr(args, name) for name in names}
+    del settings["seeds"]
+    return settings
+
+
+def prepare_output_directory(path):
+    """Creates the output directory, checks it is writable, and locks it.
+
+    The lock, a file `.keras-laf.lock` holding the process id, keeps two
+    commands from running in one directory at once; it is released by
+    `release_output_directories` (which `keras-laf` calls on exit) or left
+    stale by a killed process, and a stale lock is taken over.
+
+    Raises:
+        ExperimentError: the directory cannot be created or written to, or
+            another running process holds its lock.
+    """
+    path = pathlib.Path(path)
+    lock = path / LOCK_FILE
+    if lock in _held_locks:
+        return path
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+        owner = _lock_owner(lock)
+        if owner is not None:
+            raise ExperimentError(
+                f"another keras-laf command (process {owner}) is running in "
+                f"{str(path)!r}. Wait for it to finish, or choose another "
+                "--output."
+            )
+        lock.write_text(str(os.getpid()))
+    except OSError as error:
+        reason = error.strerror or str(error)
+        raise ExperimentError(
+            f"cannot write to the output directory {str(path)!r}: {reason}. "
+            "Choose another one with --output."
+        ) from None
+    _held_locks.append(lock)
+    return path
+
+
+def release_output_directories():
+    """Releases the locks of `prepare_output_directory` of this process."""
+    while _held_locks:
+        _held_locks.pop().unlink(missing_ok=True)
+
+
+def _lock_owner(lock):
+    # The id of another live process holding the lock, else None.
+    try:
+        pid = int(lock.read_text().strip())
+    except (OSError, ValueError):
+        return None
+    if pid == os.getpid():
+        return None
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return None
+    except OSError:
+        pass
+    return pid
+
+
+def summarize(records, group_fields, value_field):
+    """Means and standard deviations of `value_field` over the seeds.
+
+    Args:
+        records: list of dicts, one per seed and group.
+        group_fields: the fields identifying a group, e.g. `("method",
+            "target", "max_size")`.
+        value_field: the measured field, e.g. `"mae"`.
+
+    Returns:
+        List of dicts: the group fields, `<value>_mean`, `<value>_std`
+        (population standard deviation, 0 for one seed) and `num_seeds`.
+    """
+    groups = {}
+    for record in records:
+        key = tuple(record[field] for field in group_fields)
+        groups.setdefault(key, []).append(record[value_field])
+    return [
+        {
+            **dict(zip(group_fields, key, strict=True)),
+            f"{value_field}_mean": float(np.mean(values)),
+            f"{value_field}_std": float(np.std(values)),
+            "num_seeds": len(values),
+        }
+        for key, values in groups.items()
+    ]
+
+
+class ResultStore:
+    """The recorded runs of one experiment in its output directory.
+
+    `results.json` is the record: the experiment, its settings and one
+    entry per finished run (a method, a target and a seed). It is rewritten
+    (atomically) after every run, with `results.csv` (one row per record)
+    and `summary.csv` (means and standard deviations over the seeds).
+
+    Results of other settings are never mixed: opening a directory whose
+    settings differ raises `ExperimentError`, unless `overwrite` discards
+    them.
+
+    Args:
+        directory: the output directory, already checked to be writable.
+        experiment: the subcommand's name.
+        settings: dict of the settings (see `resolve_settings`).
+        key_fields: the fields identifying a run, e.g. `("method",
+            "target", "seed")`.
+        records: function from the list of runs to the list of records
+            (flat dicts, the rows of `results.csv`).
+        group_fields: the fields of a record averaged over seeds together.
+        value_field: the measured field of a record.
+        overwrite: whether to discard what the directory holds.
+    """
+
+    def __init__(
+        self,
+        directory,
+        experiment,
+        settings,
+        key_fields,
+        records,
+        group_fields,
+        value_field,
+        overwrite=False,
+    ):
+        self.directory = pathlib.Path(directory)
+        self.experiment = experiment
+        self.settings = json.loads(json.dumps(settings))
+        self.key_fields = tuple(key_fields)
+        self._records = records
+        self.group_fields = tuple(group_fields)
+        self.value_field = value_field
+        self.runs = []
+        path = self.directory / RESULTS_JSON
+        if overwrite:
+            self._discard()
+        elif path.exists():
+            self.runs = self._load(path)
+        self.save()
+
+    def _discard(self):
+        for name in (BACKUPS, PREDICTIONS):
+            shutil.rmtree(self.directory / name, ignore_errors=True)
+        for name in (RESULTS_JSON, RESULTS_CSV, SUMMARY_CSV):
+            (self.directory / name).unlink(missing_ok=True)
+
+    def _load(self, path):
+        try:
+            recorded = json.loads(path.read_text())
+            experiment = recorded["experiment"]
+            settings = recorded["settings"]
+            runs = list(recorded["runs"])
+        except (OSError, ValueError, KeyError, TypeError) as error:
+            raise ExperimentError(
+                f"cannot read {str(path)!r} ({error}). Delete it, pass "
+                "--overwrite or choose another --output."
+            ) from None
+        if experiment != self.experiment:
+            raise ExperimentError(
+                f"{str(self.directory)!r} holds results of the "
+                f"{experiment!r} experiment, not {self.experiment!r}. "
+                "Choose another --output."
+            )
+        if settings != self.settings:
+            changes = ", ".join(
+                f"{name} {settings.get(name)!r} -> {self.settings.get(name)!r}"
+                for name in sorted(set(settings) | set(self.settings))
+                if settings.get(name) != self.settings.get(name)
+            )
+            raise ExperimentError(
+                f"{str(self.directory)!r} holds results of other settings "
+                f"({changes}). Pass --overwrite to discard them, or choose "
+                "another --output."
+            )
+        return runs
+
+    def key(self, run):
+        """The tuple of `key_fields` of a run."""
+        return tuple(run[field] for field in self.key_fields)
+
+    def find(self, **key):
+        """Returns the recorded run with these key fields, or None."""
+        wanted = tuple(key[field] for field in self.key_fields)
+        for run in self.runs:
+            if self.key(run) == wanted:
+                return run
+        return None
+
+    def add(self, run):
+        """Records a finished run (replacing one of the same key), saves."""
+        self.runs = [
+            item for item in self.runs if self.key(item) != self.key(run)
+        ]
+        self.runs.append(run)
+        self.save()
+
+    @property
+    def records(self):
+        """The flat records of all runs, the rows of `results.csv`."""
+        return self._records(self.runs)
+
+    @property
+    def summary(self):
+        """Means and standard deviations over seeds, `summary.csv`."""
+        return summarize(self.records, self.group_fields, self.value_field)
+
+    def run_name(self, **key):
+        """A file-name-safe name of a run, e.g. `laf-sum-seed0`."""
+        parts = [str(key[field]) for field in self.key_fields[:-1]]
+        parts.append(f"seed{key['seed']}")
+        return "-".join(parts)
+
+    def backup_directory(self, **key):
+        """The `BackupAndRestore` directory of a run."""
+        return self.directory / BACKUPS / self.run_name(**key)
+
+    def predictions_path(self, **key):
+        """The `.npz` file of a run's test predictions."""
+        return self.directory / PREDICTIONS / f"{self.run_name(**key)}.npz"
+
+    def remove_empty_backups(self):
+        """Removes the `backups` folder when no unfinished run is left."""
+        try:
+            (self.directory / BACKUPS).rmdir()
+        except OSError:
+            pass
+
+    def save(self):
+        """Writes `results.json`, `results.csv` and `summary.csv`."""
+        records = self.records
+        summary = self.summary
+        document = {
+            "experiment": self.experiment,
+            "settings": self.settings,
+            "runs": self.runs,
+            "records": records,
+            "summary": summary,
+        }
+        _write_atomically(
+            self.directory / RESULTS_JSON, json.dumps(document, indent=2)
+        )
+        _write_csv(self.directory / RESULTS_CSV, records)
+        _write_csv(self.directory / SUMMARY_CSV, summary)
+
+
+def _write_atomically(path, text):
+    temporary = path.with_name(path.name + ".tmp")
+    temporary.write_text(text)
+    os.replace(temporary, path)
+
+
+def _write_csv(path, rows):
+    temporary = path.with_name(path.name + ".tmp")
+    with open(temporary, "w", newline="") as file:
+        if rows:
+            writer = csv.DictWriter(file, fieldnames=list(rows[0]))
+            writer.writeheader()
+            writer.writerows(rows)
+    os.replace(temporary, path)
+
+
+def fit(
+    model,
+    train_data,
+    validation_data,
+    loss,
+    settings,
+    backup_directory,
+    verbose=1,
+    metrics=None,
+    callbacks=(),
+):
+    """Compiles and trains a model with the paper's optimiser settings.
+
+    Adam with `settings["learning_rate"]`, the given loss, and
+    `ReduceLROnPlateau` on the validation loss. `BackupAndRestore` saves
+    the weights, the optimiser state (the learning rate included) and the
+    epoch to `backup_directory` after every epoch and restores them when a
+    backup exists there, so an interrupted training continues where it
+    stopped; the backup is deleted once training ends. The plateau
+    counter of `ReduceLROnPlateau` starts afresh on resumption.
+
+    Args:
+        model: an uncompiled `keras.Model`.
+        train_data: the training `tf.data.Dataset`, already shuffled.
+        validation_data: the validation `tf.data.Dataset`.
+        loss: a Keras loss.
+        settings: dict with `epochs`, `learning_rate`, `lr_factor` and
+            `lr_patience`.
+        backup_directory: the run's `BackupAndRestore` directory.
+        verbose: Keras verbosity.
+        metrics: optional Keras metrics.
+        callbacks: further Keras callbacks, called after the backup.
+
+    Returns:
+        Dict with `train_seconds`, `resumed_from_epoch` and the last
+        `val_loss` (None when nothing was left to train).
+    """
+    import keras
+
+    model.compile(
+        optimizer=keras.optimizers.Adam(settings["learning_rate"]),
+        loss=loss,
+        metrics=metrics,
+    )
+    backup_directory = pathlib.Path(backup_directory)
+    callbacks = [
+        keras.callbacks.BackupAndRestore(
+            str(backup_directory), double_checkpoint=True
+        ),
+        keras.callbacks.ReduceLROnPlateau(
+            monitor="val_loss",
+            factor=settings["lr_factor"],
+            patience=settings["lr_patience"],
+            verbose=1 if verbose else 0,
+        ),
+        *callbacks,
+    ]
+    resumed_from = backed_up_epoch(backup_directory)
+    start = time.perf_counter()
+    history = model.fit(
+        train_data,
+        validation_data=validation_data,
+        epochs=settings["epochs"],
+        callbacks=callbacks,
+        verbose=verbose,
+        shuffle=False,
+    )
+    seconds = time.perf_counter() - start
+    shutil.rmtree(backup_directory, ignore_errors=True)
+    val_losses = history.history.get("val_loss") or [None]
+    return {
+        "train_seconds": round(seconds, 3),
+        "resumed_from_epoch": resumed_from,
+        "val_loss": None if val_losses[-1] is None else float(val_losses[-1]),
+    }
+
+
+def backed_up_epoch(backup_directory):
+    """The number of epochs saved by `BackupAndRestore`, 0 if none."""
+    path = pathlib.Path(backup_directory) / "training_metadata.json"
+    try:
+        return int(json.loads(path.read_text())["epoch"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return 0
+
+
+# The set-regression experiments: scalars, mnist and unique-sum.
+
+REGRESSION_KEY = ("method", "target", "seed")
+
+
+def regression_records(runs):
+    """One record per run and maximum test-set size: the MAE."""
+    return [
+        {
+            "method": run["method"],
+            "target": run["target"],
+            "seed": run["seed"],
+            "max_size": item["max_size"],
+            "mae": item["mae"],
+        }
+        for run in runs
+        for item in run["test"]
+    ]
+
+
+def open_regression_store(args, settings):
+    """Checks the output directory and opens its `ResultStore`."""
+    directory = prepare_output_directory(args.output)
+    return ResultStore(
+        directory,
+        args.experiment,
+        settings,
+        key_fields=REGRESSION_KEY,
+        records=regression_records,
+        group_fields=("method", "target", "max_size"),
+        value_field="mae",
+        overwrite=args.overwrite,
+    )
+
+
+def run_regression(
+    args,
+    settings,
+    store,
+    make_training_data,
+    make_test_data,
+    build_model,
+    method_labels=None,
+):
+    """Trains every method on every target and seed; tests and plots them.
+
+    For each target, seed and method not yet recorded in `store`: seeds
+    Keras with the seed, builds and trains the model with the MAE loss
+    (`fit`), predicts the test sets of every maximum size at once, and
+    records the MAE of each maximum size and saves the predictions. Then
+    plots the MAE against the maximum test-set size (`mae.png`) and true
+    against predicted values (`scatter.png`).
+
+    Args:
+        args: parsed arguments with `targets`, `methods`, `seeds` and
+            `verbose`.
+        settings: the resolved settings.
+        store: the experiment's `ResultStore` (`open_regression_store`).
+        make_training_data: function `(target, seed)` returning the
+            training and validation `tf.data.Dataset`s.
+        make_test_data: function `(target)` returning the test dataset of
+            all maximum sizes together (unshuffled), the labels and the
+            maximum size of every test set, as NumPy arrays.
+        build_model: function `(method)` returning an uncompiled model.
+        method_labels: optional dict of the methods' names in the plots.
+    """
+    import keras
+
+    experiment = args.experiment
+    total = len(args.targets) * args.seeds * len(args.methods)
+    done = 0
+    for target in args.targets:
+        test_data = None
+        for seed in range(args.seeds):
+            training_data = None
+            for method in args.methods:
+                done += 1
+                key = {"method": method, "target": target, "seed": seed}
+                prefix = f"[{done}/{total}] {method} on {target}, seed {seed}"
+                if store.find(**key) is not None:
+                    log(experiment, f"{prefix}: already recorded")
+                    continue
+                if test_data is None:
+                    test_data = make_test_data(target)
+                if training_data is None:
+                    training_data = make_training_data(target, seed)
+                backup = store.backup_directory(**key)
+                epoch = backed_up_epoch(backup)
+                resuming = f", resuming after epoch {epoch}" if epoch else ""
+                log(experiment, f"{prefix}: training{resuming}")
+                keras.utils.set_random_seed(seed)
+                model = build_model(method)
+                training = fit(
+                    model,
+                    *training_data,
+                    loss="mean_absolute_error",
+                    settings=settings,
+                    backup_directory=backup,
+                    verbose=args.verbose,
+                )
+                test_dataset, labels, max_sizes = test_data
+                predictions = model.predict(test_dataset, verbose=0)[:, 0]
+                errors = np.abs(predictions - labels)
+                test = [
+                    {
+                        "max_size": int(size),
+                        "mae": float(errors[max_sizes == size].mean()),
+                    }
+                    for size in np.unique(max_sizes)
+                ]
+                path = store.predictions_path(**key)
+                path.parent.mkdir(exist_ok=True)
+                np.savez_compressed(
+                    path,
+                    labels=labels,
+                    predictions=predictions,
+                    max_sizes=max_sizes,
+                )
+                store.add(
+                    {
+                        **key,
+                        "epochs": settings["epochs"],
+                        **training,
+                        "test": test,
+                    }
+                )
+                maes = ", ".join(
+                    f"{item['max_size']}: {item['mae']:.4g}" for item in test
+                )
+                log(
+                    experiment,
+                    f"{prefix}: MAE by max test-set size {maes} "
+                    f"({training['train_seconds']:.1f} s)",
+                )
+                keras.backend.clear_session()
+    store.remove_empty_backups()
+    paths = plot_regression(store, args.experiment, method_labels)
+    log(
+        experiment,
+        f"results in {store.directory}: "
+        + ", ".join([RESULTS_JSON, RESULTS_CSV, SUMMARY_CSV, *paths]),
+    )
+
+
+def plot_regression(store, experiment, method_labels=None):
+    """Draws `mae.png` and `scatter.png` from everything recorded.
+
+    Returns:
+        The names of the files written.
+    """
+    written = []
+    summary = store.summary
+    if not summary:
+        return written
+    if not plots.available():
+        log(experiment, plots.MISSING)
+        return written
+    plots.plot_error_by_size(
+        summary,
+        store.directory / "mae.png",
+        value_field="mae",
+        ylabel="MAE",
+        title=f"{experiment}: MAE against the maximum test-set size",
+        method_labels=method_labels,
+    )
+    written.append("mae.png")
+    panels = []
+    for run in sorted(store.runs, key=lambda run: run["seed"]):
+        key = {field: run[field] for field in store.key_fields}
+        path = store.predictions_path(**key)
+        seen = {(panel["target"], panel["method"]) for panel in panels}
+        if (run["target"], run["method"]) in seen or not path.exists():
+            continue
+        with np.load(path) as saved:
+            largest = saved["max_sizes"].max()
+            chosen = saved["max_sizes"] == largest
+            panels.append(
+                {
+                    "target": run["target"],
+                    "method": run["method"],
+                    "seed": run["seed"],
+                    "max_size": int(largest),
+                    "labels": saved["labels"][chosen],
+                    "predictions": saved["predictions"][chosen],
+                }
+            )
+    if panels:
+        plots.plot_scatter(
+            panels,
+            store.directory / "scatter.png",
+            title=f"{experiment}: true and predicted values",
+            method_labels=method_labels,
+        )
+        written.append("scatter.png")
+    return written

@@ -1,0 +1,272 @@
+"""Figures and tables of the experiments, in the style of the LAF paper.
+
+Drawn with matplotlib's object interface (`matplotlib.figure.Figure`,
+rendered by the Agg backend when saved as PNG), so no display is needed and
+the global state of `pyplot` is left alone.
+"""
+
+import importlib.util
+import math
+
+import numpy as np
+
+METHOD_LABELS = {
+    "laf": "LAF",
+    "deepsets": "DeepSets",
+    "pna": "PNA",
+    "lstm": "LSTM",
+    "st-pma": "SetTransformer (PMA)",
+    "st-laf": "SetTransformer (LAF)",
+}
+# One colour and marker per method, the same in every figure.
+_STYLES = {
+    "laf": ("tab:red", "o"),
+    "deepsets": ("tab:blue", "s"),
+    "pna": ("tab:green", "^"),
+    "lstm": ("tab:orange", "D"),
+    "st-pma": ("tab:purple", "s"),
+    "st-laf": ("tab:red", "o"),
+}
+_DPI = 100
+
+
+def available():
+    """Whether matplotlib, which draws the figures, is installed."""
+    return importlib.util.find_spec("matplotlib") is not None
+
+
+MISSING = (
+    "matplotlib is not installed, so no figures were drawn (pip install "
+    "matplotlib, then run the command again to draw them)"
+)
+
+
+def _figure(num_panels, max_columns, panel_size):
+    from matplotlib.figure import Figure
+
+    columns = min(max_columns, num_panels)
+    rows = math.ceil(num_panels / columns)
+    width, height = panel_size
+    figure = Figure(
+        figsize=(width * columns, height * rows + 0.8), layout="constrained"
+    )
+    axes = figure.subplots(rows, columns, squeeze=False)
+    for unused in axes.flat[num_panels:]:
+        unused.set_visible(False)
+    return figure, list(axes.flat)
+
+
+def _label(method, method_labels):
+    return {**METHOD_LABELS, **(method_labels or {})}.get(method, method)
+
+
+def _style(method, index):
+    default_colors = [f"C{i}" for i in range(10)]
+    return _STYLES.get(method, (default_colors[index % 10], "o"))
+
+
+def _ordered(values):
+    return list(dict.fromkeys(values))
+
+
+def plot_error_by_size(
+    summary,
+    path,
+    value_field="mae",
+    ylabel="MAE",
+    title=None,
+    method_labels=None,
+):
+    """Plots an error against the maximum test-set size, as in the paper.
+
+    One panel per target, one line per method: the mean over seeds, with
+    a band of one standard deviation when there are several seeds.
+
+    Args:
+        summary: records with `method`, `target`, `max_size`,
+            `<value_field>_mean`, `<value_field>_std` and `num_seeds`.
+        path: the PNG file to write.
+        value_field: the plotted measure.
+        ylabel: the label of the vertical axes.
+        title: optional title of the figure.
+        method_labels: optional dict of display names of methods.
+    """
+    targets = _ordered(record["target"] for record in summary)
+    methods = _ordered(record["method"] for record in summary)
+    figure, axes = _figure(len(targets), 4, (3.6, 2.8))
+    for axis, target in zip(axes, targets, strict=False):
+        for index, method in enumerate(methods):
+            points = sorted(
+                (
+                    record["max_size"],
+                    record[f"{value_field}_mean"],
+                    record[f"{value_field}_std"],
+                    record["num_seeds"],
+                )
+                for record in summary
+                if record["target"] == target and record["method"] == method
+            )
+            if not points:
+                continue
+            sizes, means, stds, seeds = (np.array(x) for x in zip(*points))
+            color, marker = _style(method, index)
+            axis.plot(
+                sizes,
+                means,
+                color=color,
+                marker=marker,
+                markersize=4,
+                label=_label(method, method_labels),
+            )
+            if seeds.max() > 1:
+                axis.fill_between(
+                    sizes, means - stds, means + stds, color=color, alpha=0.15
+                )
+        axis.set_title(target)
+        axis.set_xlabel("maximum test-set size")
+        axis.set_ylabel(ylabel)
+        axis.grid(alpha=0.3)
+    handles, labels = axes[0].get_legend_handles_labels()
+    figure.legend(
+        handles,
+        labels,
+        loc="outside lower center",
+        ncol=len(methods),
+        frameon=False,
+    )
+    if title:
+        figure.suptitle(title, fontsize="medium")
+    figure.savefig(path, dpi=_DPI)
+
+
+def plot_scatter(panels, path, title=None, method_labels=None):
+    """Plots true against predicted values, one panel per target and method.
+
+    Rows are targets and columns methods; the diagonal is the perfect
+    prediction.
+
+    Args:
+        panels: list of dicts with `target`, `method`, `seed`, `max_size`,
+            and the arrays `labels` and `predictions`.
+        path: the PNG file to write.
+        title: optional title of the figure.
+        method_labels: optional dict of display names of methods.
+    """
+    from matplotlib.figure import Figure
+
+    targets = _ordered(panel["target"] for panel in panels)
+    methods = _ordered(panel["method"] for panel in panels)
+    figure = Figure(
+        figsize=(2.8 * len(methods), 2.7 * len(targets) + 0.5),
+        layout="constrained",
+    )
+    axes = figure.subplots(len(targets), len(methods), squeeze=False)
+    for row, target in enumerate(targets):
+        for column, method in enumerate(methods):
+            axis = axes[row, column]
+            found = [
+                panel
+                for panel in panels
+                if panel["target"] == target and panel["method"] == method
+            ]
+            if not found:
+                axis.set_visible(False)
+                continue
+            panel = found[0]
+            labels = np.asarray(panel["labels"], dtype="float64")
+            predictions = np.asarray(panel["predictions"], dtype="float64")
+            color, _ = _style(method, column)
+            axis.scatter(labels, predictions, s=6, alpha=0.4, color=color)
+            finite = np.concatenate([labels, predictions])
+            finite = finite[np.isfinite(finite)]
+            if finite.size:
+                low, high = finite.min(), finite.max()
+                axis.plot([low, high], [low, high], color="black", lw=0.8)
+            axis.set_title(
+                f"{_label(method, method_labels)}: {target}\n"
+                f"max size {panel['max_size']}, seed {panel['seed']}",
+                fontsize="small",
+            )
+            axis.set_xlabel("true")
+            axis.set_ylabel("predicted")
+            axis.grid(alpha=0.3)
+    if title:
+        figure.suptitle(title, fontsize="medium")
+    figure.savefig(path, dpi=_DPI)
+
+
+def accuracy_table(summary, method_labels=None):
+    """The accuracy table of the point-cloud experiment.
+
+    Args:
+        summary: records with `method`, `num_points`, `accuracy_mean`,
+            `accuracy_std` and `num_seeds`.
+        method_labels: optional dict of display names of methods.
+
+    Returns:
+        A tuple `(header, rows)` of strings: the header is `Method` then
+        one column per number of points; each cell is `mean ± std` in
+        percent.
+    """
+    sizes = sorted({record["num_points"] for record in summary})
+    methods = _ordered(record["method"] for record in summary)
+    header = ["Method"] + [f"{size} points" for size in sizes]
+    rows = []
+    for method in methods:
+        row = [_label(method, method_labels)]
+        for size in sizes:
+            found = [
+                record
+                for record in summary
+                if record["method"] == method and record["num_points"] == size
+            ]
+            if found:
+                record = found[0]
+                row.append(
+                    f"{100 * record['accuracy_mean']:.1f} ± "
+                    f"{100 * record['accuracy_std']:.1f} "
+                    f"(n={record['num_seeds']})"
+                )
+            else:
+                row.append("")
+        rows.append(row)
+    return header, rows
+
+
+def write_accuracy_table(
+    summary, markdown_path, png_path, title=None, method_labels=None
+):
+    """Writes the accuracy table as Markdown and as a PNG image.
+
+    Args:
+        summary: see `accuracy_table`.
+        markdown_path: the `.md` file to write.
+        png_path: the `.png` file to write, or None for no image.
+        title: optional caption.
+        method_labels: optional dict of display names of methods.
+    """
+    header, rows = accuracy_table(summary, method_labels)
+    lines = []
+    if title:
+        lines += [f"{title}", ""]
+    lines.append("| " + " | ".join(header) + " |")
+    lines.append("|" + "|".join(" --- " for _ in header) + "|")
+    lines += ["| " + " | ".join(row) + " |" for row in rows]
+    markdown_path.write_text("\n".join(lines) + "\n")
+    if png_path is None:
+        return
+
+    from matplotlib.figure import Figure
+
+    width = max(2.2 + 2.4 * (len(header) - 1), 0.085 * len(title or ""))
+    figure = Figure(figsize=(width, 1.0 + 0.35 * len(rows)))
+    axis = figure.subplots()
+    axis.axis("off")
+    table = axis.table(
+        cellText=rows, colLabels=header, loc="center", cellLoc="center"
+    )
+    table.scale(1, 1.4)
+    if title:
+        axis.set_title(title, fontsize="medium")
+    figure.tight_layout()
+    figure.savefig(png_path, dpi=_DPI)

@@ -1,0 +1,357 @@
+"""`keras-laf pointcloud`: point-cloud classification with three poolings.
+
+The point-cloud experiment of the LAF paper: the DeepSets classifier of
+ModelNet40 (permutation-equivariant layers, a pooling over the points,
+dense layers) with max pooling (DeepSets), PNA's pooling or LAF, trained
+with the cross-entropy of the logits, and compared by test accuracy over
+several seeds, for clouds of 100 and 1000 points.
+
+ModelNet40 is read from its HDF5 files (`--data-dir`, see
+`keras_laf.datasets.load_modelnet40`); without `--data-dir` the clouds are
+sampled from the surfaces of eight simple solids instead, which needs no
+download.
+"""
+
+import pathlib
+
+import numpy as np
+
+from keras_laf.datasets import SOLID_NAMES
+from keras_laf.datasets import load_modelnet40
+from keras_laf.datasets import make_solid_point_clouds
+from keras_laf.datasets.point_clouds import MODELNET40_HELP
+from keras_laf.experiments import common
+from keras_laf.experiments import plots
+
+METHODS = ("deepsets", "pna", "laf")
+POOLINGS = {"deepsets": "max", "pna": "pna", "laf": "laf"}
+METHOD_LABELS = {
+    "deepsets": "DeepSets (max pooling)",
+    "pna": "PNA pooling",
+    "laf": "LAF pooling",
+}
+KEY_FIELDS = ("method", "num_points", "seed")
+# Seeds of the data: generated training clouds use the run's seed,
+# validation clouds `VALIDATION_SEED + seed`, test clouds `TEST_SEED`; the
+# ModelNet40 validation clouds are a fixed random part of its train split.
+VALIDATION_SEED = 10_000
+TEST_SEED = 20_000
+PREDICT_BATCH_SIZE = 256
+
+DEFAULTS = {
+    "train_size": 800,
+    "val_size": 200,
+    "test_size": 400,
+    "epochs": 10,
+    "seeds": 2,
+    "num_points": (100,),
+    "width": 64,
+}
+QUICK = {
+    "train_size": 64,
+    "val_size": 32,
+    "test_size": 32,
+    "epochs": 1,
+    "seeds": 1,
+    "num_points": (32,),
+    "width": 32,
+}
+# With --data-dir, unless given: all of the train split but a validation
+# part, and all of the test split.
+MODELNET40_DEFAULTS = {
+    **DEFAULTS,
+    "train_size": None,
+    "val_size": 984,
+    "test_size": None,
+    "width": 256,
+}
+
+HELP = "point clouds: max, PNA and LAF pooling (ModelNet40 or solids)"
+DESCRIPTION = f"""\
+Classifies point clouds with the DeepSets classifier and three poolings:
+deepsets (max pooling), pna (max, min, mean, std) and laf (a sigmoid and
+LAF with 10 units); three permutation-equivariant tanh layers of --width
+units, the pooling, dropout, a dense tanh layer, dropout, logits. Trained
+with Adam, the sparse categorical cross-entropy of the logits and a
+learning-rate decay on validation plateaus; reports the test accuracy,
+mean and standard deviation over the seeds, as a table (accuracy.md,
+accuracy.png).
+
+Data: with --data-dir, ModelNet40's modelnet40_ply_hdf5_2048 directory,
+by default all of its train split but {MODELNET40_DEFAULTS["val_size"]} \
+validation clouds, all of
+its test split and the paper's width of {MODELNET40_DEFAULTS["width"]}. \
+Without --data-dir,
+clouds sampled from {len(SOLID_NAMES)} simple solids with random scales \
+and rotations,
+generated offline.
+
+The default run (solids, {DEFAULTS["train_size"]} training clouds of \
+{DEFAULTS["num_points"][0]} points, width {DEFAULTS["width"]},
+{DEFAULTS["epochs"]} epochs, {DEFAULTS["seeds"]} seeds) takes a few \
+minutes on two CPU cores, LAF pooling
+being the slowest; it is a small-scale run, not the paper's result. The
+paper's scale:
+
+  keras-laf pointcloud --data-dir modelnet40_ply_hdf5_2048 \\
+      --num-points 100,1000 --epochs 100 --seeds 5
+"""
+
+
+def add_arguments(parser):
+    """Adds the arguments of `keras-laf pointcloud`."""
+    group = parser.add_argument_group("experiment")
+    group.add_argument(
+        "--data-dir",
+        metavar="DIR",
+        help="ModelNet40's modelnet40_ply_hdf5_2048 directory; without it "
+        "the clouds are generated from simple solids (no download)",
+    )
+    group.add_argument(
+        "--num-points",
+        type=common.positive_int_list,
+        metavar="N1,N2,...",
+        help="points per cloud (default: "
+        f"{','.join(map(str, DEFAULTS['num_points']))}; --quick: "
+        f"{','.join(map(str, QUICK['num_points']))}; paper: 100,1000)",
+    )
+    group.add_argument(
+        "--methods",
+        type=common.choice_list(METHODS, "method"),
+        default=METHODS,
+        help="comma-separated methods: deepsets (max pooling), pna, laf "
+        f"(default: {','.join(METHODS)})",
+    )
+    group.add_argument(
+        "--width",
+        type=common.positive_int,
+        metavar="N",
+        help="units of the equivariant and dense layers (default: "
+        f"{DEFAULTS['width']}, with --data-dir "
+        f"{MODELNET40_DEFAULTS['width']}; --quick: {QUICK['width']})",
+    )
+    common.add_common_arguments(parser, "pointcloud", DEFAULTS, QUICK)
+
+
+def build_model(method, num_classes, width=256):
+    """The DeepSets point-cloud classifier with the method's pooling."""
+    from keras_laf.models import point_cloud_classifier
+
+    return point_cloud_classifier(
+        num_classes=num_classes,
+        pooling=POOLINGS[method],
+        width=width,
+        units=10,
+        ragged=False,
+        name=f"point_cloud_{method}",
+    )
+
+
+def classification_records(runs):
+    """One record per run: its test accuracy."""
+    return [
+        {field: run[field] for field in (*KEY_FIELDS, "accuracy")}
+        for run in runs
+    ]
+
+
+def _to_model_inputs(clouds, batch_size, shuffle=False, seed=None):
+    # ((points, mask), labels): every point of a cloud is real.
+    import tensorflow as tf
+
+    dataset = clouds.to_dataset(batch_size, shuffle=shuffle, seed=seed)
+    return dataset.map(
+        lambda points, labels: (
+            (points, tf.ones(tf.shape(points)[:2], dtype="bool")),
+            labels,
+        )
+    )
+
+
+def _subset(clouds, indices):
+    return type(clouds)(
+        points=clouds.points[indices],
+        labels=clouds.labels[indices],
+        class_names=clouds.class_names,
+    )
+
+
+class _ModelNet40:
+    # ModelNet40 at one number of points: train, validation and test parts.
+
+    def __init__(self, directory, num_points, args):
+        try:
+            train = load_modelnet40(directory, "train", num_points)
+            test = load_modelnet40(directory, "test", num_points)
+        except (OSError, ValueError) as error:
+            raise common.ExperimentError(str(error)) from None
+        if args.val_size >= len(train.labels):
+            raise common.ExperimentError(
+                f"--val-size {args.val_size} leaves no training clouds: the "
+                f"train split of {directory} has {len(train.labels)}."
+            )
+        order = np.random.default_rng(VALIDATION_SEED).permutation(
+            len(train.labels)
+        )
+        self.validation = _subset(train, order[: args.val_size])
+        self.train = _subset(train, order[args.val_size :][: args.train_size])
+        self.test = _subset(test, np.arange(len(test.labels))[: args.test_size])
+        self.num_classes = len(train.class_names)
+
+    def training_data(self, seed):
+        return self.train, self.validation
+
+
+class _Solids:
+    # Generated clouds at one number of points.
+
+    def __init__(self, num_points, args):
+        self.num_points = num_points
+        self.args = args
+        self.test = make_solid_point_clouds(
+            args.test_size, num_points, seed=TEST_SEED
+        )
+        self.num_classes = len(SOLID_NAMES)
+
+    def training_data(self, seed):
+        train = make_solid_point_clouds(
+            self.args.train_size, self.num_points, seed=seed
+        )
+        validation = make_solid_point_clouds(
+            self.args.val_size, self.num_points, seed=VALIDATION_SEED + seed
+        )
+        return train, validation
+
+
+def run(args):
+    """Runs `keras-laf pointcloud`."""
+    import keras
+
+    experiment = args.experiment
+    if args.data_dir is not None:
+        directory = pathlib.Path(args.data_dir).expanduser()
+        if not directory.is_dir():
+            raise common.ExperimentError(
+                f"ModelNet40 directory not found: {args.data_dir!r}. "
+                f"{MODELNET40_HELP} Or leave out --data-dir to use "
+                "generated clouds of simple solids."
+            )
+        if not args.quick:
+            args.setting_defaults = {
+                **MODELNET40_DEFAULTS,
+                **common.OPTIMIZER_DEFAULTS,
+            }
+    settings = common.resolve_settings(
+        args, extra_names=("num_points", "width")
+    )
+    del settings["num_points"]
+    if args.data_dir is None:
+        settings["data"] = "solids"
+        common.log(
+            experiment,
+            "no --data-dir given: using point clouds generated offline "
+            f"from {len(SOLID_NAMES)} simple solids instead of ModelNet40",
+        )
+    else:
+        settings["data"] = f"modelnet40:{directory.resolve()}"
+    output = common.prepare_output_directory(args.output)
+    store = common.ResultStore(
+        output,
+        experiment,
+        settings,
+        key_fields=KEY_FIELDS,
+        records=classification_records,
+        group_fields=("method", "num_points"),
+        value_field="accuracy",
+        overwrite=args.overwrite,
+    )
+    loss = keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+    total = len(args.num_points) * args.seeds * len(args.methods)
+    done = 0
+    for num_points in args.num_points:
+        data = None
+        for seed in range(args.seeds):
+            training_data = None
+            for method in args.methods:
+                done += 1
+                key = {"method": method, "num_points": num_points, "seed": seed}
+                prefix = (
+                    f"[{done}/{total}] {method} on {num_points} points, "
+                    f"seed {seed}"
+                )
+                if store.find(**key) is not None:
+                    common.log(experiment, f"{prefix}: already recorded")
+                    continue
+                if data is None:
+                    if args.data_dir is None:
+                        data = _Solids(num_points, args)
+                    else:
+                        data = _ModelNet40(directory, num_points, args)
+                if training_data is None:
+                    train, validation = data.training_data(seed)
+                    training_data = (
+                        _to_model_inputs(
+                            train, args.batch_size, shuffle=True, seed=seed
+                        ),
+                        _to_model_inputs(validation, args.batch_size),
+                    )
+                backup = store.backup_directory(**key)
+                epoch = common.backed_up_epoch(backup)
+                resuming = f", resuming after epoch {epoch}" if epoch else ""
+                common.log(experiment, f"{prefix}: training{resuming}")
+                keras.utils.set_random_seed(seed)
+                model = build_model(method, data.num_classes, args.width)
+                training = common.fit(
+                    model,
+                    *training_data,
+                    loss=loss,
+                    settings=settings,
+                    backup_directory=backup,
+                    verbose=args.verbose,
+                    metrics=["accuracy"],
+                )
+                logits = model.predict(
+                    _to_model_inputs(data.test, PREDICT_BATCH_SIZE), verbose=0
+                )
+                accuracy = float(
+                    np.mean(np.argmax(logits, axis=-1) == data.test.labels)
+                )
+                store.add(
+                    {
+                        **key,
+                        "accuracy": accuracy,
+                        "num_classes": data.num_classes,
+                        "num_test_clouds": len(data.test.labels),
+                        "epochs": settings["epochs"],
+                        **training,
+                    }
+                )
+                common.log(
+                    experiment,
+                    f"{prefix}: test accuracy {accuracy:.4f} "
+                    f"({training['train_seconds']:.1f} s)",
+                )
+                keras.backend.clear_session()
+    store.remove_empty_backups()
+    written = []
+    if store.runs:
+        drawn = plots.available()
+        if not drawn:
+            common.log(experiment, plots.MISSING)
+        plots.write_accuracy_table(
+            store.summary,
+            output / "accuracy.md",
+            output / "accuracy.png" if drawn else None,
+            title=f"Test accuracy (%), mean ± std over seeds; data: "
+            f"{'ModelNet40' if args.data_dir else 'generated solids'}",
+            method_labels=METHOD_LABELS,
+        )
+        written = ["accuracy.md", "accuracy.png"] if drawn else ["accuracy.md"]
+    common.log(
+        experiment,
+        f"results in {output}: "
+        + ", ".join(
+            [common.RESULTS_JSON, common.RESULTS_CSV, common.SUMMARY_CSV]
+            + written
+        ),
+    )

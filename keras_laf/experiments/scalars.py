@@ -1,0 +1,144 @@
+"""`keras-laf scalars`: learning aggregation targets of sets of digits.
+
+The first experiment of the LAF paper: sets of 2 to 10 digits (0..9) are
+labelled by one of the twelve targets of `keras_laf.datasets.TARGETS`
+(count, sum, mean, max, ..., kurtosis); a DeepSets model (an embedding of
+the digits, a sigmoid, an aggregation and a linear output) is trained with
+the MAE loss for each aggregation, LAF and the baselines, and tested on
+sets of up to 5, 10, ..., 50 elements to see how it generalises to larger
+sets than it was trained on.
+"""
+
+import numpy as np
+
+from keras_laf.datasets import TARGETS
+from keras_laf.datasets import TEST_MAX_SIZES
+from keras_laf.datasets import make_test_sets_by_max_size
+from keras_laf.datasets import make_training_sets
+from keras_laf.datasets import ragged_set_dataset
+from keras_laf.experiments import common
+
+METHODS = ("laf", "deepsets", "pna", "lstm")
+DEFAULT_TARGETS = ("count", "sum", "max", "mean")
+QUICK_TARGETS = ("sum", "max")
+# Seeds of the data: training sets use the run's seed, validation sets
+# `VALIDATION_SEED + seed`, and the test sets are the same for every run.
+VALIDATION_SEED = 10_000
+TEST_SEED = 1
+PREDICT_BATCH_SIZE = 256
+
+DEFAULTS = {
+    "train_size": 5_000,
+    "val_size": 1_000,
+    "test_size": 1_000,
+    "epochs": 10,
+    "seeds": 1,
+    "max_sizes": TEST_MAX_SIZES,
+}
+QUICK = {
+    "train_size": 256,
+    "val_size": 64,
+    "test_size": 64,
+    "epochs": 1,
+    "seeds": 1,
+    "max_sizes": (5, 10),
+}
+
+HELP = "integer sets: the twelve aggregation targets (no download)"
+DESCRIPTION = f"""\
+Learns aggregation targets of sets of digits with LAF and the paper's
+baselines, and tests them on larger sets than they were trained on.
+
+Each method ({", ".join(METHODS)}) is a DeepSets model: Embedding(10, 10),
+a sigmoid, the aggregation (LAF with 9 units; DeepSets: sum, max and mean;
+PNA: mean, max, sum, std, var, skewness, kurtosis; or an LSTM) and a linear
+output, trained with Adam, the MAE loss and a learning-rate decay on
+validation plateaus. Training sets have 2 to 10 uniform digits; the test
+sets of maximum size M have 2 to M diversified digits.
+
+The default run (targets {", ".join(DEFAULT_TARGETS)}; \
+{DEFAULTS["train_size"]} training sets,
+{DEFAULTS["epochs"]} epochs, one seed) takes a few minutes on two CPU \
+cores; it is a
+small-scale run, not the paper's result. The paper's scale:
+
+  keras-laf scalars --targets all --train-size 100000 --epochs 100
+"""
+
+
+def add_arguments(parser):
+    """Adds the arguments of `keras-laf scalars`."""
+    group = parser.add_argument_group("experiment")
+    group.add_argument(
+        "--targets",
+        type=common.choice_list(TARGETS, "target"),
+        help=f"comma-separated targets, or 'all' for the twelve: "
+        f"{', '.join(TARGETS)} (default: {','.join(DEFAULT_TARGETS)}; "
+        f"--quick: {','.join(QUICK_TARGETS)})",
+    )
+    group.add_argument(
+        "--methods",
+        type=common.choice_list(METHODS, "method"),
+        default=METHODS,
+        help=f"comma-separated methods (default: {','.join(METHODS)})",
+    )
+    group.add_argument(
+        "--max-sizes",
+        type=common.set_size_list,
+        metavar="M1,M2,...",
+        help="maximum sizes of the test sets (default: "
+        f"{','.join(map(str, DEFAULTS['max_sizes']))}; --quick: "
+        f"{','.join(map(str, QUICK['max_sizes']))})",
+    )
+    common.add_common_arguments(parser, "scalars", DEFAULTS, QUICK)
+
+
+def build_model(method):
+    """The paper's DeepSets model of integer sets with an aggregation."""
+    from keras_laf.models import deep_sets
+
+    return deep_sets(
+        vocabulary_size=10,
+        embedding_dim=10,
+        phi_units=(),
+        aggregation=method,
+        units=9,
+        name=f"deep_sets_{method}",
+    )
+
+
+def run(args):
+    """Runs `keras-laf scalars`."""
+    if args.targets is None:
+        args.targets = QUICK_TARGETS if args.quick else DEFAULT_TARGETS
+    settings = common.resolve_settings(args, extra_names=("max_sizes",))
+    store = common.open_regression_store(args, settings)
+
+    def make_training_data(target, seed):
+        train = make_training_sets(args.train_size, target, seed=seed)
+        validation = make_training_sets(
+            args.val_size, target, seed=VALIDATION_SEED + seed
+        )
+        return (
+            train.to_dataset(args.batch_size, shuffle=True, seed=seed),
+            validation.to_dataset(args.batch_size),
+        )
+
+    def make_test_data(target):
+        suite = make_test_sets_by_max_size(
+            args.test_size, target, args.max_sizes, seed=TEST_SEED
+        )
+        sets = [elements for data in suite.values() for elements in data.sets]
+        labels = np.concatenate([data.labels for data in suite.values()])
+        max_sizes = np.repeat(list(suite), args.test_size)
+        dataset = ragged_set_dataset(sets, labels, PREDICT_BATCH_SIZE)
+        return dataset, labels, max_sizes
+
+    common.run_regression(
+        args,
+        settings,
+        store,
+        make_training_data,
+        make_test_data,
+        build_model,
+    )

@@ -1,0 +1,470 @@
+"""Tests of the `keras-laf` experiments command.
+
+Every subcommand runs end to end with `--quick` (tiny data, one epoch) and
+fewer methods where the full set is covered elsewhere; the image sets use
+scikit-learn's digits (`--source sklearn`), so nothing is downloaded.
+"""
+
+import csv
+import importlib
+import json
+import math
+import os
+from importlib import metadata
+
+import keras
+import numpy as np
+import pytest
+import tensorflow as tf
+from matplotlib import image
+
+from keras_laf.experiments import cli
+from keras_laf.experiments import common
+from keras_laf.experiments import plots
+from keras_laf.experiments import scalars
+
+QUIET = ["--quick", "--verbose", "0"]
+
+
+def run(argv, capsys):
+    status = cli.main(argv)
+    captured = capsys.readouterr()
+    return status, captured.out, captured.err
+
+
+def read_json(directory):
+    return json.loads((directory / "results.json").read_text())
+
+
+def read_csv(path):
+    with open(path, newline="") as file:
+        return list(csv.DictReader(file))
+
+
+def assert_png(path):
+    pixels = image.imread(path)
+    assert pixels.ndim == 3 and pixels.shape[0] > 50 and pixels.shape[1] > 50
+    # Not a blank image.
+    assert pixels.std() > 0
+
+
+def assert_one_line_error(status, err, text):
+    assert status == 2
+    assert text in err
+    assert "Traceback" not in err
+    lines = err.strip().splitlines()
+    assert lines[-1].startswith(("keras-laf: error:", "keras-laf "))
+
+
+@pytest.fixture(scope="module")
+def scalars_output(tmp_path_factory):
+    directory = tmp_path_factory.mktemp("scalars")
+    assert cli.main(["scalars", *QUIET, "--output", str(directory)]) == 0
+    return directory
+
+
+def test_scalars_records_every_method_target_and_size(scalars_output):
+    results = read_json(scalars_output)
+    assert results["experiment"] == "scalars"
+    assert results["settings"]["epochs"] == 1
+    assert results["settings"]["max_sizes"] == [5, 10]
+    records = results["records"]
+    assert {record["method"] for record in records} == {
+        "laf",
+        "deepsets",
+        "pna",
+        "lstm",
+    }
+    assert {record["target"] for record in records} == set(
+        scalars.QUICK_TARGETS
+    )
+    assert {record["max_size"] for record in records} == {5, 10}
+    assert len(records) == 4 * 2 * 2
+    assert all(math.isfinite(record["mae"]) for record in records)
+
+    rows = read_csv(scalars_output / "results.csv")
+    assert list(rows[0]) == ["method", "target", "seed", "max_size", "mae"]
+    assert len(rows) == len(records)
+    assert all(math.isfinite(float(row["mae"])) for row in rows)
+    summary = read_csv(scalars_output / "summary.csv")
+    assert len(summary) == len(records)
+    assert {"mae_mean", "mae_std", "num_seeds"} <= set(summary[0])
+
+
+def test_scalars_writes_plots_and_predictions(scalars_output):
+    assert_png(scalars_output / "mae.png")
+    assert_png(scalars_output / "scatter.png")
+    saved = np.load(scalars_output / "predictions" / "laf-sum-seed0.npz")
+    assert saved["predictions"].shape == saved["labels"].shape
+    assert set(saved["max_sizes"]) == {5, 10}
+    # Training finished, so no backup is left behind.
+    assert not any((scalars_output / "backups").glob("*"))
+
+
+def test_rerun_skips_recorded_runs(scalars_output, capsys):
+    before = read_json(scalars_output)["runs"]
+    status, out, _ = run(
+        ["scalars", *QUIET, "--output", str(scalars_output)], capsys
+    )
+    assert status == 0
+    assert out.count("already recorded") == 8
+    assert ": training" not in out
+    assert read_json(scalars_output)["runs"] == before
+
+
+def test_results_without_matplotlib(scalars_output, capsys, monkeypatch):
+    monkeypatch.setattr(plots, "available", lambda: False)
+    status, out, _ = run(
+        ["scalars", *QUIET, "--output", str(scalars_output)], capsys
+    )
+    assert status == 0
+    assert "matplotlib is not installed" in out
+    assert "results.json, results.csv, summary.csv\n" in out
+
+
+def test_other_settings_are_refused(scalars_output, capsys):
+    status, _, err = run(
+        ["scalars", *QUIET, "--epochs", "2", "--output", str(scalars_output)],
+        capsys,
+    )
+    assert_one_line_error(status, err, "epochs 1 -> 2")
+    assert "--overwrite" in err
+
+
+def test_interrupted_command_resumes(tmp_path, capsys, monkeypatch):
+    argv = [
+        "scalars",
+        *QUIET,
+        "--targets",
+        "sum",
+        "--methods",
+        "laf,deepsets",
+        "--output",
+        str(tmp_path),
+    ]
+    build_model = scalars.build_model
+
+    def interrupt_deepsets(method):
+        if method == "deepsets":
+            raise KeyboardInterrupt
+        return build_model(method)
+
+    monkeypatch.setattr(scalars, "build_model", interrupt_deepsets)
+    status, _, err = run(argv, capsys)
+    assert status == 130
+    assert "run the same command again to resume" in err
+    assert [run["method"] for run in read_json(tmp_path)["runs"]] == ["laf"]
+
+    monkeypatch.setattr(scalars, "build_model", build_model)
+    status, out, _ = run(argv, capsys)
+    assert status == 0
+    assert "laf on sum, seed 0: already recorded" in out
+    assert "deepsets on sum, seed 0: training" in out
+    methods = [run["method"] for run in read_json(tmp_path)["runs"]]
+    assert methods == ["laf", "deepsets"]
+
+
+def test_fit_resumes_from_backup(tmp_path):
+    class Interrupt(keras.callbacks.Callback):
+        def on_epoch_end(self, epoch, logs=None):
+            if epoch == 1:
+                raise KeyboardInterrupt
+
+    def model():
+        keras.utils.set_random_seed(0)
+        inputs = keras.Input((2,))
+        return keras.Model(inputs, keras.layers.Dense(1)(inputs))
+
+    train = tf.data.Dataset.from_tensor_slices(
+        (np.ones((8, 2), "float32"), np.ones((8, 1), "float32"))
+    ).batch(4)
+    settings = {
+        "epochs": 4,
+        "learning_rate": 1e-3,
+        "lr_factor": 0.5,
+        "lr_patience": 5,
+    }
+    backup = tmp_path / "backup"
+    with pytest.raises(KeyboardInterrupt):
+        common.fit(
+            model(),
+            train,
+            train,
+            "mae",
+            settings,
+            backup,
+            0,
+            callbacks=[Interrupt()],
+        )
+    assert common.backed_up_epoch(backup) == 2
+    result = common.fit(model(), train, train, "mae", settings, backup, 0)
+    assert result["resumed_from_epoch"] == 2
+    assert not backup.exists()
+
+
+def test_mnist_with_scikit_learn_digits(tmp_path, capsys):
+    status, out, _ = run(
+        [
+            "mnist",
+            *QUIET,
+            "--source",
+            "sklearn",
+            "--targets",
+            "sum",
+            "--methods",
+            "laf,deepsets",
+            "--output",
+            str(tmp_path),
+        ],
+        capsys,
+    )
+    assert status == 0
+    assert "digit images from sklearn" in out
+    results = read_json(tmp_path)
+    assert results["settings"]["image_source"] == "sklearn"
+    assert {(r["method"], r["target"]) for r in results["records"]} == {
+        ("laf", "sum"),
+        ("deepsets", "sum"),
+    }
+    assert all(math.isfinite(r["mae"]) for r in results["records"])
+    assert_png(tmp_path / "mae.png")
+    assert_png(tmp_path / "scatter.png")
+
+
+def test_unique_sum_compares_pma_and_laf(tmp_path, capsys):
+    status, _, _ = run(
+        [
+            "unique-sum",
+            *QUIET,
+            "--source",
+            "sklearn",
+            "--max-sizes",
+            "5",
+            "--output",
+            str(tmp_path),
+        ],
+        capsys,
+    )
+    assert status == 0
+    records = read_json(tmp_path)["records"]
+    assert {record["method"] for record in records} == {"st-pma", "st-laf"}
+    assert {record["target"] for record in records} == {"unique_sum"}
+    assert {record["max_size"] for record in records} == {5}
+    assert all(math.isfinite(record["mae"]) for record in records)
+    assert_png(tmp_path / "mae.png")
+    assert_png(tmp_path / "scatter.png")
+
+
+def test_pointcloud_on_generated_solids(tmp_path, capsys):
+    status, out, _ = run(
+        [
+            "pointcloud",
+            *QUIET,
+            "--methods",
+            "deepsets,laf",
+            "--num-points",
+            "16",
+            "--output",
+            str(tmp_path),
+        ],
+        capsys,
+    )
+    assert status == 0
+    assert "generated offline" in out
+    results = read_json(tmp_path)
+    assert results["settings"]["data"] == "solids"
+    assert len(results["records"]) == 2
+    assert all(0 <= record["accuracy"] <= 1 for record in results["records"])
+    summary = read_csv(tmp_path / "summary.csv")
+    assert [row["method"] for row in summary] == ["deepsets", "laf"]
+    assert {"accuracy_mean", "accuracy_std"} <= set(summary[0])
+    assert {row["num_seeds"] for row in summary} == {"1"}
+    assert {row["num_points"] for row in summary} == {"16"}
+    table = (tmp_path / "accuracy.md").read_text()
+    assert "| LAF pooling |" in table and "±" in table
+    assert_png(tmp_path / "accuracy.png")
+
+
+def test_pointcloud_on_modelnet40_files(tmp_path, capsys):
+    h5py = pytest.importorskip("h5py")
+    directory = tmp_path / "modelnet40_ply_hdf5_2048"
+    directory.mkdir()
+    (directory / "shape_names.txt").write_text("airplane\nbathtub\nbed\n")
+    rng = np.random.default_rng(0)
+    for split, count in (("train", 48), ("test", 12)):
+        with h5py.File(directory / f"ply_data_{split}0.h5", "w") as file:
+            file["data"] = rng.normal(size=(count, 64, 3)).astype("float32")
+            file["label"] = rng.integers(0, 3, (count, 1)).astype("uint8")
+    status, out, _ = run(
+        [
+            "pointcloud",
+            *QUIET,
+            "--data-dir",
+            str(directory),
+            "--methods",
+            "deepsets",
+            "--num-points",
+            "16",
+            "--output",
+            str(tmp_path / "out"),
+        ],
+        capsys,
+    )
+    assert status == 0
+    assert "generated" not in out
+    results = read_json(tmp_path / "out")
+    assert results["settings"]["data"].startswith("modelnet40:")
+    [run_record] = results["runs"]
+    assert run_record["num_classes"] == 3
+    assert run_record["num_test_clouds"] == 12
+
+
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["scalars", "--targets", "sum,median,foo"], "unknown target 'foo'"),
+        (["scalars", "--methods", "laf,mlp"], "unknown method 'mlp'"),
+        (["mnist", "--targets", "unique_sum"], "unknown target"),
+        (["unique-sum", "--methods", "laf"], "unknown method 'laf'"),
+        (["pointcloud", "--methods", "max"], "unknown method 'max'"),
+        (["scalars", "--epochs", "0"], "expected a positive integer"),
+        (["scalars", "--max-sizes", "1,5"], "set sizes of at least 2"),
+        (["mnist", "--source", "web"], "invalid choice: 'web'"),
+        (["graphs"], "invalid choice: 'graphs'"),
+    ],
+)
+def test_bad_arguments_exit_with_status_2(argv, message, capsys):
+    status, _, err = run(argv, capsys)
+    assert_one_line_error(status, err, message)
+
+
+def test_missing_modelnet40_directory(tmp_path, capsys):
+    status, _, err = run(
+        [
+            "pointcloud",
+            *QUIET,
+            "--data-dir",
+            str(tmp_path / "modelnet40_ply_hdf5_2048"),
+            "--output",
+            str(tmp_path / "out"),
+        ],
+        capsys,
+    )
+    assert_one_line_error(status, err, "ModelNet40 directory not found")
+    assert len(err.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("command", ["scalars", "pointcloud"])
+def test_unwritable_output_directory(command, tmp_path, capsys):
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    status, _, err = run(
+        [command, *QUIET, "--output", str(blocker / "out")], capsys
+    )
+    assert_one_line_error(status, err, "cannot write to the output directory")
+    assert len(err.strip().splitlines()) == 1
+
+
+def test_output_directory_in_use(tmp_path, capsys):
+    # A live process (pytest's parent) holds the lock.
+    (tmp_path / common.LOCK_FILE).write_text(str(os.getppid()))
+    argv = ["scalars", *QUIET, "--output", str(tmp_path)]
+    status, _, err = run(argv, capsys)
+    assert_one_line_error(status, err, "another keras-laf command")
+    # A stale lock of a finished process is taken over, then released.
+    (tmp_path / common.LOCK_FILE).write_text("not a process id")
+    directory = common.prepare_output_directory(tmp_path)
+    assert (directory / common.LOCK_FILE).read_text() == str(os.getpid())
+    common.release_output_directories()
+    assert not (directory / common.LOCK_FILE).exists()
+
+
+def test_result_store_keeps_settings_apart(tmp_path):
+    def open_store(settings, overwrite=False):
+        return common.ResultStore(
+            tmp_path,
+            "scalars",
+            settings,
+            key_fields=common.REGRESSION_KEY,
+            records=common.regression_records,
+            group_fields=("method", "target", "max_size"),
+            value_field="mae",
+            overwrite=overwrite,
+        )
+
+    store = open_store({"epochs": 1})
+    for seed, mae in enumerate([1.0, 3.0]):
+        store.add(
+            {
+                "method": "laf",
+                "target": "sum",
+                "seed": seed,
+                "test": [{"max_size": 5, "mae": mae}],
+            }
+        )
+    assert store.summary == [
+        {
+            "method": "laf",
+            "target": "sum",
+            "max_size": 5,
+            "mae_mean": 2.0,
+            "mae_std": 1.0,
+            "num_seeds": 2,
+        }
+    ]
+    assert open_store({"epochs": 1}).find(method="laf", target="sum", seed=1)
+    with pytest.raises(common.ExperimentError, match="epochs 1 -> 2"):
+        open_store({"epochs": 2})
+    assert open_store({"epochs": 2}, overwrite=True).runs == []
+    assert read_json(tmp_path)["settings"] == {"epochs": 2}
+
+
+def test_plots_from_summaries(tmp_path):
+    summary = common.summarize(
+        [
+            {
+                "method": method,
+                "target": target,
+                "max_size": size,
+                "seed": seed,
+                "mae": 0.1 * size + seed,
+            }
+            for method in ("laf", "pna")
+            for target in ("sum", "max", "mean")
+            for size in (5, 10, 20)
+            for seed in (0, 1)
+        ],
+        ("method", "target", "max_size"),
+        "mae",
+    )
+    plots.plot_error_by_size(summary, tmp_path / "mae.png", title="MAE")
+    assert_png(tmp_path / "mae.png")
+    header, rows = plots.accuracy_table(
+        [
+            {
+                "method": "laf",
+                "num_points": 100,
+                "accuracy_mean": 0.875,
+                "accuracy_std": 0.0125,
+                "num_seeds": 3,
+            },
+        ]
+    )
+    assert header == ["Method", "100 points"]
+    assert rows == [["LAF", "87.5 ± 1.2 (n=3)"]]
+
+
+def test_help_and_console_script(capsys):
+    status, out, _ = run(["--help"], capsys)
+    assert status == 0
+    for command in cli.SUBCOMMANDS:
+        assert command in out
+    status, out, _ = run(["scalars", "--help"], capsys)
+    assert status == 0
+    assert "--train-size" in out and "--targets" in out
+    # The entry point `keras-laf = keras_laf.experiments.cli:main`.
+    module = importlib.import_module("keras_laf.experiments.cli")
+    assert callable(module.main)
+    scripts = metadata.entry_points(group="console_scripts", name="keras-laf")
+    for script in scripts:
+        assert script.value == "keras_laf.experiments.cli:main"
