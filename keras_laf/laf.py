@@ -96,7 +96,11 @@ class LAF(SetAggregation):
     ... ])
     >>> model(np.random.rand(4, 10, 8)).shape
     (4, 1)
-    >>> LAF.from_closed_forms(["sum", "max"]).formulas()[0]  # after build
+    >>> layer = LAF.from_closed_forms(["sum", "max"])
+    >>> layer(np.random.rand(2, 5, 1)).shape
+    (2, 2)
+    >>> layer.formulas()[0]
+    '(1.00(Σx^1.00)^1.00 + 0.00(Σ(1-x)^0.00)^0.00) / (1.00(Σx^0.00)^0.00 + 0.00(Σ(1-x)^0.00)^0.00)'
     """
 
     def __init__(

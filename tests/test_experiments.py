@@ -330,7 +330,7 @@ def test_pointcloud_on_modelnet40_files(tmp_path, capsys):
         (["scalars", "--epochs", "0"], "expected a positive integer"),
         (["scalars", "--max-sizes", "1,5"], "set sizes of at least 2"),
         (["mnist", "--source", "web"], "invalid choice: 'web'"),
-        (["graphs"], "invalid choice: 'graphs'"),
+        (["graph"], "invalid choice: 'graph'"),
     ],
 )
 def test_bad_arguments_exit_with_status_2(argv, message, capsys):

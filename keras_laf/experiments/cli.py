@@ -25,6 +25,8 @@ SUBCOMMANDS = {
     "mnist": "keras_laf.experiments.mnist",
     "pointcloud": "keras_laf.experiments.pointcloud",
     "unique-sum": "keras_laf.experiments.unique_sum",
+    "graphs": "keras_laf.experiments.graphs",
+    "tune": "keras_laf.experiments.tune",
 }
 
 PROG = "keras-laf"

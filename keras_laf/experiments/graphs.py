@@ -1,0 +1,638 @@
+"""`keras-laf graphs`: the multi-task graph-properties benchmark of PNA.
+
+Section 4.5 of the LAF paper: random graphs of many types (Corso et al.,
+"Principal Neighbourhood Aggregation for Graph Nets", NeurIPS 2020), each
+labelled with three node properties (N1 shortest-path length from a
+source node, N2 eccentricity, N3 Laplacian features) and three graph
+properties (G1 connectivity, G2 diameter, G3 spectral radius), learned
+jointly by one message-passing network (`keras_laf.models.graph_network`)
+whose neighbour aggregation is LAF (`laf`), PNA's aggregators (mean, max,
+min, std) with its degree scalers (identity, amplification, attenuation)
+(`pna`), or the sum or the maximum of an MPNN (`sum`, `max`). The score of
+a task is the log10 of its mean squared error on normalised labels, on
+test graphs of the training sizes (15 to 24 nodes) and on larger ones, to
+see how the aggregations extrapolate.
+
+The graphs are generated once (data seed 0, with networkx, the
+`keras-laf[graphs]` extra); the seeds of a run change the initial weights
+and the order of the training graphs. Every method shares one graph
+readout (`--readout`, the mean of the node states by default), as PNA's
+models share theirs, so the neighbour aggregation is the only difference.
+
+Default run: 512 training, 128 validation and 64 test graphs per size
+range, 10 epochs, 8 LAF units, 16 hidden units, 4 layers, one seed; a
+few minutes on two CPU cores, LAF being the slowest. It is a small-scale
+run, not the paper's result.
+"""
+
+import argparse
+import math
+
+import numpy as np
+
+from keras_laf.datasets.graph_properties import EXTRAPOLATION_SIZES
+from keras_laf.datasets.graph_properties import GRAPH_TASKS
+from keras_laf.datasets.graph_properties import NODE_TASKS
+from keras_laf.datasets.graph_properties import TRAIN_SIZES
+from keras_laf.experiments import common
+from keras_laf.experiments import plots
+
+METHODS = ("laf", "pna", "sum", "max")
+METHOD_LABELS = {
+    "laf": "LAF",
+    "pna": "PNA",
+    "sum": "MPNN (sum)",
+    "max": "MPNN (max)",
+}
+# The neighbour aggregation and degree scalers of each method.
+AGGREGATIONS = {
+    "laf": "laf",
+    "pna": ("mean", "max", "min", "std"),
+    "sum": "sum",
+    "max": "max",
+}
+SCALERS = {
+    "laf": ("identity",),
+    "pna": ("identity", "amplification", "attenuation"),
+    "sum": ("identity",),
+    "max": ("identity",),
+}
+# The graph readout: a fixed aggregation shared by every method, or each
+# method's own neighbour aggregation ("method").
+READOUTS = ("mean", "sum", "max", "method")
+TASKS = NODE_TASKS + GRAPH_TASKS
+TASK_LABELS = dict(zip(TASKS, ("N1", "N2", "N3", "G1", "G2", "G3")))
+# The record of the benchmark's score, the mean log10 MSE of the tasks.
+AVERAGE = "average"
+# log10 MSE of the LAF paper's graph-properties table (test graphs of the
+# training sizes), tasks in `TASKS` order.
+PAPER = {
+    "pna": (-2.89, -2.89, -3.77, -2.61, -3.04, -3.57),
+    "laf": (-2.13, -2.20, -1.67, -2.35, -2.77, -3.63),
+}
+KEY_FIELDS = ("method", "seed")
+DATA_SEED = 0
+PREDICT_BATCH_SIZE = 128
+TABLE = "table.md"
+PLOT = "log10_mse.png"
+# One colour per method, LAF and PNA as in the other figures.
+_COLORS = {
+    "laf": "tab:red",
+    "pna": "tab:green",
+    "sum": "tab:blue",
+    "max": "tab:purple",
+}
+
+DEFAULTS = {
+    "train_size": 512,
+    "val_size": 128,
+    "test_size": 64,
+    "epochs": 10,
+    "seeds": 1,
+    "laf_units": 8,
+    "hidden_units": 16,
+    "num_layers": 4,
+    "extrapolation_sizes": EXTRAPOLATION_SIZES,
+}
+QUICK = {
+    "train_size": 32,
+    "val_size": 16,
+    "test_size": 8,
+    "epochs": 1,
+    "seeds": 1,
+    "laf_units": 2,
+    "hidden_units": 8,
+    "num_layers": 2,
+    "extrapolation_sizes": ((45, 50), (95, 100)),
+}
+
+
+def _ranges_text(ranges):
+    return ",".join(f"{low}-{high - 1}" for low, high in ranges)
+
+
+HELP = "graph properties: LAF, PNA and MPNN message passing (PNA benchmark)"
+DESCRIPTION = f"""\
+Learns three node and three graph properties of random graphs jointly
+(PNA's multi-task benchmark) with a message-passing network whose
+neighbour aggregation is LAF or a baseline, and tests it on graphs of the
+training sizes ({_ranges_text([TRAIN_SIZES])} nodes) and larger ones.
+
+Methods: laf (LAF units on sigmoid messages), pna (mean, max, min and std
+with the identity, amplification and attenuation scalers), sum and max
+(MPNN). The network: a node embedding, --num-layers message-passing
+layers of --hidden-units units with a shared GRU update, a graph readout
+(--readout) and three-layer output MLPs; trained with Adam, the sum of
+the node and graph MSE losses and a learning-rate decay on validation
+plateaus. Scores: log10 of each task's MSE on labels divided by their
+training maxima (N1 shortest path, N2 eccentricity, N3 Laplacian
+features, G1 connectivity, G2 diameter, G3 spectral radius).
+
+Writes results.json, results.csv (method, split, task, seed, log10_mse),
+summary.csv, {TABLE} (our scores beside the paper's) and {PLOT}.
+Needs networkx: pip install 'keras-laf[graphs]'.
+
+The default run ({DEFAULTS["train_size"]} training graphs, \
+{DEFAULTS["epochs"]} epochs, {DEFAULTS["laf_units"]} LAF units, one seed)
+takes a few minutes on two CPU cores; it is a small-scale run, not the
+paper's result. The scale of the paper (PNA's splits, 100 LAF units;
+days on a CPU):
+
+  keras-laf graphs --num-train 5120 --num-validation 640 --num-test 1280 \\
+      --laf-units 100 --epochs 1000 --batch-size 128 --seeds 4
+"""
+
+
+def node_ranges(text):
+    """Parses comma-separated node-count ranges, e.g. `20-24,95-99`.
+
+    Returns:
+        A sorted tuple of half-open ranges `(low, high + 1)`.
+    """
+    ranges = set()
+    for item in (item.strip() for item in text.split(",")):
+        low, _, high = item.partition("-")
+        try:
+            low, high = int(low), int(high)
+        except ValueError:
+            low = high = 0
+        if not 2 <= low <= high:
+            raise argparse.ArgumentTypeError(
+                "expected comma-separated node-count ranges LOW-HIGH with "
+                f"2 <= LOW <= HIGH, such as 20-24,95-99, received {text!r}"
+            )
+        ranges.add((low, high + 1))
+    return tuple(sorted(ranges))
+
+
+def add_arguments(parser):
+    """Adds the arguments of `keras-laf graphs`."""
+    group = parser.add_argument_group("experiment")
+    group.add_argument(
+        "--methods",
+        type=common.choice_list(METHODS, "method"),
+        default=METHODS,
+        help="comma-separated methods: laf, pna, sum (MPNN), max (MPNN) "
+        f"(default: {','.join(METHODS)})",
+    )
+    group.add_argument(
+        "--extrapolation-sizes",
+        type=node_ranges,
+        metavar="LOW-HIGH,...",
+        help="node counts of the test sets beyond the training sizes, one "
+        "test set each (default: "
+        f"{_ranges_text(DEFAULTS['extrapolation_sizes'])}; --quick: "
+        f"{_ranges_text(QUICK['extrapolation_sizes'])})",
+    )
+    group.add_argument(
+        "--readout",
+        choices=READOUTS,
+        default="mean",
+        help="the graph readout of every method, or 'method' for each "
+        "method's own aggregation (a LAF readout may diverge: its outputs "
+        "start far from the labels) (default: mean)",
+    )
+    group = parser.add_argument_group("model")
+    for name, flag, text in (
+        ("laf_units", "--laf-units", "LAF units of each layer"),
+        ("hidden_units", "--hidden-units", "node state size"),
+        ("num_layers", "--num-layers", "message-passing layers"),
+    ):
+        group.add_argument(
+            flag,
+            type=common.positive_int,
+            metavar="N",
+            help=f"{text} (default: {DEFAULTS[name]}; --quick: {QUICK[name]})",
+        )
+    common.add_common_arguments(parser, "graphs", DEFAULTS, QUICK)
+    group = parser.add_argument_group("the benchmark's names of the sizes")
+    for flag, dest, text in (
+        ("--num-train", "train_size", "--train-size"),
+        ("--num-validation", "val_size", "--val-size"),
+        ("--num-test", "test_size", "--test-size"),
+    ):
+        group.add_argument(
+            flag,
+            dest=dest,
+            type=common.positive_int,
+            metavar="N",
+            help=f"the same as {text}",
+        )
+
+
+def build_model(method, laf_units, hidden_units, num_layers, readout, delta):
+    """The benchmark's network with the method's neighbour aggregation.
+
+    Args:
+        method: one of `METHODS`.
+        laf_units: LAF units of each layer (LAF only).
+        hidden_units: the node state size.
+        num_layers: the number of message-passing layers.
+        readout: one of `READOUTS`.
+        delta: the scalers' average of log(degree + 1) over the training
+            graphs.
+    """
+    from keras_laf.models import graph_network
+
+    aggregation = AGGREGATIONS[method]
+    return graph_network(
+        aggregation=list(aggregation)
+        if isinstance(aggregation, tuple)
+        else aggregation,
+        laf_units=laf_units,
+        hidden_units=hidden_units,
+        num_layers=num_layers,
+        scalers=SCALERS[method],
+        average_log_degree=delta,
+        readout_aggregation=None if readout == "method" else readout,
+        name=f"graph_network_{method}",
+    )
+
+
+def split_name(low, high):
+    """The name of the test split of node counts `[low, high)`."""
+    return f"{low}-{high - 1}"
+
+
+def graph_records(runs):
+    """One record per run, test split and task (and the average)."""
+    return [
+        {
+            "method": run["method"],
+            "split": item["split"],
+            "task": task,
+            "seed": run["seed"],
+            "log10_mse": value,
+        }
+        for run in runs
+        for item in run["test"]
+        for task, value in item["log10_mse"].items()
+    ]
+
+
+def _check_networkx():
+    try:
+        import networkx  # noqa: F401
+    except ImportError:
+        raise common.ExperimentError(
+            "the graphs experiment needs networkx to generate the graphs. "
+            "Install it with: pip install 'keras-laf[graphs]' (or pip "
+            "install networkx)."
+        ) from None
+
+
+def _log10(value):
+    return math.log10(value) if value > 0 else float("nan")
+
+
+def run(args):
+    """Runs `keras-laf graphs`."""
+    import keras
+
+    from keras_laf.datasets.graph_properties import make_graph_property_splits
+    from keras_laf.models.graph_network import task_errors
+
+    _check_networkx()
+    experiment = args.experiment
+    settings = common.resolve_settings(
+        args,
+        extra_names=(
+            "laf_units",
+            "hidden_units",
+            "num_layers",
+            "extrapolation_sizes",
+        ),
+    )
+    settings["readout"] = args.readout
+    settings["data_seed"] = DATA_SEED
+    output = common.prepare_output_directory(args.output)
+    store = common.ResultStore(
+        output,
+        experiment,
+        settings,
+        key_fields=KEY_FIELDS,
+        records=graph_records,
+        group_fields=("method", "split", "task"),
+        value_field="log10_mse",
+        overwrite=args.overwrite,
+    )
+    test_sizes = (TRAIN_SIZES, *args.extrapolation_sizes)
+    splits = None
+    total = args.seeds * len(args.methods)
+    done = 0
+    for seed in range(args.seeds):
+        for method in args.methods:
+            done += 1
+            key = {"method": method, "seed": seed}
+            prefix = f"[{done}/{total}] {method}, seed {seed}"
+            if store.find(**key) is not None:
+                common.log(experiment, f"{prefix}: already recorded")
+                continue
+            if splits is None:
+                common.log(
+                    experiment,
+                    f"generating {args.train_size} training, "
+                    f"{args.val_size} validation and {len(test_sizes)} x "
+                    f"{args.test_size} test graphs",
+                )
+                splits = make_graph_property_splits(
+                    num_train=args.train_size,
+                    num_validation=args.val_size,
+                    num_test=args.test_size,
+                    train_sizes=TRAIN_SIZES,
+                    test_sizes=test_sizes,
+                    seed=DATA_SEED,
+                )
+            backup = store.backup_directory(**key)
+            epoch = common.backed_up_epoch(backup)
+            resuming = f", resuming after epoch {epoch}" if epoch else ""
+            common.log(experiment, f"{prefix}: training{resuming}")
+            keras.utils.set_random_seed(seed)
+            model = build_model(
+                method,
+                args.laf_units,
+                args.hidden_units,
+                args.num_layers,
+                args.readout,
+                splits["train"].average_log_degree(),
+            )
+            training = common.fit(
+                model,
+                splits["train"].to_dataset(
+                    args.batch_size, shuffle=True, seed=seed
+                ),
+                splits["validation"].to_dataset(args.batch_size),
+                loss={"node_outputs": "mse", "graph_outputs": "mse"},
+                settings=settings,
+                backup_directory=backup,
+                verbose=args.verbose,
+                callbacks=[keras.callbacks.TerminateOnNaN()],
+            )
+            test = []
+            for low, high in test_sizes:
+                errors = task_errors(
+                    model, splits[f"test-({low},{high})"], PREDICT_BATCH_SIZE
+                )
+                log10_mse = {task: _log10(errors[task]) for task in TASKS}
+                log10_mse[AVERAGE] = errors["average_log10_mse"]
+                test.append(
+                    {
+                        "split": split_name(low, high),
+                        "min_nodes": low,
+                        "max_nodes": high - 1,
+                        "mse": {task: errors[task] for task in TASKS},
+                        "log10_mse": log10_mse,
+                    }
+                )
+            store.add(
+                {
+                    **key,
+                    "epochs": settings["epochs"],
+                    **training,
+                    "test": test,
+                }
+            )
+            scores = test[0]["log10_mse"]
+            tasks = " ".join(
+                f"{TASK_LABELS[task]} {scores[task]:.2f}" for task in TASKS
+            )
+            common.log(
+                experiment,
+                f"{prefix}: log10 MSE on {test[0]['split']} nodes: {tasks}; "
+                f"average {scores[AVERAGE]:.2f}, on {test[-1]['split']} "
+                f"nodes {test[-1]['log10_mse'][AVERAGE]:.2f} "
+                f"({training['train_seconds']:.1f} s)",
+            )
+            if not np.isfinite(scores[AVERAGE]):
+                common.log(
+                    experiment,
+                    f"{prefix}: training diverged (a loss of NaN); try a "
+                    "smaller --learning-rate",
+                )
+            keras.backend.clear_session()
+    store.remove_empty_backups()
+    written = []
+    if store.runs:
+        (output / TABLE).write_text(results_table(store.summary, settings))
+        written.append(TABLE)
+        if plots.available():
+            plot_results(store.summary, output / PLOT)
+            written.append(PLOT)
+        else:
+            common.log(experiment, plots.MISSING)
+    common.log(
+        experiment,
+        f"results in {output}: "
+        + ", ".join(
+            [common.RESULTS_JSON, common.RESULTS_CSV, common.SUMMARY_CSV]
+            + written
+        ),
+    )
+
+
+def _find(summary, method, split, task):
+    for record in summary:
+        if (record["method"], record["split"], record["task"]) == (
+            method,
+            split,
+            task,
+        ):
+            return record
+    return None
+
+
+def _cell(record):
+    if record is None:
+        return ""
+    text = f"{record['log10_mse_mean']:.2f}"
+    if record["num_seeds"] > 1:
+        text += f" ± {record['log10_mse_std']:.2f}"
+    return text
+
+
+def _markdown(header, rows):
+    lines = ["| " + " | ".join(header) + " |"]
+    lines.append("|" + "|".join(" --- " for _ in header) + "|")
+    lines += ["| " + " | ".join(row) + " |" for row in rows]
+    return lines
+
+
+def _methods_and_splits(summary):
+    methods = [m for m in METHODS if any(r["method"] == m for r in summary)]
+    splits = sorted(
+        {record["split"] for record in summary},
+        key=lambda name: tuple(int(part) for part in name.split("-")),
+    )
+    return methods, splits
+
+
+def results_table(summary, settings):
+    """The Markdown tables of `table.md`: ours beside the paper's.
+
+    Args:
+        summary: the records of `summary.csv` (`method`, `split`, `task`,
+            `log10_mse_mean`, `log10_mse_std`, `num_seeds`).
+        settings: the run's settings.
+
+    Returns:
+        The Markdown text: log10 MSE per task on the test graphs of the
+        training sizes, the paper's rows first, then the average log10
+        MSE of every test split.
+    """
+    methods, splits = _methods_and_splits(summary)
+    seeds = sorted({record["num_seeds"] for record in summary})
+    test_split = split_name(*TRAIN_SIZES)
+    header = ["Method", *(TASK_LABELS[task] for task in TASKS), "Average"]
+    rows = []
+    for method, scores in PAPER.items():
+        rows.append(
+            [
+                f"{METHOD_LABELS[method]} (paper)",
+                *(f"{score:.2f}" for score in scores),
+                f"{np.mean(scores):.2f}",
+            ]
+        )
+    for method in methods:
+        rows.append(
+            [f"{METHOD_LABELS[method]} (ours)"]
+            + [
+                _cell(_find(summary, method, test_split, task))
+                for task in (*TASKS, AVERAGE)
+            ]
+        )
+    seed_text = "/".join(map(str, seeds))
+    lines = [
+        "# Graph-properties benchmark: log10 MSE (lower is better)",
+        "",
+        f"Test graphs of {test_split} nodes, the training sizes. N1 "
+        "shortest path, N2 eccentricity, N3 Laplacian features, G1 "
+        "connectivity, G2 diameter, G3 spectral radius; Average: the mean "
+        "of the six (the paper's rows: the mean of its six numbers).",
+        "",
+        "Paper: Pellegrini et al., 'Learning Aggregation Functions', IJCAI "
+        "2021, trained on PNA's full splits. Ours: "
+        f"{settings['train_size']} training graphs, {settings['epochs']} "
+        f"epochs, {settings['laf_units']} LAF units, "
+        f"{settings['hidden_units']} hidden units, "
+        f"{settings['num_layers']} layers, a {settings['readout']} readout; "
+        f"mean (± std) over {seed_text} seed(s).",
+        "",
+        *_markdown(header, rows),
+        "",
+        "## Average log10 MSE by test-graph size (nodes)",
+        "",
+        *_markdown(
+            ["Method", *splits],
+            [
+                [METHOD_LABELS[method]]
+                + [
+                    _cell(_find(summary, method, split, AVERAGE))
+                    for split in splits
+                ]
+                for method in methods
+            ],
+        ),
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def plot_results(summary, path):
+    """Draws `log10_mse.png`: scores per task, and against graph size.
+
+    The left panel shows the log10 MSE of every task on the test graphs
+    of the training sizes, one bar per method (with the paper's values as
+    black ticks); the right one the average log10 MSE against the number
+    of nodes of the test graphs, the training sizes shaded.
+    """
+    from matplotlib.figure import Figure
+
+    methods, splits = _methods_and_splits(summary)
+    test_split = split_name(*TRAIN_SIZES)
+    figure = Figure(figsize=(12, 4.4), layout="constrained")
+    tasks_axis, sizes_axis = figure.subplots(
+        1, 2, gridspec_kw={"width_ratios": (3, 2)}
+    )
+    labels = [*(TASK_LABELS[task] for task in TASKS), "Average"]
+    positions = np.arange(len(labels))
+    width = 0.8 / len(methods)
+    paper_drawn = False
+    for index, method in enumerate(methods):
+        label = METHOD_LABELS[method]
+        records = [
+            _find(summary, method, test_split, task)
+            for task in (*TASKS, AVERAGE)
+        ]
+        means = [r["log10_mse_mean"] if r else np.nan for r in records]
+        stds = [r["log10_mse_std"] if r else 0.0 for r in records]
+        offsets = positions - 0.4 + width * (index + 0.5)
+        tasks_axis.bar(
+            offsets,
+            means,
+            width,
+            yerr=stds,
+            color=_COLORS[method],
+            label=label,
+        )
+        if method in PAPER:
+            scores = list(PAPER[method]) + [float(np.mean(PAPER[method]))]
+            tasks_axis.scatter(
+                offsets,
+                scores,
+                marker="_",
+                s=160,
+                color="black",
+                zorder=3,
+                label=None if paper_drawn else "paper",
+            )
+            paper_drawn = True
+        points = [
+            (
+                np.mean([int(part) for part in split.split("-")]),
+                _find(summary, method, split, AVERAGE),
+            )
+            for split in splits
+        ]
+        points = [(x, record) for x, record in points if record]
+        sizes = np.array([x for x, _ in points])
+        means = np.array([record["log10_mse_mean"] for _, record in points])
+        stds = np.array([record["log10_mse_std"] for _, record in points])
+        sizes_axis.plot(
+            sizes,
+            means,
+            color=_COLORS[method],
+            marker="o",
+            markersize=4,
+            label=label,
+        )
+        if any(record["num_seeds"] > 1 for _, record in points):
+            sizes_axis.fill_between(
+                sizes,
+                means - stds,
+                means + stds,
+                color=_COLORS[method],
+                alpha=0.15,
+            )
+    tasks_axis.set_xticks(positions, labels)
+    tasks_axis.axhline(0, color="black", linewidth=0.8)
+    tasks_axis.set_ylabel("log10 MSE")
+    tasks_axis.set_title(f"Test graphs of {test_split} nodes")
+    tasks_axis.grid(axis="y", alpha=0.3)
+    handles, labels = tasks_axis.get_legend_handles_labels()
+    figure.legend(
+        handles,
+        labels,
+        loc="outside lower center",
+        ncol=len(labels),
+        frameon=False,
+    )
+    low, high = TRAIN_SIZES
+    sizes_axis.axvspan(low, high - 1, color="grey", alpha=0.15)
+    sizes_axis.set_xlabel("nodes of the test graphs (training sizes shaded)")
+    sizes_axis.set_ylabel("average log10 MSE")
+    sizes_axis.set_title("Extrapolation to larger graphs")
+    sizes_axis.grid(alpha=0.3)
+    figure.suptitle(
+        "Graph-properties benchmark: log10 MSE (lower is better)",
+        fontsize="medium",
+    )
+    figure.savefig(path, dpi=100)

@@ -1,0 +1,452 @@
+"""`keras-laf tune`: how many LAF units? A KerasTuner search.
+
+The LAF paper found one LAF unit able to learn some aggregation targets
+but unstable across restarts, and several units (6 to 9) reliable. This
+subcommand searches the number of units of the paper's DeepSets model of
+digit sets (`keras_laf.models.DeepSetsHyperModel`: an embedding of the
+digits, a sigmoid, LAF and a linear output) on one target of the `scalars`
+experiment, with KerasTuner's `RandomSearch` or `Hyperband` minimising the
+validation MAE; then it tests the best model on sets larger than the
+training ones and prints the best configuration and its MAE at the
+largest test size.
+
+The data are those of `keras-laf scalars`: training sets of 2 to 10
+digits drawn with the seed of the search, validation sets with 10000 +
+seed, and the same test sets for every search. KerasTuner keeps its
+trials in `<output>/tuner/<target>-seed<seed>`, so an interrupted search
+resumes where it stopped.
+
+Default search: target max, 1 to 12 units, 6 random trials of 10 epochs
+on 5000 training sets, one seed; a few minutes on two CPU cores.
+"""
+
+import shutil
+import time
+import warnings
+
+import numpy as np
+
+from keras_laf.datasets import TARGETS
+from keras_laf.datasets import TEST_MAX_SIZES
+from keras_laf.datasets import make_test_sets_by_max_size
+from keras_laf.datasets import make_training_sets
+from keras_laf.experiments import common
+from keras_laf.experiments import plots
+from keras_laf.experiments import scalars
+
+TUNERS = ("random", "hyperband")
+DEFAULT_TARGET = "max"
+KEY_FIELDS = ("target", "seed")
+TUNER_DIRECTORY = "tuner"
+PLOT = "val_loss.png"
+HYPERBAND_FACTOR = 3
+# Keras's warning when KerasTuner loads a checkpoint into a model whose
+# optimizer is not built yet (the best model, a Hyperband continuation):
+# only the weights are needed.
+_OPTIMIZER_WARNING = "Skipping variable loading for optimizer"
+
+DEFAULTS = {
+    "train_size": 5_000,
+    "val_size": 1_000,
+    "test_size": 1_000,
+    "epochs": 10,
+    "seeds": 1,
+    "min_units": 1,
+    "max_units": 12,
+    "units_step": 1,
+    "max_trials": 6,
+    "executions_per_trial": 1,
+    "max_sizes": TEST_MAX_SIZES,
+}
+QUICK = {
+    "train_size": 128,
+    "val_size": 32,
+    "test_size": 32,
+    "epochs": 1,
+    "seeds": 1,
+    "min_units": 1,
+    "max_units": 3,
+    "units_step": 1,
+    "max_trials": 2,
+    "executions_per_trial": 1,
+    "max_sizes": (10, 50),
+}
+
+HELP = "KerasTuner search of the number of LAF units on a scalars target"
+DESCRIPTION = f"""\
+Searches the number of LAF units of the DeepSets model of digit sets
+(Embedding(10, 10), a sigmoid, LAF, a linear output; Adam with
+--learning-rate and the MAE loss) on one target of 'keras-laf scalars',
+with KerasTuner's RandomSearch (--max-trials trials) or Hyperband (up to
+--epochs epochs a trial, reduction factor {HYPERBAND_FACTOR}), minimising \
+the validation MAE.
+The best model is then tested on sets of up to --max-sizes digits.
+
+Prints the best configuration and its test MAE at the largest maximum
+size, and writes results.json (the best hyperparameters, the test MAE
+at every maximum size, every trial's units and validation MAE),
+results.csv (one row per trial), summary.csv (the validation MAE by
+units) and {PLOT} (the validation MAE of the trials against the units).
+KerasTuner's trials are kept in OUTPUT/{TUNER_DIRECTORY}: running the \
+same command
+again resumes an interrupted search.
+
+The default search (target {DEFAULT_TARGET}, {DEFAULTS["min_units"]} to \
+{DEFAULTS["max_units"]} units, {DEFAULTS["max_trials"]} trials of \
+{DEFAULTS["epochs"]} epochs on
+{DEFAULTS["train_size"]} training sets, one seed) takes a few minutes on \
+two CPU cores. A
+search at the paper's scale:
+
+  keras-laf tune --target max --max-units 21 --max-trials 21 \\
+      --train-size 100000 --epochs 100
+"""
+
+
+def add_arguments(parser):
+    """Adds the arguments of `keras-laf tune`."""
+    group = parser.add_argument_group("search")
+    group.add_argument(
+        "--target",
+        choices=TARGETS,
+        default=DEFAULT_TARGET,
+        metavar="TARGET",
+        help=f"the aggregation target learned, one of {', '.join(TARGETS)} "
+        f"(default: {DEFAULT_TARGET})",
+    )
+    group.add_argument(
+        "--tuner",
+        choices=TUNERS,
+        default="random",
+        help="KerasTuner's RandomSearch or Hyperband (default: random)",
+    )
+    for name, flag, text in (
+        ("min_units", "--min-units", "fewest LAF units tried"),
+        ("max_units", "--max-units", "most LAF units tried"),
+        ("units_step", "--units-step", "step between the units tried"),
+        ("max_trials", "--max-trials", "trials of the random search"),
+        (
+            "executions_per_trial",
+            "--executions-per-trial",
+            "trainings of each trial, their validation MAE averaged",
+        ),
+    ):
+        group.add_argument(
+            flag,
+            type=common.positive_int,
+            metavar="N",
+            help=f"{text} (default: {DEFAULTS[name]}; --quick: {QUICK[name]})",
+        )
+    group.add_argument(
+        "--max-sizes",
+        type=common.set_size_list,
+        metavar="M1,M2,...",
+        help="maximum sizes of the test sets of the best model (default: "
+        f"{','.join(map(str, DEFAULTS['max_sizes']))}; --quick: "
+        f"{','.join(map(str, QUICK['max_sizes']))})",
+    )
+    common.add_common_arguments(parser, "tune", DEFAULTS, QUICK)
+
+
+def trial_records(runs):
+    """One record per trial: its units and validation MAE."""
+    return [
+        {
+            "target": run["target"],
+            "seed": run["seed"],
+            "trial": trial["trial_id"],
+            "units": trial["units"],
+            "val_loss": trial["val_loss"],
+        }
+        for run in runs
+        for trial in run["trials"]
+    ]
+
+
+def make_tuner(hypermodel, args, directory, project_name, seed):
+    """The KerasTuner tuner of `args.tuner`, resuming from `directory`."""
+    import keras_tuner
+
+    options = {
+        "objective": "val_loss",
+        "executions_per_trial": args.executions_per_trial,
+        "directory": str(directory),
+        "project_name": project_name,
+        "overwrite": False,
+        "seed": seed,
+    }
+    if args.tuner == "hyperband":
+        return keras_tuner.Hyperband(
+            hypermodel,
+            max_epochs=args.epochs,
+            factor=HYPERBAND_FACTOR,
+            **options,
+        )
+    return keras_tuner.RandomSearch(
+        hypermodel, max_trials=args.max_trials, **options
+    )
+
+
+def _trials(tuner, epochs):
+    trials = []
+    for trial in sorted(
+        tuner.oracle.trials.values(), key=lambda trial: trial.trial_id
+    ):
+        values = trial.hyperparameters.values
+        if "units" not in values:
+            continue
+        score = trial.score
+        trials.append(
+            {
+                "trial_id": trial.trial_id,
+                "units": int(values["units"]),
+                "learning_rate": float(values["learning_rate"]),
+                "epochs": int(values.get("tuner/epochs", epochs)),
+                "status": str(trial.status),
+                "val_loss": float("nan") if score is None else float(score),
+            }
+        )
+    return trials
+
+
+def _test_errors(model, target, args):
+    suite = make_test_sets_by_max_size(
+        args.test_size, target, args.max_sizes, seed=scalars.TEST_SEED
+    )
+    test = []
+    for max_size, data in suite.items():
+        predictions = model.predict(
+            data.to_dataset(scalars.PREDICT_BATCH_SIZE), verbose=0
+        )[:, 0]
+        test.append(
+            {
+                "max_size": int(max_size),
+                "mae": float(np.mean(np.abs(predictions - data.labels))),
+            }
+        )
+    return test
+
+
+def _report(experiment, run):
+    best = ", ".join(
+        f"{name}={value}" for name, value in run["best_hyperparameters"].items()
+    )
+    largest = run["test"][-1]
+    num_trials = len(run["trials"])
+    common.log(
+        experiment,
+        f"best configuration for {run['target']}, seed {run['seed']} "
+        f"({num_trials} trial{'' if num_trials == 1 else 's'}): {best}; "
+        "validation MAE "
+        f"{run['best_val_loss']:.4g}; test MAE at maximum size "
+        f"{largest['max_size']}: {largest['mae']:.4g}",
+    )
+
+
+def run(args):
+    """Runs `keras-laf tune`."""
+    import keras
+
+    from keras_laf.models.hypermodels import DeepSetsHyperModel
+
+    experiment = args.experiment
+    settings = common.resolve_settings(
+        args,
+        extra_names=(
+            "min_units",
+            "max_units",
+            "units_step",
+            "max_trials",
+            "executions_per_trial",
+            "max_sizes",
+        ),
+    )
+    if args.min_units > args.max_units:
+        raise common.ExperimentError(
+            f"--min-units {args.min_units} is larger than --max-units "
+            f"{args.max_units}; give a range of units to search."
+        )
+    settings["tuner"] = args.tuner
+    if args.tuner == "hyperband":
+        # Hyperband chooses its number of trials.
+        del settings["max_trials"]
+    output = common.prepare_output_directory(args.output)
+    store = common.ResultStore(
+        output,
+        experiment,
+        settings,
+        key_fields=KEY_FIELDS,
+        records=trial_records,
+        group_fields=("target", "units"),
+        value_field="val_loss",
+        overwrite=args.overwrite,
+    )
+    if args.overwrite:
+        shutil.rmtree(output / TUNER_DIRECTORY, ignore_errors=True)
+    target = args.target
+    for seed in range(args.seeds):
+        key = {"target": target, "seed": seed}
+        prefix = f"[{seed + 1}/{args.seeds}] {target}, seed {seed}"
+        recorded = store.find(**key)
+        if recorded is not None:
+            common.log(experiment, f"{prefix}: already recorded")
+            _report(experiment, recorded)
+            continue
+        train = make_training_sets(args.train_size, target, seed=seed)
+        validation = make_training_sets(
+            args.val_size, target, seed=scalars.VALIDATION_SEED + seed
+        )
+        hypermodel = DeepSetsHyperModel(
+            vocabulary_size=10,
+            min_units=args.min_units,
+            max_units=args.max_units,
+            units_step=args.units_step,
+            learning_rates=(args.learning_rate,),
+            aggregations=("laf",),
+            model_kwargs={"phi_units": (), "embedding_dim": 10},
+        )
+        keras.utils.set_random_seed(seed)
+        tuner = make_tuner(
+            hypermodel,
+            args,
+            output / TUNER_DIRECTORY,
+            store.run_name(**key),
+            seed,
+        )
+        searched = len(tuner.oracle.trials)
+        resuming = ""
+        if searched:
+            plural = "" if searched == 1 else "s"
+            resuming = f", resuming after {searched} trial{plural}"
+        common.log(
+            experiment,
+            f"{prefix}: {args.tuner} search of {args.min_units} to "
+            f"{args.max_units} LAF units{resuming}",
+        )
+        start = time.perf_counter()
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", message=_OPTIMIZER_WARNING)
+            tuner.search(
+                train.to_dataset(args.batch_size, shuffle=True, seed=seed),
+                validation_data=validation.to_dataset(args.batch_size),
+                epochs=args.epochs,
+                # Deep-copied for every trial by KerasTuner.
+                callbacks=[
+                    keras.callbacks.ReduceLROnPlateau(
+                        monitor="val_loss",
+                        factor=args.lr_factor,
+                        patience=args.lr_patience,
+                    ),
+                    keras.callbacks.TerminateOnNaN(),
+                ],
+                verbose=args.verbose,
+            )
+        seconds = time.perf_counter() - start
+        trials = _trials(tuner, args.epochs)
+        best = {
+            name: value
+            for name, value in tuner.get_best_hyperparameters(1)[
+                0
+            ].values.items()
+            if not name.startswith("tuner/")
+        }
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", message=_OPTIMIZER_WARNING)
+            model = tuner.get_best_models(1)[0]
+        best_trial = tuner.oracle.get_best_trials(1)[0]
+        run_record = {
+            **key,
+            "tuner": args.tuner,
+            "best_hyperparameters": best,
+            "best_units": int(best["units"]),
+            "best_trial": best_trial.trial_id,
+            "best_val_loss": float(best_trial.score),
+            "test": _test_errors(model, target, args),
+            "search_seconds": round(seconds, 3),
+            "trials": trials,
+        }
+        store.add(run_record)
+        _report(experiment, run_record)
+        keras.backend.clear_session()
+    written = []
+    if store.runs:
+        if plots.available():
+            plot_trials(store.runs, output / PLOT)
+            written.append(PLOT)
+        else:
+            common.log(experiment, plots.MISSING)
+    common.log(
+        experiment,
+        f"results in {output}: "
+        + ", ".join(
+            [common.RESULTS_JSON, common.RESULTS_CSV, common.SUMMARY_CSV]
+            + written
+        ),
+    )
+
+
+def plot_trials(runs, path):
+    """Draws the validation MAE of every trial against its LAF units.
+
+    One panel per target: a point per trial (a colour per seed), a line
+    through the best validation MAE of each number of units, and a star
+    on the best trial of each search.
+    """
+    from matplotlib.figure import Figure
+
+    targets = list(dict.fromkeys(run["target"] for run in runs))
+    figure = Figure(
+        figsize=(4.5 * len(targets), 3.6), layout="constrained", dpi=100
+    )
+    axes = figure.subplots(1, len(targets), squeeze=False)[0]
+    for axis, target in zip(axes, targets):
+        chosen = sorted(
+            (run for run in runs if run["target"] == target),
+            key=lambda run: run["seed"],
+        )
+        best_by_units = {}
+        for index, run in enumerate(chosen):
+            trials = [t for t in run["trials"] if np.isfinite(t["val_loss"])]
+            color = f"C{index % 10}"
+            axis.scatter(
+                [trial["units"] for trial in trials],
+                [trial["val_loss"] for trial in trials],
+                s=18,
+                alpha=0.6,
+                color=color,
+                label=f"trials, seed {run['seed']}",
+            )
+            axis.scatter(
+                [run["best_units"]],
+                [run["best_val_loss"]],
+                s=160,
+                marker="*",
+                color=color,
+                edgecolor="black",
+                zorder=3,
+                label=f"best, seed {run['seed']}",
+            )
+            for trial in trials:
+                units = trial["units"]
+                best_by_units[units] = min(
+                    best_by_units.get(units, np.inf), trial["val_loss"]
+                )
+        if best_by_units:
+            units = sorted(best_by_units)
+            axis.plot(
+                units,
+                [best_by_units[value] for value in units],
+                color="black",
+                linewidth=0.8,
+                label="best by units",
+            )
+        axis.set_title(f"target: {target}")
+        axis.set_xlabel("LAF units")
+        axis.set_ylabel("validation MAE")
+        axis.grid(alpha=0.3)
+        axis.legend(fontsize="small")
+    figure.suptitle(
+        "KerasTuner search: validation MAE against LAF units",
+        fontsize="medium",
+    )
+    figure.savefig(path)

@@ -1,0 +1,293 @@
+"""Tests of `keras-laf graphs` and `keras-laf tune`.
+
+Both run end to end with `--quick` (tiny data, one epoch); the graphs
+benchmark trains two of its methods, the others are built only.
+"""
+
+import csv
+import json
+import math
+import sys
+
+import keras
+import numpy as np
+import pytest
+from matplotlib import image
+
+from keras_laf.experiments import cli
+from keras_laf.experiments import graphs
+from keras_laf.experiments import tune
+
+QUIET = ["--quick", "--verbose", "0"]
+TASKS = {
+    "shortest_path",
+    "eccentricity",
+    "laplacian_features",
+    "is_connected",
+    "diameter",
+    "spectral_radius",
+    "average",
+}
+
+
+def run(argv, capsys):
+    status = cli.main(argv)
+    captured = capsys.readouterr()
+    return status, captured.out, captured.err
+
+
+def read_json(directory):
+    return json.loads((directory / "results.json").read_text())
+
+
+def read_csv(path):
+    with open(path, newline="") as file:
+        return list(csv.DictReader(file))
+
+
+def assert_png(path):
+    pixels = image.imread(path)
+    assert pixels.ndim == 3 and pixels.shape[0] > 50 and pixels.shape[1] > 50
+    assert pixels.std() > 0
+
+
+def assert_one_line_error(status, err, text):
+    assert status == 2
+    assert text in err
+    assert "Traceback" not in err
+    # argparse prints the usage first; the error itself is the last line.
+    last = err.strip().splitlines()[-1]
+    assert last.startswith("keras-laf") and text in last
+
+
+@pytest.fixture(scope="module")
+def graphs_output(tmp_path_factory):
+    pytest.importorskip("networkx")
+    directory = tmp_path_factory.mktemp("graphs")
+    argv = [
+        "graphs",
+        *QUIET,
+        "--methods",
+        "laf,pna",
+        "--output",
+        str(directory),
+    ]
+    assert cli.main(argv) == 0
+    return directory
+
+
+def test_graphs_records_every_method_split_and_task(graphs_output):
+    results = read_json(graphs_output)
+    assert results["experiment"] == "graphs"
+    assert results["settings"]["epochs"] == 1
+    assert results["settings"]["readout"] == "mean"
+    records = results["records"]
+    assert {record["method"] for record in records} == {"laf", "pna"}
+    assert {record["split"] for record in records} == {
+        "15-24",
+        "45-49",
+        "95-99",
+    }
+    assert {record["task"] for record in records} == TASKS
+    assert len(records) == 2 * 3 * 7
+    assert all(math.isfinite(record["log10_mse"]) for record in records)
+    for run_record in results["runs"]:
+        for split in run_record["test"]:
+            average = np.mean(
+                [split["log10_mse"][task] for task in graphs.TASKS]
+            )
+            assert split["log10_mse"]["average"] == pytest.approx(average)
+            assert split["mse"]["diameter"] == pytest.approx(
+                10 ** split["log10_mse"]["diameter"]
+            )
+
+    rows = read_csv(graphs_output / "results.csv")
+    assert list(rows[0]) == ["method", "split", "task", "seed", "log10_mse"]
+    assert len(rows) == len(records)
+    summary = read_csv(graphs_output / "summary.csv")
+    assert len(summary) == len(records)
+    assert {"log10_mse_mean", "log10_mse_std", "num_seeds"} <= set(summary[0])
+    # Training finished, so no backup is left behind.
+    assert not (graphs_output / "backups").exists()
+
+
+def test_graphs_writes_table_and_plot(graphs_output):
+    table = (graphs_output / "table.md").read_text()
+    assert "| PNA (paper) | -2.89 | -2.89 | -3.77 | -2.61 | -3.04 |" in table
+    assert "| LAF (paper) | -2.13 | -2.20 | -1.67 | -2.35 | -2.77 |" in table
+    assert "| LAF (ours) |" in table and "| PNA (ours) |" in table
+    assert "| Method | 15-24 | 45-49 | 95-99 |" in table
+    assert_png(graphs_output / "log10_mse.png")
+
+
+def test_graphs_rerun_skips_recorded_runs(graphs_output, capsys):
+    before = read_json(graphs_output)["runs"]
+    argv = ["graphs", *QUIET, "--methods", "laf,pna"]
+    status, out, _ = run([*argv, "--output", str(graphs_output)], capsys)
+    assert status == 0
+    assert out.count("already recorded") == 2
+    assert "training" not in out and "generating" not in out
+    assert read_json(graphs_output)["runs"] == before
+
+    status, _, err = run(
+        [*argv, "--laf-units", "3", "--output", str(graphs_output)], capsys
+    )
+    assert_one_line_error(status, err, "laf_units 2 -> 3")
+
+
+@pytest.mark.parametrize("method", graphs.METHODS)
+def test_graphs_models_of_every_method(method):
+    model = graphs.build_model(method, 2, 4, 1, "mean", 1.5)
+    layer = model.get_layer("message_passing_1")
+    assert layer.scalers == list(graphs.SCALERS[method])
+    if method == "pna":
+        assert layer.aggregation == ["mean", "max", "min", "std"]
+    else:
+        assert layer.aggregation == method
+    assert model.get_layer("graph_readout").aggregation == "mean"
+    own = graphs.build_model(method, 2, 4, 1, "method", 1.5)
+    assert own.get_layer("graph_readout").aggregation == layer.aggregation
+    keras.backend.clear_session()
+
+
+def test_graphs_table_with_seeds():
+    summary = [
+        {
+            "method": "sum",
+            "split": split,
+            "task": task,
+            "log10_mse_mean": -1.234,
+            "log10_mse_std": 0.05,
+            "num_seeds": 2,
+        }
+        for split in ("95-99", "15-24", "20-24")
+        for task in TASKS
+    ]
+    settings = {
+        "train_size": 8,
+        "epochs": 1,
+        "laf_units": 2,
+        "hidden_units": 4,
+        "num_layers": 1,
+        "readout": "mean",
+    }
+    table = graphs.results_table(summary, settings)
+    assert "| MPNN (sum) (ours) | -1.23 ± 0.05 |" in table
+    assert "| Method | 15-24 | 20-24 | 95-99 |" in table
+    assert "over 2 seed(s)" in table
+
+
+def test_graphs_size_flags():
+    args = cli.build_parser().parse_args(
+        ["graphs", "--num-train", "40", "--extrapolation-sizes", "30-34,20-24"]
+    )
+    assert args.train_size == 40
+    assert args.extrapolation_sizes == ((20, 25), (30, 35))
+
+
+def test_graphs_without_networkx(tmp_path, capsys, monkeypatch):
+    monkeypatch.setitem(sys.modules, "networkx", None)
+    status, _, err = run(["graphs", *QUIET, "--output", str(tmp_path)], capsys)
+    assert_one_line_error(status, err, "pip install 'keras-laf[graphs]'")
+    assert len(err.strip().splitlines()) == 1
+
+
+@pytest.fixture(scope="module")
+def tune_output(tmp_path_factory):
+    directory = tmp_path_factory.mktemp("tune")
+    assert cli.main(["tune", *QUIET, "--output", str(directory)]) == 0
+    return directory
+
+
+def test_tune_records_the_best_configuration(tune_output):
+    results = read_json(tune_output)
+    assert results["experiment"] == "tune"
+    assert results["settings"]["tuner"] == "random"
+    [search] = results["runs"]
+    assert search["target"] == tune.DEFAULT_TARGET
+    assert 1 <= search["best_units"] <= 3
+    assert search["best_hyperparameters"]["units"] == search["best_units"]
+    assert [item["max_size"] for item in search["test"]] == [10, 50]
+    assert all(math.isfinite(item["mae"]) for item in search["test"])
+    trials = search["trials"]
+    assert len(trials) == 2
+    assert all(1 <= trial["units"] <= 3 for trial in trials)
+    assert all(math.isfinite(trial["val_loss"]) for trial in trials)
+    assert search["best_val_loss"] == min(t["val_loss"] for t in trials)
+
+    rows = read_csv(tune_output / "results.csv")
+    assert list(rows[0]) == ["target", "seed", "trial", "units", "val_loss"]
+    assert len(rows) == 2
+    assert (tune_output / "summary.csv").exists()
+    assert_png(tune_output / "val_loss.png")
+    assert (tune_output / "tuner" / "max-seed0" / "oracle.json").exists()
+
+
+def test_tune_rerun_prints_the_recorded_result(tune_output, capsys):
+    status, out, _ = run(["tune", *QUIET, "--output", str(tune_output)], capsys)
+    assert status == 0
+    assert "already recorded" in out
+    assert "search of" not in out
+    assert "best configuration for max, seed 0 (2 trials): " in out
+    assert "test MAE at maximum size 50: " in out
+
+
+def test_tune_with_hyperband(tmp_path, capsys):
+    argv = ["tune", *QUIET, "--tuner", "hyperband", "--target", "count"]
+    status, out, _ = run(
+        [*argv, "--max-units", "2", "--output", str(tmp_path)], capsys
+    )
+    assert status == 0
+    assert "hyperband search of 1 to 2 LAF units" in out
+    [search] = read_json(tmp_path)["runs"]
+    assert search["target"] == "count" and search["tuner"] == "hyperband"
+    assert search["best_units"] in (1, 2)
+    assert math.isfinite(search["test"][-1]["mae"])
+    assert "max_trials" not in read_json(tmp_path)["settings"]
+
+
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["graphs", "--methods", "laf,gcn"], "unknown method 'gcn'"),
+        (["graphs", "--extrapolation-sizes", "30-20"], "node-count ranges"),
+        (["graphs", "--laf-units", "0"], "expected a positive integer"),
+        (["graphs", "--readout", "set2set"], "invalid choice: 'set2set'"),
+        (["tune", "--target", "maximum"], "invalid choice: 'maximum'"),
+        (["tune", "--tuner", "grid"], "invalid choice: 'grid'"),
+        (["tune", "--max-trials", "-1"], "expected a positive integer"),
+        (["tune", "--min-units", "5", "--max-units", "2"], "--min-units 5"),
+    ],
+)
+def test_bad_arguments_exit_with_status_2(argv, message, tmp_path, capsys):
+    status, _, err = run([*argv, "--output", str(tmp_path)], capsys)
+    assert_one_line_error(status, err, message)
+
+
+def test_tune_resumes_an_interrupted_search(tmp_path, capsys, monkeypatch):
+    make_tuner = tune.make_tuner
+
+    def interrupt_after_first_trial(*args, **kwargs):
+        tuner = make_tuner(*args, **kwargs)
+        end_trial = tuner.on_trial_end
+
+        def on_trial_end(trial):
+            end_trial(trial)
+            raise KeyboardInterrupt
+
+        tuner.on_trial_end = on_trial_end
+        return tuner
+
+    argv = ["tune", *QUIET, "--target", "sum", "--output", str(tmp_path)]
+    monkeypatch.setattr(tune, "make_tuner", interrupt_after_first_trial)
+    status, _, err = run(argv, capsys)
+    assert status == 130
+    assert "run the same command again to resume" in err
+    assert read_json(tmp_path)["runs"] == []
+
+    monkeypatch.setattr(tune, "make_tuner", make_tuner)
+    status, out, _ = run(argv, capsys)
+    assert status == 0
+    assert "resuming after 1 trial" in out
+    [search] = read_json(tmp_path)["runs"]
+    assert [trial["trial_id"] for trial in search["trials"]] == ["0", "1"]
