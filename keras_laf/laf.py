@@ -99,8 +99,8 @@ class LAF(SetAggregation):
     >>> layer = LAF.from_closed_forms(["sum", "max"])
     >>> layer(np.random.rand(2, 5, 1)).shape
     (2, 2)
-    >>> layer.formulas()[0]
-    '(1.00(Σx^1.00)^1.00 + 0.00(Σ(1-x)^0.00)^0.00) / (1.00(Σx^0.00)^0.00 + 0.00(Σ(1-x)^0.00)^0.00)'
+    >>> layer.formulas()[0].split(" / ")[0]
+    '(1.00(Σx^1.00)^1.00 + 0.00(Σ(1-x)^0.00)^0.00)'
     """
 
     def __init__(
