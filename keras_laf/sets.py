@@ -84,7 +84,10 @@ class PaddedSets:
         # y exp(q y) = -exp(q y + log(-y)): with its own exponential, each
         # sum fuses with its exponentials instead of both reading one
         # stored tensor.
-        weighted = ops.where(mask, ops.exp(y * q + ops.log(-y)), 0)
+        # -y is floored so that the largest element (y = 0) gives a finite
+        # log and a negligible term instead of log(0) = -inf.
+        log_minus_y = ops.log(ops.maximum(-y, 1e-30))
+        weighted = ops.where(mask, ops.exp(y * q + log_minus_y), 0)
         return ops.sum(exponentials, -1), -ops.sum(weighted, -1)
 
     def power_sums_gradient(self, y, q, upstream):
