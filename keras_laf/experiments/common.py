@@ -827,3 +827,28 @@ def plot_regression(store, experiment, method_labels=None):
         )
         written.append("scatter.png")
     return written
+
+
+def add_methods_and_sizes_arguments(
+    group, methods, defaults, quick, paper_sizes=None
+):
+    """Adds `--methods` and `--max-sizes`, shared by the set experiments."""
+
+    def sizes(values):
+        return ",".join(map(str, values))
+
+    group.add_argument(
+        "--methods",
+        type=choice_list(methods, "method"),
+        default=methods,
+        help=f"comma-separated methods (default: {','.join(methods)})",
+    )
+    paper = f"; paper: {sizes(paper_sizes)}" if paper_sizes else ""
+    group.add_argument(
+        "--max-sizes",
+        type=set_size_list,
+        metavar="M1,M2,...",
+        help=f"maximum sizes of the test sets (default: "
+        f"{sizes(defaults['max_sizes'])}; --quick: "
+        f"{sizes(quick['max_sizes'])}{paper})",
+    )

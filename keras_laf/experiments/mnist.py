@@ -78,20 +78,8 @@ def add_arguments(parser):
         help=f"comma-separated targets, or 'all' for the twelve: "
         f"{', '.join(TARGETS)} (default: {','.join(DEFAULT_TARGETS)})",
     )
-    group.add_argument(
-        "--methods",
-        type=common.choice_list(METHODS, "method"),
-        default=METHODS,
-        help=f"comma-separated methods (default: {','.join(METHODS)})",
-    )
-    group.add_argument(
-        "--max-sizes",
-        type=common.set_size_list,
-        metavar="M1,M2,...",
-        help="maximum sizes of the test sets (default: "
-        f"{','.join(map(str, DEFAULTS['max_sizes']))}; --quick: "
-        f"{','.join(map(str, QUICK['max_sizes']))}; paper: "
-        f"{','.join(map(str, TEST_MAX_SIZES))})",
+    common.add_methods_and_sizes_arguments(
+        group, METHODS, DEFAULTS, QUICK, paper_sizes=TEST_MAX_SIZES
     )
     add_source_arguments(group)
     common.add_common_arguments(parser, "mnist", DEFAULTS, QUICK)

@@ -76,20 +76,7 @@ def add_arguments(parser):
         f"{', '.join(TARGETS)} (default: {','.join(DEFAULT_TARGETS)}; "
         f"--quick: {','.join(QUICK_TARGETS)})",
     )
-    group.add_argument(
-        "--methods",
-        type=common.choice_list(METHODS, "method"),
-        default=METHODS,
-        help=f"comma-separated methods (default: {','.join(METHODS)})",
-    )
-    group.add_argument(
-        "--max-sizes",
-        type=common.set_size_list,
-        metavar="M1,M2,...",
-        help="maximum sizes of the test sets (default: "
-        f"{','.join(map(str, DEFAULTS['max_sizes']))}; --quick: "
-        f"{','.join(map(str, QUICK['max_sizes']))})",
-    )
+    common.add_methods_and_sizes_arguments(group, METHODS, DEFAULTS, QUICK)
     common.add_common_arguments(parser, "scalars", DEFAULTS, QUICK)
 
 
