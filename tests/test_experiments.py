@@ -5,9 +5,7 @@ fewer methods where the full set is covered elsewhere; the image sets use
 scikit-learn's digits (`--source sklearn`), so nothing is downloaded.
 """
 
-import csv
 import importlib
-import json
 import math
 import os
 from importlib import metadata
@@ -16,36 +14,16 @@ import keras
 import numpy as np
 import pytest
 import tensorflow as tf
-from matplotlib import image
+from experiment_helpers import QUIET
+from experiment_helpers import assert_png
+from experiment_helpers import read_csv
+from experiment_helpers import read_json
+from experiment_helpers import run
 
 from keras_laf.experiments import cli
 from keras_laf.experiments import common
 from keras_laf.experiments import plots
 from keras_laf.experiments import scalars
-
-QUIET = ["--quick", "--verbose", "0"]
-
-
-def run(argv, capsys):
-    status = cli.main(argv)
-    captured = capsys.readouterr()
-    return status, captured.out, captured.err
-
-
-def read_json(directory):
-    return json.loads((directory / "results.json").read_text())
-
-
-def read_csv(path):
-    with open(path, newline="") as file:
-        return list(csv.DictReader(file))
-
-
-def assert_png(path):
-    pixels = image.imread(path)
-    assert pixels.ndim == 3 and pixels.shape[0] > 50 and pixels.shape[1] > 50
-    # Not a blank image.
-    assert pixels.std() > 0
 
 
 def assert_one_line_error(status, err, text):

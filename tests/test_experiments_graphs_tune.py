@@ -4,21 +4,22 @@ Both run end to end with `--quick` (tiny data, one epoch); the graphs
 benchmark trains two of its methods, the others are built only.
 """
 
-import csv
-import json
 import math
 import sys
 
 import keras
 import numpy as np
 import pytest
-from matplotlib import image
+from experiment_helpers import QUIET
+from experiment_helpers import assert_png
+from experiment_helpers import read_csv
+from experiment_helpers import read_json
+from experiment_helpers import run
 
 from keras_laf.experiments import cli
 from keras_laf.experiments import graphs
 from keras_laf.experiments import tune
 
-QUIET = ["--quick", "--verbose", "0"]
 TASKS = {
     "shortest_path",
     "eccentricity",
@@ -28,27 +29,6 @@ TASKS = {
     "spectral_radius",
     "average",
 }
-
-
-def run(argv, capsys):
-    status = cli.main(argv)
-    captured = capsys.readouterr()
-    return status, captured.out, captured.err
-
-
-def read_json(directory):
-    return json.loads((directory / "results.json").read_text())
-
-
-def read_csv(path):
-    with open(path, newline="") as file:
-        return list(csv.DictReader(file))
-
-
-def assert_png(path):
-    pixels = image.imread(path)
-    assert pixels.ndim == 3 and pixels.shape[0] > 50 and pixels.shape[1] > 50
-    assert pixels.std() > 0
 
 
 def assert_one_line_error(status, err, text):
