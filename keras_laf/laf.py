@@ -1,13 +1,13 @@
 """The LAF layer: learnable aggregation functions over sets."""
 
 import keras
-import tensorflow as tf
 from keras import ops
 
 from keras_laf.aggregation import SetAggregation
 from keras_laf.closed_forms import ClosedForm
 from keras_laf.constraints import BoundedNonNeg
-from keras_laf.ops import apply_laf
+from keras_laf.ops import laf_over_sets
+from keras_laf.ops import largest_finite
 from keras_laf.validation import check_positive_int
 
 
@@ -210,15 +210,15 @@ class LAF(SetAggregation):
         )
 
     def aggregate(self, values, sets):
-        # tf.convert_to_tensor reads the variables; ops.convert_to_tensor
-        # would pass the variable objects into the compiled function.
-        outputs = apply_laf(
+        # `.value` reads the variables: the backend tensors go into the
+        # compiled kernels, the Keras variables would not.
+        outputs = laf_over_sets(
             values,
             sets,
-            tf.convert_to_tensor(self.exponents),
-            tf.convert_to_tensor(self.coefficients),
+            self.exponents.value,
+            self.coefficients.value,
             self.epsilon,
-            float(tf.as_dtype(self.compute_dtype).max),
+            largest_finite(self.compute_dtype),
         )
         return ops.cast(outputs, self.compute_dtype)
 

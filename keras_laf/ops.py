@@ -21,13 +21,20 @@ How it is computed, and why:
   exponentiated; the common factor cancels in the ratio, so large sets and
   large exponents neither overflow nor turn into inf / inf.
 - The exponentials, one per element, feature, unit and term, are the bulk
-  of the work. `_power_sums` never stores them: its gradient recomputes
-  them, and on padded batches the whole function runs as one XLA cluster
-  so the exponentials are fused into the reductions.
+  of the work. `_power_sums` never stores them for the whole set: it loops
+  over chunks of the set axis, summing each chunk's exponentials, and its
+  gradient recomputes them chunk by chunk. Memory thus stays at the size
+  of the inputs plus the per-set sums. On TensorFlow the padded kernels run
+  as XLA clusters, which fuse the exponentials into their sums; on JAX the
+  training step is compiled whole.
 
 Conventions:
 
-- Inputs are clipped into [0, 1] (the paper puts a sigmoid before LAF).
+- Inputs are float and clipped into [0, 1] (the paper puts a sigmoid
+  before LAF); integer inputs are an error, since clipping would turn them
+  into 0 and 1: embed them or scale them into [0, 1].
+- NaN or inf in a real element makes that set's output NaN (per feature),
+  so the loss shows it; padded positions have no effect whatever they hold.
   Inside the logarithm x and 1 - x are floored at `epsilon`, so 0^b is
   computed as epsilon^b, and the gradient with respect to an element below
   epsilon is 0.
@@ -40,12 +47,13 @@ Conventions:
 - The output is finally clipped into the finite range of the output dtype.
 """
 
-import numpy as np
-import tensorflow as tf
-from keras import ops
-from tensorflow.python.ops import control_flow_util
+import functools
 
-from keras_laf.sets import PaddedSets
+import keras
+import ml_dtypes
+import numpy as np
+from keras import ops
+
 from keras_laf.sets import SegmentSets
 from keras_laf.sets import as_set_batch
 
@@ -55,6 +63,256 @@ COEFFICIENT_NAMES = ("alpha", "beta", "gamma", "delta")
 # Limits of the floor on the denominator's scaled magnitude: exp(+-80) is a
 # normal float32, so the floor never becomes 0 or inf.
 _LOG_FLOOR_LIMIT = 80.0
+# The set axis is cut into chunks so that no tensor of one exponential per
+# element of the whole set is ever stored, only one per element of a chunk:
+# padded sets `(batch, features, 2, 2 * units, chunk)` with 2^16 values per
+# set (256 KiB), flat elements `(chunk, features, 2, 2 * units)` with 2^21
+# values (8 MiB). Chunks of at least 16 elements still vectorise well.
+_VALUES_PER_PADDED_CHUNK = 2**16
+_VALUES_PER_SEGMENT_CHUNK = 2**21
+_MIN_CHUNK_SIZE = 16
+
+
+def _chunk_size(values_per_chunk, *dimensions):
+    """Elements per chunk, a power of 2, for per-element `dimensions`."""
+    elements = max(values_per_chunk // int(np.prod(dimensions)), 1)
+    return max(2 ** int(np.log2(elements)), _MIN_CHUNK_SIZE)
+
+
+def _shape(tensor):
+    """The shape, static sizes where known, scalar tensors elsewhere."""
+    dynamic = ops.shape(tensor)
+    return [
+        dynamic[axis] if size is None else size
+        for axis, size in enumerate(tensor.shape)
+    ]
+
+
+def _to_chunks(tensor, chunk_size):
+    """Splits axis 0 into chunks: `(num_chunks, chunk_size, ...)`.
+
+    Axis 0 is zero-padded to a positive multiple of `chunk_size`.
+    """
+    size, *rest = _shape(tensor)
+    # At least one chunk, all padding for no elements.
+    if isinstance(size, int):
+        num_chunks = max((size + chunk_size - 1) // chunk_size, 1)
+    else:
+        num_chunks = ops.maximum((size + chunk_size - 1) // chunk_size, 1)
+    padding = num_chunks * chunk_size - size
+    tensor = ops.pad(tensor, [[0, padding]] + [[0, 0]] * len(rest))
+    return ops.reshape(tensor, (num_chunks, chunk_size, *rest))
+
+
+def _from_chunks(chunks, size):
+    """Inverse of `_to_chunks`: `(size, ...)`."""
+    flat = ops.reshape(chunks, (-1, *_shape(chunks)[2:]))
+    return flat[:size]
+
+
+def _sum_over_chunks(function, chunks):
+    """Sums the outputs of `function` over the chunks, one at a time.
+
+    Args:
+        function: maps one chunk (a tuple of tensors) to a tuple of tensors.
+        chunks: tuple of tensors `(num_chunks, ...)`.
+    """
+    num_chunks = chunks[0].shape[0]
+    totals = function(*(chunk[0] for chunk in chunks))
+    if num_chunks == 1:
+        return totals
+
+    def add_chunk(index, totals):
+        outputs = function(
+            *(ops.take(chunk, index, axis=0) for chunk in chunks)
+        )
+        return tuple(total + output for total, output in zip(totals, outputs))
+
+    upper = ops.shape(chunks[0])[0] if num_chunks is None else num_chunks
+    return ops.fori_loop(1, upper, add_chunk, totals)
+
+
+def _map_over_chunks(function, chunks):
+    """`function` applied to each chunk, one at a time: `(num_chunks, ...)`."""
+    if chunks[0].shape[0] == 1:
+        return ops.expand_dims(function(*(chunk[0] for chunk in chunks)), 0)
+    return ops.map(lambda chunk: function(*chunk), chunks)
+
+
+def _padded_chunks(y, mask, q):
+    """Padded sets cut into chunks of their set axis, set axis last.
+
+    XLA vectorises the exponentials and their sums along the minor axis,
+    about 6x faster on CPU than along a major one.
+
+    Args:
+        y: `(batch, set_size, features, 2)`.
+        mask: boolean `(batch, set_size)`.
+        q: `(2, 2 * units)`.
+
+    Returns:
+        y `(num_chunks, batch, features, 2, 1, chunk)` and the mask
+        `(num_chunks, batch, 1, 1, 1, chunk)`.
+    """
+    chunk_size = _chunk_size(
+        _VALUES_PER_PADDED_CHUNK, y.shape[2], 2, q.shape[-1]
+    )
+    # (num_chunks, chunk, batch, features, 2) -> set axis last.
+    y = _to_chunks(ops.transpose(y, (1, 0, 2, 3)), chunk_size)
+    y = ops.expand_dims(ops.transpose(y, (0, 2, 3, 4, 1)), 4)
+    mask = _to_chunks(ops.transpose(mask, (1, 0)), chunk_size)
+    mask = ops.transpose(mask, (0, 2, 1))[:, :, None, None, None, :]
+    return y, mask
+
+
+def _padded_power_sums(y, mask, q):
+    """Sums exp(y q) and y exp(y q) over each padded set.
+
+    Args:
+        y: `(batch, set_size, features, 2)`, at most 0.
+        mask: boolean `(batch, set_size)`.
+        q: `(2, 2 * units)`.
+
+    Returns:
+        Two tensors `(batch, features, 2, 2 * units)`. The second is the
+        derivative of the first with respect to q, before summing over
+        batch and features.
+    """
+    chunks = _padded_chunks(y, mask, q)
+    q = ops.expand_dims(q, -1)  # (2, 2 * units, 1)
+
+    def chunk_sums(y, mask):
+        # (batch, features, 2, 2 * units, chunk), zero at padding.
+        exponentials = ops.where(mask, ops.exp(y * q), 0)
+        # y exp(q y) = -exp(q y + log(-y)): with its own exponential, each
+        # sum fuses with its exponentials instead of both reading one
+        # stored tensor. -y is floored so that the largest element (y = 0)
+        # gives a finite log and a negligible term instead of log(0).
+        log_minus_y = ops.log(ops.maximum(-y, 1e-30))
+        weighted = ops.where(mask, ops.exp(y * q + log_minus_y), 0)
+        return ops.sum(exponentials, -1), -ops.sum(weighted, -1)
+
+    return _sum_over_chunks(chunk_sums, chunks)
+
+
+def _padded_power_sums_gradient(y, mask, q, upstream):
+    """Gradient of the first output of `_padded_power_sums` w.r.t. y."""
+    chunks = _padded_chunks(y, mask, q)
+    q = ops.expand_dims(q, -1)  # (2, 2 * units, 1)
+    # (batch, features, 2, 2 * units, 1)
+    weights = ops.expand_dims(upstream, -1) * q
+
+    def chunk_gradient(y, mask):
+        exponentials = ops.where(mask, ops.exp(y * q), 0)
+        return ops.sum(weights * exponentials, axis=3)  # (b, f, 2, chunk)
+
+    gradient = _map_over_chunks(chunk_gradient, chunks)
+    # (num_chunks, batch, features, 2, chunk) -> (batch, set, features, 2)
+    gradient = _from_chunks(
+        ops.transpose(gradient, (0, 4, 1, 2, 3)), _shape(y)[1]
+    )
+    return ops.transpose(gradient, (1, 0, 2, 3))
+
+
+def _segment_chunks(y, segment_ids, q):
+    """Elements cut into chunks: y, ids and a validity mask, chunk-major."""
+    chunk_size = _chunk_size(
+        _VALUES_PER_SEGMENT_CHUNK, y.shape[1], 2, q.shape[-1]
+    )
+    valid = ops.ones_like(segment_ids, dtype="bool")
+    return (
+        _to_chunks(ops.expand_dims(y, -1), chunk_size),
+        _to_chunks(segment_ids, chunk_size),
+        _to_chunks(valid, chunk_size)[:, :, None, None, None],
+    )
+
+
+def _segment_power_sums(y, sets, q):
+    """`_padded_power_sums` for `SegmentSets`, y `(num_elements, ...)`."""
+
+    def chunk_sums(y, segment_ids, valid):
+        # (chunk, features, 2, 2 * units), zero at padding.
+        exponentials = ops.where(valid, ops.exp(y * q), 0)
+        chunk_sets = SegmentSets(segment_ids, sets.num_segments)
+        return chunk_sets.sum(exponentials), chunk_sets.sum(exponentials * y)
+
+    return _sum_over_chunks(chunk_sums, _segment_chunks(y, sets.segment_ids, q))
+
+
+def _segment_power_sums_gradient(y, sets, q, upstream):
+    """Gradient of the first output of `_segment_power_sums` w.r.t. y."""
+    weights = upstream * q  # (num_segments, features, 2, 2 * units)
+
+    def chunk_gradient(y, segment_ids, valid):
+        exponentials = ops.where(valid, ops.exp(y * q), 0)
+        return ops.sum(
+            ops.take(weights, segment_ids, axis=0) * exponentials, axis=-1
+        )
+
+    chunks = _segment_chunks(y, sets.segment_ids, q)
+    gradient = _map_over_chunks(chunk_gradient, chunks)
+    return _from_chunks(gradient, _shape(y)[0])
+
+
+def _bucket_size(set_size):
+    """The smallest 2^k or 3 * 2^(k-1) >= set_size, as an int32 tensor.
+
+    Padding the set axis to these sizes bounds the number of shapes XLA
+    compiles for to two per doubling of the set size, for at most a third
+    more work.
+    """
+    set_size = ops.cast(ops.maximum(set_size, 1), "float64")
+    power = 2.0 ** ops.ceil(ops.log2(set_size) - 1e-9)
+    smaller = 0.75 * power
+    bucket = ops.where((power >= 4) & (smaller >= set_size), smaller, power)
+    return ops.cast(bucket, "int32")
+
+
+def _padded_to_bucket(y, mask):
+    set_size = ops.shape(y)[1]
+    padding = _bucket_size(set_size) - set_size
+    y = ops.pad(y, [[0, 0], [0, padding], [0, 0], [0, 0]])
+    return y, ops.pad(mask, [[0, 0], [0, padding]])
+
+
+@functools.cache
+def _xla_compiled(function):
+    """`function(y, mask, ...)` as one XLA cluster, the set axis bucketed.
+
+    TensorFlow only. XLA fuses the exponentials into their sums and
+    vectorises them: about 5x faster than TensorFlow's ops on CPU. It
+    compiles once per input shape (about a second on CPU), so the set axis
+    is padded to a few bucket sizes. The kernels are never differentiated
+    (their gradient is the other kernel), so the padding also works inside
+    an outer XLA compilation such as `compile(jit_compile=True)`. On JAX
+    the whole training step is compiled anyway and the plain kernels run.
+    """
+    import tensorflow as tf
+
+    # Traced once per bucketed shape: the chunking needs static shapes.
+    compiled = tf.function(function, jit_compile=True, autograph=False)
+
+    def bucketed(y, mask, *args):
+        # The kernel is never differentiated: without stop_gradient a
+        # GradientTape would still record it and ask XLA for a version that
+        # keeps the loop's intermediate values.
+        args = [ops.stop_gradient(arg) for arg in (y, mask, *args)]
+        return compiled(*_padded_to_bucket(*args[:2]), *args[2:])
+
+    return bucketed
+
+
+def _padded_kernels():
+    """The padded forward and gradient kernels for this backend."""
+    if keras.config.backend() != "tensorflow":
+        return _padded_power_sums, _padded_power_sums_gradient
+    backward = _xla_compiled(_padded_power_sums_gradient)
+
+    def gradient(y, mask, q, upstream):
+        # Drops the gradient of the bucket padding.
+        return backward(y, mask, q, upstream)[:, : ops.shape(y)[1]]
+
+    return _xla_compiled(_padded_power_sums), gradient
 
 
 def _power_sums(shifted_logs, inner_exponents, sets):
@@ -64,25 +322,43 @@ def _power_sums(shifted_logs, inner_exponents, sets):
         shifted_logs: y, `(elements..., features, 2)`, last axis the source
             (x, 1 - x), at most 0 for the real elements.
         inner_exponents: q, `(2, 2 * units)`, one row per source.
-        sets: the set layout, which computes the sums and their gradient.
-            The gradient with respect to q comes from sums of y exp(q y)
-            taken in the same pass as the forward sums; the gradient with
-            respect to y recomputes the exponentials instead of storing
-            them.
+        sets: the set layout of y.
+
+    The gradient with respect to q comes from sums of y exp(q y) taken in
+    the same pass as the forward sums; the gradient with respect to y
+    recomputes the exponentials instead of storing them. Both loop over
+    chunks of the set axis, so memory stays at the size of the inputs and
+    the per-set sums whatever the set size.
 
     Returns:
         `(sets, features, 2, 2 * units)`.
     """
+    if isinstance(sets, SegmentSets):
+
+        def forward(y, q):
+            return _segment_power_sums(y, sets, q)
+
+        def backward(y, q, upstream):
+            return _segment_power_sums_gradient(y, sets, q, upstream)
+
+    else:
+        forward_kernel, backward_kernel = _padded_kernels()
+
+        def forward(y, q):
+            return forward_kernel(y, sets.mask, q)
+
+        def backward(y, q, upstream):
+            return backward_kernel(y, sets.mask, q, upstream)
 
     @ops.custom_gradient
     def power_sums(y, q):
-        sums, log_weighted_sums = sets.power_sums(y, q)
+        sums, log_weighted_sums = forward(y, q)
 
         def grad(*args, upstream=None):
             if upstream is None:
                 (upstream,) = args
             grad_q = ops.sum(upstream * log_weighted_sums, axis=(0, 1))
-            return sets.power_sums_gradient(y, q, upstream), grad_q
+            return backward(y, q, upstream), grad_q
 
         return sums, grad
 
@@ -97,11 +373,31 @@ def _by_source_and_part(weights, num_per_term):
     return ops.transpose(weights, (1, 0, 2, 3))
 
 
-def laf_of_sets(values, sets, exponents, coefficients, epsilon, output_limit):
+def largest_finite(dtype):
+    """The largest finite value of a float dtype name, as a Python float."""
+    return float(ml_dtypes.finfo(dtype).max)
+
+
+def _check_float_values(values):
+    dtype = keras.backend.standardize_dtype(values.dtype)
+    if "float" not in dtype:
+        raise ValueError(
+            "LAF aggregates values in [0, 1] and needs float inputs; integer "
+            "inputs would be clipped into [0, 1]. Embed integers first "
+            "(`keras.layers.Embedding` followed by a sigmoid, as in the "
+            "paper) or scale them into [0, 1] (e.g. `x / x_max`). "
+            f"Received: inputs.dtype={dtype}"
+        )
+
+
+def laf_over_sets(values, sets, exponents, coefficients, epsilon, output_limit):
     """LAF units applied to each feature of each set of a set layout.
 
+    The computation behind `laf` and the `LAF` layer, for values already in
+    a set layout (see `keras_laf.sets.as_set_batch`).
+
     Args:
-        values: `(elements..., features)`, any float dtype.
+        values: float `(elements..., features)`, padding zeroed.
         sets: `PaddedSets` or `SegmentSets`, the layout of `values`.
         exponents: `(8, units)`, rows a..h, all >= 0.
         coefficients: `(4, units)`, rows alpha, beta, gamma, delta.
@@ -111,9 +407,18 @@ def laf_of_sets(values, sets, exponents, coefficients, epsilon, output_limit):
             `[-output_limit, output_limit]`.
 
     Returns:
-        float32 `(sets, features, units)`.
+        float32 `(sets, features, units)`; NaN for every feature of a set
+        with a NaN or infinite real element in that feature.
     """
-    values = ops.clip(ops.cast(values, "float32"), 0.0, 1.0)
+    _check_float_values(values)
+    values = ops.cast(values, "float32")
+    # NaN or inf in a real element makes its set's output NaN, so that the
+    # loss shows it (and `keras.callbacks.TerminateOnNaN` stops training)
+    # instead of the element silently acting as 0 or 1. Padding is zero
+    # already. (sets, features)
+    finite = ops.isfinite(values)
+    nonfinite_sets = sets.sum(ops.cast(ops.logical_not(finite), "float32")) > 0
+    values = ops.clip(ops.where(finite, values, 0.0), 0.0, 1.0)
     # (elements..., features, 2): log x and log(1 - x).
     logs = ops.log(ops.maximum(ops.stack([values, 1.0 - values], -1), epsilon))
     # (sets, features, 2). The result does not depend on the shift, so no
@@ -160,66 +465,8 @@ def laf_of_sets(values, sets, exponents, coefficients, epsilon, output_limit):
     )
     magnitude = ops.maximum(ops.abs(denominator), ops.exp(log_floor))
     denominator = ops.where(denominator < 0, -magnitude, magnitude)
-    return ops.clip(numerator / denominator, -output_limit, output_limit)
-
-
-# Padded batches run as one XLA cluster: it vectorises the
-# exponentials along the set axis and runs a training step as two kernels,
-# about 5x faster than TensorFlow's ops on CPU for 64 sets of 1000 elements.
-# XLA compiles once per input shape (about a second on CPU), so the set axis
-# is padded to a few bucket sizes. Segment batches, whose number of sets is
-# a run-time value, run as plain TensorFlow ops.
-@tf.function(jit_compile=True, reduce_retracing=True)
-def _compiled_padded_laf(
-    values, mask, exponents, coefficients, epsilon, output_limit
-):
-    return laf_of_sets(
-        values, PaddedSets(mask), exponents, coefficients, epsilon, output_limit
-    )
-
-
-def _bucket_size(set_size):
-    """The smallest 2^k or 3 * 2^(k-1) >= set_size, as an int32 tensor.
-
-    Padding the set axis to these sizes bounds the number of shapes XLA
-    compiles for to two per doubling of the set size, for at most a third
-    more work.
-    """
-    set_size = ops.cast(ops.maximum(set_size, 1), "float64")
-    power = 2.0 ** ops.ceil(ops.log2(set_size) - 1e-9)
-    smaller = 0.75 * power
-    bucket = ops.where((power >= 4) & (smaller >= set_size), smaller, power)
-    return ops.cast(bucket, "int32")
-
-
-def _bucketed_padded_laf(values, mask, *args):
-    set_size = ops.shape(values)[1]
-    padding = _bucket_size(set_size) - set_size
-    values = ops.pad(values, [[0, 0], [0, padding], [0, 0]])
-    mask = ops.pad(mask, [[0, 0], [0, padding]])
-    return _compiled_padded_laf(values, mask, *args)
-
-
-def _inside_xla_compilation():
-    # Inside `tf.function(jit_compile=True)` (such as Keras's
-    # `compile(jit_compile=True)`) the whole step is compiled already, and
-    # the gradient of the nested compiled call, whose bucket padding is a
-    # run-time value there, fails to compile. TensorFlow has no public test
-    # for this; its own cond_v2 uses this one.
-    return control_flow_util.GraphOrParentsInXlaContext(
-        tf.compat.v1.get_default_graph()
-    )
-
-
-def apply_laf(values, sets, exponents, coefficients, epsilon, output_limit):
-    """`laf_of_sets`, compiled with XLA for padded batches."""
-    if isinstance(sets, SegmentSets) or _inside_xla_compilation():
-        return laf_of_sets(
-            values, sets, exponents, coefficients, epsilon, output_limit
-        )
-    return _bucketed_padded_laf(
-        values, sets.mask, exponents, coefficients, epsilon, output_limit
-    )
+    outputs = ops.clip(numerator / denominator, -output_limit, output_limit)
+    return ops.where(ops.expand_dims(nonfinite_sets, -1), float("nan"), outputs)
 
 
 def laf(
@@ -240,14 +487,21 @@ def laf(
     Args:
         inputs: a dense tensor `(batch, set_size, features)`, a
             `tf.RaggedTensor` `(batch, None, features)`, or flat values
-            `(num_elements, features)` with `segment_ids`. Values are
-            clipped into [0, 1].
+            `(num_elements, features)` with `segment_ids`. A float dtype:
+            values are clipped into [0, 1], and integer inputs raise a
+            ValueError (embed them or scale them into [0, 1] first). A NaN
+            or infinite real element makes its set's output NaN.
         exponents: `(8, units)`, rows a..h, all >= 0.
         coefficients: `(4, units)`, rows alpha, beta, gamma, delta.
-        mask: optional boolean `(batch, set_size)` for dense inputs.
-        segment_ids: optional int `(num_elements,)`, the set of each element.
+        mask: optional `(batch, set_size)` for dense inputs: boolean, or
+            numeric holding only 0 (padding) and 1 (real elements).
+            Padding has no effect whatever it holds.
+        segment_ids: optional int `(num_elements,)`, the set of each
+            element, in `[0, num_segments)`. Ids out of range raise a
+            ValueError in eager calls and, on TensorFlow, an
+            `InvalidArgumentError` when a traced call runs.
         num_segments: number of sets with `segment_ids`; defaults to
-            `max(segment_ids) + 1`.
+            `max(segment_ids) + 1`. Pass it as an int inside `jax.jit`.
         epsilon: float. Floor of x and 1 - x inside the logarithm and of the
             magnitude of the denominator. Defaults to `1e-7`.
 
@@ -261,14 +515,16 @@ def laf(
     >>> from keras_laf import closed_form
     >>> exponents, coefficients = closed_form("mean")
     >>> x = np.array([[[0.2], [0.4], [0.9]]], "float32")
-    >>> laf(x, exponents[:, None], coefficients[:, None])  # mean: 0.5
+    >>> outputs = laf(x, exponents[:, None], coefficients[:, None])
+    >>> np.round(keras.ops.convert_to_numpy(outputs), 4)  # the mean
+    array([[[0.5]]], dtype=float32)
     """
     values, sets = as_set_batch(inputs, mask, segment_ids, num_segments)
-    return apply_laf(
+    return laf_over_sets(
         values,
         sets,
         exponents,
         coefficients,
         float(epsilon),
-        float(np.finfo("float32").max),
+        largest_finite("float32"),
     )

@@ -12,11 +12,106 @@ Every aggregation layer of keras_laf accepts a batch of sets as
 `PaddedSets` or `SegmentSets`, that reduces per-element tensors to per-set
 tensors and copies per-set tensors back to the elements. Code written
 against the layout serves all three forms.
+
+Everything here is `keras.ops`, so it runs on every Keras backend, except
+ragged tensors: they exist only in TensorFlow, so they are accepted on the
+TensorFlow backend alone. TensorFlow is never imported here; a ragged
+tensor can only exist once TensorFlow has been imported by its creator.
 """
 
+import sys
+
+import keras
 import numpy as np
-import tensorflow as tf
 from keras import ops
+
+
+def _tensorflow():
+    """The TensorFlow module if something imported it already, else None."""
+    return sys.modules.get("tensorflow")
+
+
+def is_ragged(inputs):
+    """Whether `inputs` is a `tf.RaggedTensor`, without importing TensorFlow.
+
+    On any backend other than TensorFlow a ragged tensor raises a
+    ValueError that says how to pad the sets instead.
+    """
+    tf = _tensorflow()
+    if tf is None or not isinstance(inputs, tf.RaggedTensor):
+        return False
+    if keras.config.backend() != "tensorflow":
+        raise ValueError(
+            "Ragged inputs (tf.RaggedTensor) need the TensorFlow backend. "
+            f"On the {keras.config.backend()} backend pass padded sets "
+            "(batch, set_size, features) with a mask (batch, set_size), "
+            "e.g. from `keras_laf.datasets.to_padded_batches(dataset)`, or "
+            "flat values with `segment_ids`. Received: a tf.RaggedTensor "
+            f"of shape {inputs.shape}"
+        )
+    return True
+
+
+def is_traced(tensor):
+    """Whether `tensor` is symbolic, its values unknown until it runs.
+
+    True inside `tf.function` (`Model.fit`, `predict`), JAX tracing
+    (`jax.jit`) and while a functional model is built.
+    """
+    if isinstance(tensor, keras.KerasTensor):
+        return True
+    backend = keras.config.backend()
+    if backend == "tensorflow":
+        return not _tensorflow().executing_eagerly()
+    if backend == "jax":
+        import jax
+
+        return isinstance(tensor, jax.core.Tracer)
+    return False
+
+
+def checked_indices(indices, limit, name, items):
+    """`indices` as int32, checked to lie in `[0, limit)`.
+
+    Eagerly, indices out of range raise a ValueError. In a traced
+    TensorFlow function (`Model.fit`, `predict`, `tf.function`) the check
+    is a `tf.debugging` assertion that raises `tf.errors.InvalidArgumentError`
+    when the batch runs. Traced JAX functions cannot check values: there,
+    out-of-range indices are dropped or clamped by JAX's gather and scatter.
+
+    Args:
+        indices: int tensor.
+        limit: int or scalar int tensor, one past the largest valid index.
+        name: str, the argument's name, for the message.
+        items: str, what the indices count (`"nodes"`, `"sets"`).
+    """
+    indices = ops.cast(indices, "int32")
+    if not is_traced(indices) and not is_traced(limit):
+        values = ops.convert_to_numpy(indices)
+        limit = int(ops.convert_to_numpy(limit))
+        if values.size and (values.min() < 0 or values.max() >= limit):
+            raise ValueError(
+                f"`{name}` must hold indices in [0, {limit}) of the {items}. "
+                f"Received indices from {values.min()} to {values.max()}"
+            )
+        return indices
+    if keras.config.backend() != "tensorflow" or isinstance(
+        indices, keras.KerasTensor
+    ):
+        return indices
+    tf = _tensorflow()
+    assertions = [
+        tf.debugging.assert_non_negative(
+            indices, message=f"`{name}` holds a negative index"
+        ),
+        tf.debugging.assert_less(
+            indices,
+            tf.cast(limit, "int32"),
+            message=f"`{name}` holds an index beyond the {items}",
+        ),
+    ]
+    with tf.control_dependencies(assertions):
+        return tf.identity(indices)
 
 
 class PaddedSets:
@@ -57,49 +152,6 @@ class PaddedSets:
         per_element = ops.expand_dims(per_set, 1)
         return ops.where(self._element_mask(per_element), per_element, 0)
 
-    def _set_axis_last(self, y, q):
-        # The set axis goes last: XLA vectorises the exponentials and the
-        # reduction along the minor axis, about 6x faster on CPU than along
-        # axis 1. (batch, features, 2, 1, set_size) * (2, 2 * units, 1)
-        y = ops.expand_dims(ops.transpose(y, (0, 2, 3, 1)), 3)
-        q = ops.expand_dims(q, -1)
-        mask = self.mask[:, None, None, None, :]
-        return y, q, mask
-
-    def power_sums(self, y, q):
-        """Sums exp(y q) and y exp(y q) over each set.
-
-        Args:
-            y: `(batch, set_size, features, 2)`, at most 0.
-            q: `(2, 2 * units)`.
-
-        Returns:
-            Two tensors `(batch, features, 2, 2 * units)`. The second is the
-            derivative of the first with respect to q, before summing over
-            batch and features.
-        """
-        y, q, mask = self._set_axis_last(y, q)
-        # (batch, features, 2, 2 * units, set_size), zero at padding.
-        exponentials = ops.where(mask, ops.exp(y * q), 0)
-        # y exp(q y) = -exp(q y + log(-y)): with its own exponential, each
-        # sum fuses with its exponentials instead of both reading one
-        # stored tensor.
-        # -y is floored so that the largest element (y = 0) gives a finite
-        # log and a negligible term instead of log(0) = -inf.
-        log_minus_y = ops.log(ops.maximum(-y, 1e-30))
-        weighted = ops.where(mask, ops.exp(y * q + log_minus_y), 0)
-        return ops.sum(exponentials, -1), -ops.sum(weighted, -1)
-
-    def power_sums_gradient(self, y, q, upstream):
-        """Gradient of the first output of `power_sums` with respect to y."""
-        y, q, mask = self._set_axis_last(y, q)
-        exponentials = ops.where(mask, ops.exp(y * q), 0)
-        # (batch, features, 2, 2 * units, 1)
-        weights = ops.expand_dims(upstream, -1) * q
-        grad_y = ops.sum(weights * exponentials, axis=3)
-        # (batch, features, 2, set_size) -> (batch, set_size, features, 2)
-        return ops.transpose(grad_y, (0, 3, 1, 2))
-
 
 class SegmentSets:
     """Sets given by segment ids: element tensors `(num_elements, ...)`.
@@ -139,6 +191,9 @@ class SegmentSets:
     def to_padded(self, values):
         """Padded sets, elements in their order of appearance.
 
+        Needs the TensorFlow backend, whose ragged tensors hold sets of
+        sizes known only at run time.
+
         Args:
             values: `(num_elements, ...)`.
 
@@ -146,6 +201,13 @@ class SegmentSets:
             A tuple `(values, sets)`: `(num_segments, max_size, ...)` with
             zeros at padded positions, and their `PaddedSets`.
         """
+        if keras.config.backend() != "tensorflow":
+            raise ValueError(
+                "Padding segment-form sets needs the TensorFlow backend. On "
+                f"the {keras.config.backend()} backend pass padded sets "
+                "(batch, set_size, features) with a mask instead."
+            )
+        tf = _tensorflow()
         # A stable sort keeps the order of appearance within each set.
         order = tf.argsort(self.segment_ids, stable=True)
         sets = tf.RaggedTensor.from_value_rowids(
@@ -154,26 +216,6 @@ class SegmentSets:
             nrows=self.num_segments,
         )
         return as_set_batch(sets)
-
-    def power_sums(self, y, q):
-        """Sums exp(y q) and y exp(y q) over each set.
-
-        Args:
-            y: `(num_elements, features, 2)`.
-            q: `(2, 2 * units)`.
-
-        Returns:
-            Two tensors `(num_segments, features, 2, 2 * units)`.
-        """
-        y = ops.expand_dims(y, -1)
-        exponentials = ops.exp(y * q)
-        return self.sum(exponentials), self.sum(exponentials * y)
-
-    def power_sums_gradient(self, y, q, upstream):
-        """Gradient of the first output of `power_sums` with respect to y."""
-        # (num_elements, features, 2, 2 * units)
-        exponentials = ops.exp(ops.expand_dims(y, -1) * q)
-        return ops.sum(self.broadcast(upstream) * exponentials * q, axis=-1)
 
 
 def _check_features(values, expected_rank, form):
@@ -189,12 +231,27 @@ def _check_features(values, expected_rank, form):
         )
 
 
+def _dtype(tensor):
+    return keras.backend.standardize_dtype(tensor.dtype)
+
+
+def _check_values(values):
+    dtype = _dtype(values)
+    if dtype == "bool" or not (
+        "float" in dtype or "int" in dtype or dtype == "bfloat16"
+    ):
+        raise ValueError(
+            "Set elements must be a numeric tensor. Received: "
+            f"inputs.dtype={dtype}"
+        )
+
+
 def _check_segment_ids(values, segment_ids, num_segments):
-    segment_ids = tf.convert_to_tensor(segment_ids)
-    if not segment_ids.dtype.is_integer:
+    segment_ids = ops.convert_to_tensor(segment_ids)
+    if "int" not in _dtype(segment_ids):
         raise ValueError(
             "`segment_ids` must be an integer tensor. "
-            f"Received: segment_ids.dtype={segment_ids.dtype.name}"
+            f"Received: segment_ids.dtype={_dtype(segment_ids)}"
         )
     if len(segment_ids.shape) != 1:
         raise ValueError(
@@ -212,19 +269,39 @@ def _check_segment_ids(values, segment_ids, num_segments):
             f"Received: segment_ids.shape={segment_ids.shape} for "
             f"inputs.shape={values.shape}"
         )
-    segment_ids = ops.cast(segment_ids, "int32")
-    if num_segments is None:
-        num_segments = ops.max(segment_ids, initial=-1) + 1
-    elif isinstance(num_segments, (int, np.integer)) and num_segments < 0:
+    if isinstance(num_segments, (bool, float, str)) or (
+        isinstance(num_segments, (int, np.integer)) and num_segments < 0
+    ):
         raise ValueError(
             "`num_segments` must be a non-negative integer. "
-            f"Received: num_segments={num_segments}"
+            f"Received: num_segments={num_segments!r}"
         )
+    if num_segments is None:
+        if is_traced(segment_ids):
+            if keras.config.backend() == "jax":
+                raise ValueError(
+                    "Inside a compiled JAX function the number of sets must "
+                    "be known: pass `num_segments` as an int."
+                )
+            num_segments = ops.max(ops.cast(segment_ids, "int32"), initial=-1)
+            num_segments = num_segments + 1
+        else:
+            ids = ops.convert_to_numpy(segment_ids)
+            num_segments = int(ids.max(initial=-1)) + 1
+    segment_ids = checked_indices(
+        segment_ids, num_segments, "segment_ids", "sets"
+    )
     return segment_ids, num_segments
 
 
 def _check_mask(values, mask):
-    mask = tf.convert_to_tensor(mask)
+    mask = ops.convert_to_tensor(mask)
+    dtype = _dtype(mask)
+    if dtype != "bool" and "int" not in dtype and "float" not in dtype:
+        raise ValueError(
+            "`mask` must be boolean, or numeric with values 0 and 1. "
+            f"Received: mask.dtype={dtype}"
+        )
     if len(mask.shape) != 2 or any(
         expected is not None and received is not None and expected != received
         for expected, received in zip(values.shape[:2], mask.shape)
@@ -233,7 +310,34 @@ def _check_mask(values, mask):
             "`mask` must have shape (batch, set_size) matching the inputs. "
             f"Received: mask.shape={mask.shape} for inputs.shape={values.shape}"
         )
-    return ops.cast(mask, "bool")
+    if dtype == "bool":
+        return mask
+    return ops.cast(_checked_zero_one(mask), "bool")
+
+
+def _checked_zero_one(mask):
+    """A numeric `mask`, checked to hold only 0 and 1 (as `checked_indices`)."""
+    if not is_traced(mask):
+        values = ops.convert_to_numpy(mask)
+        wrong = values[(values != 0) & (values != 1)]
+        if wrong.size:
+            raise ValueError(
+                "A numeric `mask` must hold only 0 (padding) and 1 (real "
+                f"elements). Received a mask holding {wrong.flat[0]}"
+            )
+        return mask
+    if keras.config.backend() != "tensorflow" or isinstance(
+        mask, keras.KerasTensor
+    ):
+        return mask
+    tf = _tensorflow()
+    check = tf.debugging.assert_equal(
+        mask * (1 - mask),
+        tf.zeros_like(mask),
+        message="A numeric `mask` must hold only 0 and 1",
+    )
+    with tf.control_dependencies([check]):
+        return tf.identity(mask)
 
 
 def as_set_batch(inputs, mask=None, segment_ids=None, num_segments=None):
@@ -254,13 +358,15 @@ def as_set_batch(inputs, mask=None, segment_ids=None, num_segments=None):
         cannot reach the result; `sets` is a `PaddedSets` or `SegmentSets`.
     """
     if segment_ids is not None:
-        if isinstance(inputs, tf.RaggedTensor) or mask is not None:
+        if is_ragged(inputs) or mask is not None:
             raise ValueError(
                 "`segment_ids` needs flat dense inputs (num_elements, "
                 "features) and no mask. Received: "
                 f"inputs of type {type(inputs).__name__}, mask={mask}"
             )
+        inputs = ops.convert_to_tensor(inputs)
         _check_features(inputs, 2, "Segment-form")
+        _check_values(inputs)
         segment_ids, num_segments = _check_segment_ids(
             inputs, segment_ids, num_segments
         )
@@ -270,7 +376,7 @@ def as_set_batch(inputs, mask=None, segment_ids=None, num_segments=None):
             "`num_segments` is only meaningful with `segment_ids`. "
             f"Received: num_segments={num_segments}, segment_ids=None"
         )
-    if isinstance(inputs, tf.RaggedTensor):
+    if is_ragged(inputs):
         if mask is not None:
             raise ValueError(
                 "Ragged inputs carry their set sizes; a mask cannot be "
@@ -282,13 +388,17 @@ def as_set_batch(inputs, mask=None, segment_ids=None, num_segments=None):
                 "only the set axis ragged. Received: "
                 f"shape={inputs.shape}, ragged_rank={inputs.ragged_rank}"
             )
+        _check_values(inputs)
         # A Keras mask cannot describe a ragged batch; the row lengths do.
+        tf = _tensorflow()
         values = inputs.to_tensor()
         mask = tf.sequence_mask(
             inputs.row_lengths(), maxlen=tf.shape(values)[1]
         )
         return values, PaddedSets(mask)
+    inputs = ops.convert_to_tensor(inputs)
     _check_features(inputs, 3, "Dense")
+    _check_values(inputs)
     if mask is None:
         mask = ops.ones(ops.shape(inputs)[:2], dtype="bool")
         return inputs, PaddedSets(mask)
@@ -312,7 +422,7 @@ def to_padded(inputs, mask=None):
         `(batch, set_size)` mask. `row_lengths` is the ragged row lengths,
         or None for dense inputs; `from_padded` restores the input form.
     """
-    if isinstance(inputs, tf.RaggedTensor):
+    if is_ragged(inputs):
         values, sets = as_set_batch(inputs)
         return values, sets.mask, inputs.row_lengths()
     values, sets = as_set_batch(inputs, mask)
@@ -324,5 +434,7 @@ def from_padded(outputs, mask, row_lengths):
     if mask is not None:
         outputs = ops.where(ops.expand_dims(mask, -1), outputs, 0)
     if row_lengths is not None:
-        return tf.RaggedTensor.from_tensor(outputs, lengths=row_lengths)
+        return _tensorflow().RaggedTensor.from_tensor(
+            outputs, lengths=row_lengths
+        )
     return outputs
