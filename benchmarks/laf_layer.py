@@ -51,35 +51,22 @@ def transcription(values, exponents, coefficients, epsilon=1e-7):
 
 
 def peak_memory_reader():
-    """Returns (reset, read) functions for the peak memory in bytes."""
+    """Returns (reset, read) functions for the peak memory in bytes.
+
+    TensorFlow: the peak of TensorFlow's own allocator on the first device
+    (CPU or GPU), which holds every tensor and XLA's temporary buffers but
+    not the compilers' working memory.
+    """
     import tensorflow as tf
 
-    if tf.config.list_physical_devices("GPU"):
-
-        def reset():
-            tf.config.experimental.reset_memory_stats("GPU:0")
-            return tf.config.experimental.get_memory_info("GPU:0")["current"]
-
-        def read():
-            return tf.config.experimental.get_memory_info("GPU:0")["peak"]
-
-        return reset, read
-
-    def status(field):
-        with open("/proc/self/status") as status_file:
-            for line in status_file:
-                if line.startswith(field):
-                    return int(line.split()[1]) * 1024
-        raise RuntimeError(f"{field} not found in /proc/self/status")
+    device = "GPU:0" if tf.config.list_physical_devices("GPU") else "CPU:0"
 
     def reset():
-        # Writing 5 to clear_refs resets the peak resident set size.
-        with open("/proc/self/clear_refs", "w") as clear_refs:
-            clear_refs.write("5")
-        return status("VmRSS:")
+        tf.config.experimental.reset_memory_stats(device)
+        return tf.config.experimental.get_memory_info(device)["current"]
 
     def read():
-        return status("VmHWM:")
+        return tf.config.experimental.get_memory_info(device)["peak"]
 
     return reset, read
 
@@ -111,9 +98,6 @@ def large_step(variant, batch, set_size, features, units, steps):
             loss = tf.reduce_sum(forward(inputs))
         return tape.gradient(loss, [inputs] + layer.trainable_variables)
 
-    # The peak covers the first step too: TensorFlow's allocator reuses
-    # memory across steps, so later steps alone show no growth. For LAF it
-    # thus includes XLA's compilation.
     reset, read = peak_memory_reader()
     before = reset()
     for gradient in step(values):  # trace, compile, warm up

@@ -54,6 +54,7 @@ import ml_dtypes
 import numpy as np
 from keras import ops
 
+from keras_laf.sets import PaddedSets
 from keras_laf.sets import SegmentSets
 from keras_laf.sets import as_set_batch
 
@@ -68,7 +69,7 @@ _LOG_FLOOR_LIMIT = 80.0
 # padded sets `(batch, features, 2, 2 * units, chunk)` with 2^16 values per
 # set (256 KiB), flat elements `(chunk, features, 2, 2 * units)` with 2^21
 # values (8 MiB). Chunks of at least 16 elements still vectorise well.
-_VALUES_PER_PADDED_CHUNK = 2**16
+_VALUES_PER_PADDED_CHUNK = 2**17
 _VALUES_PER_SEGMENT_CHUNK = 2**21
 _MIN_CHUNK_SIZE = 16
 
@@ -196,22 +197,22 @@ def _padded_power_sums(y, mask, q):
 
 
 def _padded_power_sums_gradient(y, mask, q, upstream):
-    """Gradient of the first output of `_padded_power_sums` w.r.t. y."""
-    chunks = _padded_chunks(y, mask, q)
-    q = ops.expand_dims(q, -1)  # (2, 2 * units, 1)
+    """Gradient of the first output of `_padded_power_sums` w.r.t. y.
+
+    One pass over the whole set: the reduction over the units keeps the
+    set axis, so XLA fuses the exponentials into it and stores none of
+    them (unlike the sums over the set axis, which it hands to a library
+    kernel that reads stored exponentials, hence their chunks).
+    """
+    # (batch, features, 2, 1, set_size) * (2, 2 * units, 1)
+    y = ops.expand_dims(ops.transpose(y, (0, 2, 3, 1)), 3)
+    q = ops.expand_dims(q, -1)
+    exponentials = ops.where(mask[:, None, None, None, :], ops.exp(y * q), 0)
     # (batch, features, 2, 2 * units, 1)
     weights = ops.expand_dims(upstream, -1) * q
-
-    def chunk_gradient(y, mask):
-        exponentials = ops.where(mask, ops.exp(y * q), 0)
-        return ops.sum(weights * exponentials, axis=3)  # (b, f, 2, chunk)
-
-    gradient = _map_over_chunks(chunk_gradient, chunks)
-    # (num_chunks, batch, features, 2, chunk) -> (batch, set, features, 2)
-    gradient = _from_chunks(
-        ops.transpose(gradient, (0, 4, 1, 2, 3)), _shape(y)[1]
-    )
-    return ops.transpose(gradient, (1, 0, 2, 3))
+    gradient = ops.sum(weights * exponentials, axis=3)
+    # (batch, features, 2, set_size) -> (batch, set_size, features, 2)
+    return ops.transpose(gradient, (0, 3, 1, 2))
 
 
 def _segment_chunks(y, segment_ids, q):
@@ -254,81 +255,28 @@ def _segment_power_sums_gradient(y, sets, q, upstream):
     return _from_chunks(gradient, _shape(y)[0])
 
 
-def _bucket_size(set_size):
-    """The smallest 2^k or 3 * 2^(k-1) >= set_size, as an int32 tensor.
-
-    Padding the set axis to these sizes bounds the number of shapes XLA
-    compiles for to two per doubling of the set size, for at most a third
-    more work.
-    """
-    set_size = ops.cast(ops.maximum(set_size, 1), "float64")
-    power = 2.0 ** ops.ceil(ops.log2(set_size) - 1e-9)
-    smaller = 0.75 * power
-    bucket = ops.where((power >= 4) & (smaller >= set_size), smaller, power)
-    return ops.cast(bucket, "int32")
+def _logs(values, epsilon):
+    """log x and log(1 - x), floored at log(epsilon): `(..., features, 2)`."""
+    return ops.log(ops.maximum(ops.stack([values, 1.0 - values], -1), epsilon))
 
 
-def _padded_to_bucket(y, mask):
-    set_size = ops.shape(y)[1]
-    padding = _bucket_size(set_size) - set_size
-    y = ops.pad(y, [[0, 0], [0, padding], [0, 0], [0, 0]])
-    return y, ops.pad(mask, [[0, 0], [0, padding]])
-
-
-@functools.cache
-def _xla_compiled(function):
-    """`function(y, mask, ...)` as one XLA cluster, the set axis bucketed.
-
-    TensorFlow only. XLA fuses the exponentials into their sums and
-    vectorises them: about 5x faster than TensorFlow's ops on CPU. It
-    compiles once per input shape (about a second on CPU), so the set axis
-    is padded to a few bucket sizes. The kernels are never differentiated
-    (their gradient is the other kernel), so the padding also works inside
-    an outer XLA compilation such as `compile(jit_compile=True)`. On JAX
-    the whole training step is compiled anyway and the plain kernels run.
-    """
-    import tensorflow as tf
-
-    # Traced once per bucketed shape: the chunking needs static shapes.
-    compiled = tf.function(function, jit_compile=True, autograph=False)
-
-    def bucketed(y, mask, *args):
-        # The kernel is never differentiated: without stop_gradient a
-        # GradientTape would still record it and ask XLA for a version that
-        # keeps the loop's intermediate values.
-        args = [ops.stop_gradient(arg) for arg in (y, mask, *args)]
-        return compiled(*_padded_to_bucket(*args[:2]), *args[2:])
-
-    return bucketed
-
-
-def _padded_kernels():
-    """The padded forward and gradient kernels for this backend."""
-    if keras.config.backend() != "tensorflow":
-        return _padded_power_sums, _padded_power_sums_gradient
-    backward = _xla_compiled(_padded_power_sums_gradient)
-
-    def gradient(y, mask, q, upstream):
-        # Drops the gradient of the bucket padding.
-        return backward(y, mask, q, upstream)[:, : ops.shape(y)[1]]
-
-    return _xla_compiled(_padded_power_sums), gradient
-
-
-def _power_sums(shifted_logs, inner_exponents, sets):
-    """Sums exp(q * y) over each set, recomputing exp in the gradient.
+def _power_sums(values, max_logs, inner_exponents, sets, epsilon):
+    """Sums exp(q * y) over each set, y = log x - M, storing no per-element
+    tensor for the gradient.
 
     Args:
-        shifted_logs: y, `(elements..., features, 2)`, last axis the source
-            (x, 1 - x), at most 0 for the real elements.
+        values: x, float32 `(elements..., features)` in [0, 1], padding 0.
+        max_logs: M, `(sets, features, 2)`, per source (x, 1 - x) the
+            largest log of each set; a constant (no gradient).
         inner_exponents: q, `(2, 2 * units)`, one row per source.
-        sets: the set layout of y.
+        sets: the set layout of x.
+        epsilon: float, floor of x and 1 - x inside the logarithm.
 
     The gradient with respect to q comes from sums of y exp(q y) taken in
-    the same pass as the forward sums; the gradient with respect to y
-    recomputes the exponentials instead of storing them. Both loop over
-    chunks of the set axis, so memory stays at the size of the inputs and
-    the per-set sums whatever the set size.
+    the same pass as the forward sums; the gradient with respect to x
+    recomputes y and the exponentials instead of storing them. The sums
+    loop over chunks of the set axis, so memory stays at the size of the
+    inputs plus the per-set sums whatever the set size.
 
     Returns:
         `(sets, features, 2, 2 * units)`.
@@ -342,27 +290,49 @@ def _power_sums(shifted_logs, inner_exponents, sets):
             return _segment_power_sums_gradient(y, sets, q, upstream)
 
     else:
-        forward_kernel, backward_kernel = _padded_kernels()
 
         def forward(y, q):
-            return forward_kernel(y, sets.mask, q)
+            return _padded_power_sums(y, sets.mask, q)
 
         def backward(y, q, upstream):
-            return backward_kernel(y, sets.mask, q, upstream)
+            return _padded_power_sums_gradient(y, sets.mask, q, upstream)
+
+    def shifted_logs(x, m):
+        # (elements..., features, 2), at most 0 for the real elements.
+        return _logs(x, epsilon) - sets.broadcast(m)
 
     @ops.custom_gradient
-    def power_sums(y, q):
-        sums, log_weighted_sums = forward(y, q)
+    def power_sums(x, m, q):
+        # The loops over chunks are never differentiated: their gradient is
+        # `backward`. Without stop_gradient, TensorFlow would still record
+        # them and keep every iteration's values for a gradient.
+        x, m, q = (ops.stop_gradient(tensor) for tensor in (x, m, q))
+        sums, log_weighted_sums = forward(shifted_logs(x, m), q)
 
         def grad(*args, upstream=None):
             if upstream is None:
                 (upstream,) = args
+            upstream = ops.stop_gradient(upstream)
             grad_q = ops.sum(upstream * log_weighted_sums, axis=(0, 1))
-            return backward(y, q, upstream), grad_q
+            # (elements..., features, 2)
+            grad_y = backward(shifted_logs(x, m), q, upstream)
+            # d log max(x, epsilon) / dx and d log max(1 - x, epsilon) / dx
+            # (x is in [0, 1]); 0 where the floor is active.
+            grad_log_x = ops.where(
+                x > epsilon, 1.0 / ops.maximum(x, epsilon), 0
+            )
+            grad_log_1_minus_x = ops.where(
+                1.0 - x > epsilon, -1.0 / ops.maximum(1.0 - x, epsilon), 0
+            )
+            grad_x = (
+                grad_y[..., 0] * grad_log_x
+                + grad_y[..., 1] * grad_log_1_minus_x
+            )
+            return grad_x, ops.zeros_like(m), grad_q
 
         return sums, grad
 
-    return power_sums(shifted_logs, inner_exponents)
+    return power_sums(values, max_logs, inner_exponents)
 
 
 def _by_source_and_part(weights, num_per_term):
@@ -390,11 +360,11 @@ def _check_float_values(values):
         )
 
 
-def laf_over_sets(values, sets, exponents, coefficients, epsilon, output_limit):
+def _laf_math(values, sets, exponents, coefficients, epsilon, output_limit):
     """LAF units applied to each feature of each set of a set layout.
 
-    The computation behind `laf` and the `LAF` layer, for values already in
-    a set layout (see `keras_laf.sets.as_set_batch`).
+    The plain `keras.ops` computation; `laf_over_sets` compiles it on
+    TensorFlow.
 
     Args:
         values: float `(elements..., features)`, padding zeroed.
@@ -410,7 +380,6 @@ def laf_over_sets(values, sets, exponents, coefficients, epsilon, output_limit):
         float32 `(sets, features, units)`; NaN for every feature of a set
         with a NaN or infinite real element in that feature.
     """
-    _check_float_values(values)
     values = ops.cast(values, "float32")
     # NaN or inf in a real element makes its set's output NaN, so that the
     # loss shows it (and `keras.callbacks.TerminateOnNaN` stops training)
@@ -419,13 +388,11 @@ def laf_over_sets(values, sets, exponents, coefficients, epsilon, output_limit):
     finite = ops.isfinite(values)
     nonfinite_sets = sets.sum(ops.cast(ops.logical_not(finite), "float32")) > 0
     values = ops.clip(ops.where(finite, values, 0.0), 0.0, 1.0)
-    # (elements..., features, 2): log x and log(1 - x).
-    logs = ops.log(ops.maximum(ops.stack([values, 1.0 - values], -1), epsilon))
-    # (sets, features, 2). The result does not depend on the shift, so no
-    # gradient flows through it; empty sets get 0.
-    max_logs = ops.stop_gradient(sets.max(logs))
+    # (sets, features, 2): the largest log x and log(1 - x) of each set.
+    # The result does not depend on this shift, so no gradient flows
+    # through it; empty sets get 0.
+    max_logs = ops.stop_gradient(sets.max(_logs(values, epsilon)))
     max_logs = ops.where(ops.isfinite(max_logs), max_logs, 0.0)
-    shifted_logs = logs - sets.broadcast(max_logs)
 
     exponents = _by_source_and_part(ops.cast(exponents, "float32"), 2)
     units = ops.shape(exponents)[-1]
@@ -435,7 +402,7 @@ def laf_over_sets(values, sets, exponents, coefficients, epsilon, output_limit):
     inner = ops.reshape(exponents[:, :, 1], (2, 2 * units))
 
     # (sets, features, 2, 2 * units), at least 1 for non-empty sets.
-    sums = _power_sums(shifted_logs, inner, sets)
+    sums = _power_sums(values, max_logs, inner, sets, epsilon)
     nonempty = sums > 0.5
     log_sums = ops.log(ops.where(nonempty, sums, 1.0)) + inner * (
         ops.expand_dims(max_logs, -1)
@@ -467,6 +434,69 @@ def laf_over_sets(values, sets, exponents, coefficients, epsilon, output_limit):
     denominator = ops.where(denominator < 0, -magnitude, magnitude)
     outputs = ops.clip(numerator / denominator, -output_limit, output_limit)
     return ops.where(ops.expand_dims(nonfinite_sets, -1), float("nan"), outputs)
+
+
+@functools.cache
+def _compiled_padded_laf():
+    """`_laf_math` for padded sets as one XLA cluster, on TensorFlow.
+
+    XLA fuses the exponentials into their sums and vectorises them along
+    the set axis: about 5x faster than TensorFlow's ops on CPU. On JAX the
+    whole training step is compiled anyway.
+    """
+    import tensorflow as tf
+
+    def padded_laf(values, mask, *args):
+        return _laf_math(values, PaddedSets(mask), *args)
+
+    return tf.function(padded_laf, jit_compile=True, autograph=False)
+
+
+def _bucket_size(set_size):
+    """The smallest 2^k or 3 * 2^(k-1) >= set_size, as an int32 tensor.
+
+    XLA compiles once per input shape (about a second on CPU): padding the
+    set axis to these sizes bounds the number of shapes to two per doubling
+    of the set size, for at most a third more work.
+    """
+    set_size = ops.cast(ops.maximum(set_size, 1), "float64")
+    power = 2.0 ** ops.ceil(ops.log2(set_size) - 1e-9)
+    smaller = 0.75 * power
+    bucket = ops.where((power >= 4) & (smaller >= set_size), smaller, power)
+    return ops.cast(bucket, "int32")
+
+
+def laf_over_sets(values, sets, exponents, coefficients, epsilon, output_limit):
+    """LAF units applied to each feature of each set of a set layout.
+
+    The computation behind `laf` and the `LAF` layer, for values already in
+    a set layout (see `keras_laf.sets.as_set_batch`). On TensorFlow, padded
+    sets run XLA-compiled, their set axis padded to a bucket size; segment
+    sets, whose number of sets is a run-time value, run as plain ops.
+
+    Args:
+        values: float `(elements..., features)`, padding zeroed.
+        sets: `PaddedSets` or `SegmentSets`, the layout of `values`.
+        exponents: `(8, units)`, rows a..h, all >= 0.
+        coefficients: `(4, units)`, rows alpha, beta, gamma, delta.
+        epsilon: float, floor of x and 1 - x inside the logarithm and of
+            the magnitude of the denominator.
+        output_limit: float, the output is clipped into
+            `[-output_limit, output_limit]`.
+
+    Returns:
+        float32 `(sets, features, units)`; NaN for every feature of a set
+        with a NaN or infinite real element in that feature.
+    """
+    _check_float_values(values)
+    args = (exponents, coefficients, epsilon, output_limit)
+    if keras.config.backend() != "tensorflow" or isinstance(sets, SegmentSets):
+        return _laf_math(values, sets, *args)
+    set_size = ops.shape(values)[1]
+    padding = _bucket_size(set_size) - set_size
+    values = ops.pad(values, [[0, 0], [0, padding], [0, 0]])
+    mask = ops.pad(sets.mask, [[0, 0], [0, padding]])
+    return _compiled_padded_laf()(values, mask, *args)
 
 
 def laf(
