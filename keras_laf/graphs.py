@@ -28,11 +28,11 @@ to plain TensorFlow, which does not recompile for every batch shape.
 
 import keras
 import numpy as np
-import tensorflow as tf
 from keras import ops
 
 from keras_laf.fixed_aggregation import FixedAggregation
 from keras_laf.laf import LAF
+from keras_laf.sets import checked_indices
 from keras_laf.validation import check_positive_int
 
 SCALER_NAMES = ("identity", "amplification", "attenuation")
@@ -129,38 +129,6 @@ def _check_same_length(first, first_name, second, second_name):
         )
 
 
-def _checked_indices(indices, limit, name, items):
-    """`indices` as int32, checked to lie in `[0, limit)`.
-
-    Eagerly, indices out of range raise a ValueError. In a traced function
-    (`Model.fit`, `predict`, `tf.function`) the check is a
-    `tf.debugging` assertion that raises `tf.errors.InvalidArgumentError`
-    when the batch runs.
-    """
-    indices = ops.cast(indices, "int32")
-    if tf.executing_eagerly():
-        values = ops.convert_to_numpy(indices)
-        limit = int(limit)
-        if values.size and (values.min() < 0 or values.max() >= limit):
-            raise ValueError(
-                f"`{name}` must hold indices in [0, {limit}) of the {items}. "
-                f"Received indices from {values.min()} to {values.max()}"
-            )
-        return indices
-    assertions = [
-        tf.debugging.assert_non_negative(
-            indices, message=f"`{name}` holds a negative index"
-        ),
-        tf.debugging.assert_less(
-            indices,
-            tf.cast(limit, "int32"),
-            message=f"`{name}` holds an index beyond the {items}",
-        ),
-    ]
-    with tf.control_dependencies(assertions):
-        return tf.identity(indices)
-
-
 @keras.saving.register_keras_serializable(package="keras_laf")
 class MessagePassing(keras.layers.Layer):
     """A message-passing layer whose neighbour aggregation is LAF or fixed.
@@ -226,8 +194,9 @@ class MessagePassing(keras.layers.Layer):
 
         Float or rank-2 indices raise a ValueError, also while a functional
         model is built. Indices out of range raise a ValueError in eager
-        calls; in traced calls (`fit`, `predict`, `tf.function`) they
-        raise `tf.errors.InvalidArgumentError` when the batch runs.
+        calls; in traced TensorFlow calls (`fit`, `predict`,
+        `tf.function`) they raise `tf.errors.InvalidArgumentError` when the
+        batch runs (JAX cannot check inside `jax.jit`).
 
     Input shape:
         `(num_nodes, features)`, with edge indices `(num_edges,)`.
@@ -385,12 +354,8 @@ class MessagePassing(keras.layers.Layer):
         )
         node_features = ops.cast(node_features, self.compute_dtype)
         num_nodes = ops.shape(node_features)[0]
-        source = _checked_indices(
-            edge_source, num_nodes, "edge_source", "nodes"
-        )
-        target = _checked_indices(
-            edge_target, num_nodes, "edge_target", "nodes"
-        )
+        source = checked_indices(edge_source, num_nodes, "edge_source", "nodes")
+        target = checked_indices(edge_target, num_nodes, "edge_target", "nodes")
         # (num_edges, 2 * features [+ edge_features])
         message_inputs = [
             ops.take(node_features, target, axis=0),
@@ -556,7 +521,7 @@ class GraphReadout(keras.layers.Layer):
         graph_ids = ops.cast(node_graph_ids, "int32")
         if num_graphs is None:
             num_graphs = ops.max(graph_ids, initial=-1) + 1
-        graph_ids = _checked_indices(
+        graph_ids = checked_indices(
             graph_ids, num_graphs, "node_graph_ids", "graphs"
         )
         # (num_graphs, features * num_aggregates)

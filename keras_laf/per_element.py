@@ -1,8 +1,9 @@
 """Applies a layer to every element of every set."""
 
 import keras
-import tensorflow as tf
 from keras import ops
+
+from keras_laf.sets import is_ragged
 
 
 @keras.saving.register_keras_serializable(package="keras_laf")
@@ -64,7 +65,7 @@ class PerElement(keras.layers.Wrapper):
         return self.layer(elements)
 
     def call(self, inputs, mask=None, training=None):
-        if isinstance(inputs, tf.RaggedTensor):
+        if is_ragged(inputs):
             return inputs.with_flat_values(
                 self._apply(inputs.flat_values, training)
             )

@@ -1,0 +1,500 @@
+"""Tests that run on every Keras backend (TensorFlow, and JAX in CI).
+
+Inputs are NumPy arrays, padded with a mask or flat with segment ids, and
+results are checked against NumPy, so the same file checks each backend
+against the same reference. Ragged tensors exist only in TensorFlow; their
+cases are marked `tensorflow_only`.
+"""
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import keras
+import numpy as np
+import pytest
+from keras import ops
+
+import keras_laf
+from keras_laf import models
+
+pytestmark = pytest.mark.multi_backend
+
+BACKEND = keras.config.backend()
+ON_TENSORFLOW = BACKEND == "tensorflow"
+NEEDS_TENSORFLOW = "ragged tensors and tf.function need TensorFlow"
+
+
+def numpy(tensor):
+    return ops.convert_to_numpy(tensor)
+
+
+def padded(sets, set_size):
+    """Padded values `(batch, set_size, features)` and a boolean mask."""
+    values = np.zeros((len(sets), set_size, sets[0].shape[1]), "float32")
+    mask = np.zeros((len(sets), set_size), bool)
+    for i, elements in enumerate(sets):
+        values[i, : len(elements)] = elements
+        mask[i, : len(elements)] = True
+    return values, mask
+
+
+def flat(sets):
+    """Flat values `(num_elements, features)` and their segment ids."""
+    ids = np.repeat(np.arange(len(sets)), [len(s) for s in sets])
+    return np.concatenate(sets).astype("float32"), ids.astype("int32")
+
+
+@pytest.fixture
+def sets():
+    rng = np.random.default_rng(0)
+    return [rng.uniform(0.05, 0.95, (n, 2)) for n in (3, 1, 5)]
+
+
+REFERENCES = {
+    "sum": np.sum,
+    "mean": np.mean,
+    "count": len,
+    "max": np.max,
+    "min": np.min,
+}
+
+
+@pytest.mark.parametrize("form", ["padded", "segments"])
+def test_laf_closed_forms_match_numpy(sets, form):
+    layer = keras_laf.LAF.from_closed_forms(
+        [
+            "sum",
+            "mean",
+            "count",
+            {"name": "max", "r": 200},
+            {"name": "min", "r": 200},
+        ],
+        flatten=False,
+        exponent_constraint=keras_laf.constraints.BoundedNonNeg(1000.0),
+    )
+    if form == "padded":
+        outputs = layer(*padded(sets, 6)[:1], mask=padded(sets, 6)[1])
+    else:
+        values, ids = flat(sets)
+        outputs = layer(values, segment_ids=ids, num_segments=len(sets))
+    outputs = numpy(outputs)
+    for i, elements in enumerate(sets):
+        for k, reference in enumerate(REFERENCES.values()):
+            expected = [reference(elements[:, j]) for j in range(2)]
+            # (sum x^200)^(1/200) and its min counterpart approximate.
+            tolerance = 2e-2 if k >= 3 else 1e-5
+            np.testing.assert_allclose(
+                outputs[i, :, k], expected, rtol=tolerance
+            )
+
+
+def test_laf_gradients_finite_and_padding_inert(sets):
+    layer = keras_laf.LAF(units=4)
+    values, mask = padded(sets, 6)
+    garbage = np.where(mask[..., None], values, 1e30).astype("float32")
+    np.testing.assert_allclose(
+        numpy(layer(garbage, mask=mask)), numpy(layer(values, mask=mask))
+    )
+    model = keras.Sequential(
+        [keras.Input((6, 2)), layer, keras.layers.Dense(1)]
+    )
+    model.compile(optimizer="adam", loss="mse")
+    history = model.fit(values, np.ones((3, 1)), epochs=2, verbose=0)
+    assert np.isfinite(history.history["loss"]).all()
+    assert all(np.isfinite(numpy(w)).all() for w in model.weights)
+
+
+@pytest.mark.parametrize(
+    "layer",
+    [
+        lambda: keras_laf.FixedAggregation(["sum", "max", "mean"]),
+        lambda: keras_laf.LAF(units=3),
+        lambda: keras_laf.PermutationEquivariant(4),
+        lambda: keras_laf.SAB(dim=4, num_heads=2),
+        lambda: keras_laf.ISAB(dim=4, num_heads=2, num_inducing=2),
+        lambda: keras_laf.PMA(num_seeds=1, dim=4, num_heads=2),
+        lambda: keras_laf.PerElement(keras.layers.Dense(3)),
+    ],
+    ids=["fixed", "laf", "equivariant", "sab", "isab", "pma", "per_element"],
+)
+def test_layers_padded_with_mask_equal_each_set_alone(sets, layer):
+    layer = layer()
+    values, mask = padded(sets, 6)
+    outputs = numpy(layer(values, mask=mask))
+    for i, elements in enumerate(sets):
+        alone = numpy(layer(elements[None].astype("float32")))[0]
+        if outputs.ndim == 3 and outputs.shape[1] == 6:  # keeps the set
+            np.testing.assert_allclose(
+                outputs[i, : len(elements)], alone, rtol=1e-4, atol=1e-6
+            )
+        else:
+            np.testing.assert_allclose(outputs[i], alone, rtol=1e-4, atol=1e-6)
+
+
+def test_graph_layers():
+    # A path 0 - 1 - 2 and a lone node 3.
+    source = np.array([0, 1, 1, 2], "int32")
+    target = np.array([1, 0, 2, 1], "int32")
+    features = np.random.default_rng(1).uniform(size=(4, 2)).astype("float32")
+    layer = keras_laf.MessagePassing(3, aggregation="laf", laf_units=2)
+    outputs = numpy(layer(features, source, target))
+    assert outputs.shape == (4, 3) and np.isfinite(outputs).all()
+    aggregates = numpy(layer.aggregate_neighbours(features, source, target))
+    order = [3, 1, 0, 2]  # the same edges in another order
+    np.testing.assert_allclose(
+        numpy(
+            layer.aggregate_neighbours(features, source[order], target[order])
+        ),
+        aggregates,
+        rtol=1e-5,
+    )
+    readout = keras_laf.GraphReadout(["mean", "max"])
+    graph_ids = np.array([0, 0, 0, 1], "int32")
+    expected = [
+        np.stack([features[:3].mean(0), features[:3].max(0)], -1).ravel(),
+        np.stack([features[3], features[3]], -1).ravel(),
+    ]
+    np.testing.assert_allclose(
+        numpy(readout(features, graph_ids, num_graphs=2)), expected, rtol=1e-6
+    )
+
+
+def integer_sets(num_sets, seed=0):
+    """Padded digit sets, their mask and their sums, as the paper's task."""
+    rng = np.random.default_rng(seed)
+    sizes = rng.integers(1, 6, num_sets)
+    digits = np.zeros((num_sets, 5), "int32")
+    mask = np.zeros((num_sets, 5), "float32")
+    for i, size in enumerate(sizes):
+        digits[i, :size] = rng.integers(0, 10, size)
+        mask[i, :size] = 1
+    return digits, mask, (digits * mask).sum(1, keepdims=True)
+
+
+@pytest.mark.parametrize(
+    "builder",
+    [
+        lambda: models.deep_sets(vocabulary_size=10, units=3, ragged=False),
+        lambda: models.set_transformer(
+            input_dim=1, dim=8, num_heads=2, ragged=False
+        ),
+        lambda: models.point_cloud_classifier(
+            num_classes=3,
+            width=8,
+            pooling="laf",
+            units=4,
+            input_dim=1,
+            ragged=False,
+        ),
+    ],
+    ids=["deep_sets", "set_transformer", "point_cloud"],
+)
+def test_builders_fit_on_padded_sets(builder):
+    digits, mask, sums = integer_sets(32)
+    model = builder()
+    inputs = digits if model.inputs[0].dtype == "int32" else digits[..., None]
+    inputs = inputs.astype(model.inputs[0].dtype)
+    targets = sums if model.outputs[0].shape[-1] == 1 else sums % 3
+    loss = (
+        "mae"
+        if model.outputs[0].shape[-1] == 1
+        else "sparse_categorical_crossentropy"
+    )
+    model.compile(optimizer="adam", loss=loss)
+    history = model.fit(
+        [inputs, mask], targets, epochs=2, batch_size=16, verbose=0
+    )
+    assert np.isfinite(history.history["loss"]).all()
+
+
+def test_save_and_reload(tmp_path, sets):
+    values, mask = padded(sets, 6)
+    model = saved_model_for_backends(os.path.join(tmp_path, "laf.keras"))
+    reloaded = keras.models.load_model(os.path.join(tmp_path, "laf.keras"))
+    np.testing.assert_array_equal(
+        numpy(reloaded([values, mask])), numpy(model([values, mask]))
+    )
+
+
+def saved_model_for_backends(path):
+    """Builds, fits a step and saves a LAF model at `path`."""
+    keras.utils.set_random_seed(3)
+    inputs = keras.Input((6, 2), name="sets")
+    mask = keras.Input((6,), name="mask")
+    hidden = keras.layers.Dense(4, activation="sigmoid")(inputs)
+    pooled = keras_laf.LAF(units=3, name="laf")(hidden, mask=mask)
+    model = keras.Model([inputs, mask], keras.layers.Dense(1)(pooled))
+    model.compile(optimizer="adam", loss="mse")
+    model.fit(
+        [np.ones((2, 6, 2), "float32"), np.ones((2, 6), "float32")],
+        np.ones((2, 1)),
+        verbose=0,
+    )
+    model.save(path)
+    return model
+
+
+CROSS_BACKEND_SCRIPT = textwrap.dedent(
+    """
+    import json, sys
+    import numpy as np
+    import keras
+    import keras_laf
+    sys.path.insert(0, {tests!r})
+    from test_backends import padded, saved_model_for_backends
+
+    rng = np.random.default_rng(0)
+    sets = [rng.uniform(0.05, 0.95, (n, 2)) for n in (3, 1, 5)]
+    values, mask = padded(sets, 6)
+    if sys.argv[1] == "save":
+        model = saved_model_for_backends(sys.argv[2])
+    else:
+        model = keras.models.load_model(sys.argv[2])
+    predictions = keras.ops.convert_to_numpy(model([values, mask]))
+    print(json.dumps(predictions.tolist()))
+    """
+)
+
+
+def run_on_backend(backend, *args, env=None):
+    script = CROSS_BACKEND_SCRIPT.format(tests=os.path.dirname(__file__))
+    completed = subprocess.run(
+        [sys.executable, "-c", script, *args],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "KERAS_BACKEND": backend, **(env or {})},
+    )
+    assert completed.returncode == 0, completed.stderr[-3000:]
+    return np.array(json.loads(completed.stdout.strip().splitlines()[-1]))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "saving, loading", [("tensorflow", "jax"), ("jax", "tensorflow")]
+)
+def test_saved_model_predicts_the_same_on_the_other_backend(
+    tmp_path, saving, loading
+):
+    pytest.importorskip("jax")
+    pytest.importorskip("tensorflow")
+    path = os.path.join(tmp_path, "laf.keras")
+    saved = run_on_backend(saving, "save", path)
+    loaded = run_on_backend(loading, "load", path)
+    # float32 round-off differs between the backends.
+    np.testing.assert_allclose(loaded, saved, rtol=1e-4, atol=1e-5)
+
+
+DATA_PARALLEL_SCRIPT = textwrap.dedent(
+    """
+    import keras
+    import numpy as np
+    from keras_laf import models
+
+    devices = keras.distribution.list_devices("cpu")
+    assert len(devices) == 2, devices
+    keras.distribution.set_distribution(
+        keras.distribution.DataParallel(devices=devices)
+    )
+    rng = np.random.default_rng(0)
+    digits = rng.integers(0, 10, (64, 5)).astype("int32")
+    mask = (rng.uniform(size=(64, 5)) < 0.8).astype("float32")
+    sums = (digits * mask).sum(1, keepdims=True)
+    model = models.deep_sets(
+        vocabulary_size=10, phi_units=(), units=3, ragged=False
+    )
+    model.compile(optimizer="adam", loss="mae")
+    history = model.fit([digits, mask], sums, batch_size=16, epochs=2,
+                        verbose=0)
+    assert np.isfinite(history.history["loss"]).all()
+    sharding = model.weights[0].value.sharding
+    print("data parallel ok on", len(sharding.device_set), "devices")
+    """
+)
+
+
+@pytest.mark.slow
+def test_jax_data_parallel_on_two_virtual_cpus():
+    pytest.importorskip("jax")
+    completed = subprocess.run(
+        [sys.executable, "-c", DATA_PARALLEL_SCRIPT],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={
+            **os.environ,
+            "KERAS_BACKEND": "jax",
+            # Read when JAX starts, hence the subprocess.
+            "XLA_FLAGS": "--xla_force_host_platform_device_count=2",
+        },
+    )
+    assert "data parallel ok on 2 devices" in completed.stdout, (
+        completed.stderr[-3000:]
+    )
+
+
+# NaN and inf in real elements (issue 10, item 1).
+
+
+@pytest.mark.parametrize("bad_value", [np.nan, np.inf, -np.inf])
+@pytest.mark.parametrize("form", ["padded", "segments", "ragged"])
+def test_nonfinite_element_makes_its_set_nan(sets, form, bad_value):
+    if form == "ragged" and not ON_TENSORFLOW:
+        pytest.skip(NEEDS_TENSORFLOW)
+    sets[0][1, 0] = bad_value  # set 0, feature 0
+    layer = keras_laf.LAF(units=2, flatten=False)
+    if form == "padded":
+        values, mask = padded(sets, 6)
+        # Padding holds NaN too: it must have no effect.
+        values[~mask] = np.nan
+        outputs = layer(values, mask=mask)
+    elif form == "segments":
+        values, ids = flat(sets)
+        outputs = layer(values, segment_ids=ids, num_segments=len(sets))
+    else:
+        import tensorflow as tf
+
+        values, ids = flat(sets)
+        outputs = layer(tf.RaggedTensor.from_value_rowids(values, ids))
+    outputs = numpy(outputs)
+    assert np.isnan(outputs[0, 0]).all()
+    assert np.isfinite(outputs[0, 1]).all()  # the other feature
+    assert np.isfinite(outputs[1:]).all()  # the other sets
+
+
+def test_terminate_on_nan_stops_fit(sets):
+    values, mask = padded(sets, 6)
+    values[2, 4, 1] = np.nan
+    model = keras.Sequential(
+        [keras.Input((6, 2)), keras_laf.LAF(units=2), keras.layers.Dense(1)]
+    )
+    model.compile(optimizer="sgd", loss="mse")
+    history = model.fit(
+        values,
+        np.ones((3, 1)),
+        batch_size=3,
+        epochs=5,
+        verbose=0,
+        callbacks=[keras.callbacks.TerminateOnNaN()],
+    )
+    assert len(history.history["loss"]) == 1
+    assert np.isnan(history.history["loss"][0])
+
+
+# Inputs that are wrong (issue 10, item 2).
+
+
+@pytest.mark.parametrize("dtype", ["int32", "int64", "uint8"])
+def test_integer_values_are_an_error_for_laf(dtype):
+    digits = np.array([[[3], [5], [7]]], dtype)
+    with pytest.raises(ValueError, match="Embed integers"):
+        keras_laf.LAF(units=1)(digits)
+    with pytest.raises(ValueError, match="Embed integers"):
+        keras_laf.laf(digits, *keras_laf.closed_form("sum"))
+
+
+def test_integer_values_are_an_error_when_a_model_is_traced():
+    inputs = keras.Input((None, 1), dtype="int32")
+    model = keras.Model(inputs, keras_laf.LAF(units=1)(inputs))
+    # Raised while the step is traced, before anything is compiled.
+    with pytest.raises(ValueError, match="Embed integers"):
+        model.predict(np.array([[[3], [5], [7]]], "int32"), verbose=0)
+
+
+def test_bool_values_are_an_error():
+    with pytest.raises(ValueError, match="numeric"):
+        keras_laf.FixedAggregation(["sum"])(np.ones((1, 3, 1), bool))
+
+
+@pytest.mark.parametrize("bad_mask", [[[1.0, 0.5, 0.0]], [[1, -1, 0]]])
+def test_mask_values_other_than_0_and_1_are_an_error(bad_mask):
+    values = np.full((1, 3, 1), 0.5, "float32")
+    with pytest.raises(ValueError, match="only 0"):
+        keras_laf.LAF(units=1)(values, mask=np.array(bad_mask))
+
+
+def test_numeric_mask_of_0_and_1_is_the_boolean_mask():
+    values = np.random.default_rng(2).uniform(size=(2, 3, 1)).astype("f4")
+    mask = np.array([[1, 1, 0], [1, 0, 0]])
+    layer = keras_laf.LAF(units=2)
+    np.testing.assert_allclose(
+        numpy(layer(values, mask=mask.astype("float32"))),
+        numpy(layer(values, mask=mask.astype(bool))),
+    )
+
+
+@pytest.mark.parametrize(
+    "ids, num_segments, message",
+    [
+        ([0, -1, 1], 2, r"in \[0, 2\)"),
+        ([0, 2, 1], 2, r"in \[0, 2\)"),
+        ([0.0, 1.0, 1.0], 2, "integer"),
+        ([0, 1, 1], 2.0, "non-negative integer"),
+        ([0, 1, 1], -1, "non-negative integer"),
+    ],
+)
+def test_bad_segment_ids_are_errors(ids, num_segments, message):
+    values = np.full((3, 1), 0.5, "float32")
+    with pytest.raises(ValueError, match=message):
+        keras_laf.LAF(units=1)(
+            values, segment_ids=np.array(ids), num_segments=num_segments
+        )
+
+
+@pytest.mark.tensorflow_only(NEEDS_TENSORFLOW)
+def test_string_values_and_mask_are_errors_before_compilation():
+    import tensorflow as tf
+
+    with pytest.raises(ValueError, match="numeric"):
+        keras_laf.LAF(units=1)(tf.constant([[["a"], ["b"]]]))
+    with pytest.raises(ValueError, match="mask"):
+        keras_laf.LAF(units=1)(
+            np.ones((1, 2, 1), "float32"), mask=tf.constant([["a", "b"]])
+        )
+
+
+@pytest.mark.tensorflow_only(NEEDS_TENSORFLOW)
+def test_out_of_range_ids_and_mask_values_fail_inside_tf_function():
+    import tensorflow as tf
+
+    layer = keras_laf.LAF(units=1)
+    segments = tf.function(
+        lambda v, ids: layer(v, segment_ids=ids, num_segments=2)
+    )
+    values = np.full((3, 1), 0.5, "float32")
+    with pytest.raises(tf.errors.InvalidArgumentError, match="negative"):
+        segments(values, np.array([0, -1, 1], "int32"))
+    with pytest.raises(tf.errors.InvalidArgumentError, match="beyond"):
+        segments(values, np.array([0, 2, 1], "int32"))
+    masked = tf.function(lambda v, m: layer(v, mask=m))
+    with pytest.raises(tf.errors.InvalidArgumentError, match="only 0"):
+        masked(np.full((1, 3, 1), 0.5, "float32"), np.array([[1.0, 0.5, 0]]))
+
+
+@pytest.mark.skipif(ON_TENSORFLOW, reason="checks the non-TensorFlow error")
+def test_ragged_inputs_on_other_backends_say_how_to_pad():
+    tf = pytest.importorskip("tensorflow")
+    ragged = tf.ragged.constant([[[0.1], [0.2]], [[0.3]]], ragged_rank=1)
+    with pytest.raises(ValueError, match="to_padded_batches"):
+        keras_laf.LAF(units=1)(ragged)
+
+
+def test_import_without_tensorflow_on_other_backends():
+    completed = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import sys, keras_laf; keras_laf.LAF(2);"
+            "print('tensorflow' in sys.modules)",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "KERAS_BACKEND": "jax"},
+    )
+    if "No module named 'jax'" in completed.stderr:
+        pytest.skip("jax is not installed")
+    assert completed.stdout.strip() == "False", completed.stderr[-3000:]
