@@ -4,6 +4,7 @@ import keras
 from keras import ops
 
 from keras_laf.sets import as_set_batch
+from keras_laf.sets import is_ragged
 
 
 class SetAggregation(keras.layers.Layer):
@@ -45,6 +46,13 @@ class SetAggregation(keras.layers.Layer):
             )
         self.flatten = flatten
         self.supports_masking = True
+
+    def __call__(self, inputs, *args, **kwargs):
+        # On backends other than TensorFlow, Keras rejects a ragged tensor
+        # before `call` with a message about positional arguments; this
+        # says how to pad the sets instead.
+        is_ragged(inputs)
+        return super().__call__(inputs, *args, **kwargs)
 
     def _check_input_shape(self, input_shape):
         if len(input_shape) not in (2, 3) or input_shape[-1] is None:

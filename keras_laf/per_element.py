@@ -45,6 +45,13 @@ class PerElement(keras.layers.Wrapper):
         super().__init__(layer, **kwargs)
         self.supports_masking = True
 
+    def __call__(self, inputs, *args, **kwargs):
+        # On backends other than TensorFlow, Keras rejects a ragged tensor
+        # before `call` with a message about positional arguments; this
+        # says how to pad the sets instead.
+        is_ragged(inputs)
+        return super().__call__(inputs, *args, **kwargs)
+
     def _element_shape(self, input_shape):
         if len(input_shape) < 2:
             raise ValueError(
