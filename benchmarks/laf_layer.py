@@ -1,30 +1,37 @@
 """Speed and memory of the LAF layer against a direct transcription.
 
-Two measurements, each against a baseline in the same run:
+Two measurements, each against a baseline in the same run, on one Keras
+backend (`--backend`, default `KERAS_BACKEND` or TensorFlow):
 
 1. Large sets: one forward + backward step (gradients with respect to the
    layer's variables and to the input) at batch 64, set size 1000, 64
    features, 10 units, float32. The baseline transcribes the formula
-   directly: `tf.pow` on the materialised (batch, set, features, 4, units)
-   tensor, sums clamped at epsilon. Each variant runs in its own process so
-   that its peak memory can be read from the operating system (the peak
-   resident set size above the size before the first step, compilation
-   included) or, on a GPU, from TensorFlow's allocator.
+   directly: `keras.ops.power` on the materialised (batch, set, features,
+   4, units) tensor, sums clamped at epsilon. Each variant runs in its own
+   process. Peak memory: on TensorFlow the peak of TensorFlow's allocator
+   (CPU or GPU) during the first step above the memory before it, which
+   holds every tensor and XLA's temporary buffers, not the compilers'
+   working memory; on JAX the step is one compiled XLA program and its
+   memory is XLA's own account (temporary plus output buffers).
 2. Small sets, many steps: the paper's integer-scalar model (Embedding(10,
    10) -> sigmoid -> LAF(9) -> Dense(1)) trained with `model.fit` on 20,000
-   ragged sets of sizes 2..10, batch 64: seconds per epoch against the same
-   model with a plain sum in place of LAF.
+   sets of sizes 2..10, batch 64: seconds per epoch, after a first epoch
+   that compiles, against the same model with a plain sum in place of LAF. On TensorFlow the sets are a ragged
+   `tf.data` pipeline; on other backends NumPy arrays padded to 10
+   elements with a mask, the whole training step compiled.
 
 Usage:
 
-    python benchmarks/laf_layer.py            # both, prints a table
-    python benchmarks/laf_layer.py --quick    # small sizes, seconds
+    python benchmarks/laf_layer.py                  # both, prints a table
+    python benchmarks/laf_layer.py --backend jax    # on JAX
+    python benchmarks/laf_layer.py --quick          # small sizes, seconds
     python benchmarks/laf_layer.py --output results.json
 """
 
 import argparse
 import json
 import os
+import platform
 import subprocess
 import sys
 import time
@@ -34,120 +41,196 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
 def transcription(values, exponents, coefficients, epsilon=1e-7):
     """The formula as written: pow on the full tensor, sums clamped."""
-    import tensorflow as tf
+    from keras import ops
 
-    x = tf.clip_by_value(values, epsilon, 1.0 - epsilon)
+    x = ops.clip(values, epsilon, 1.0 - epsilon)
     # (batch, set, features, 4, 1): x, 1 - x, x, 1 - x
-    sources = tf.stack([x, 1.0 - x, x, 1.0 - x], axis=-1)[..., None]
-    inner = tf.stack([exponents[1], exponents[3], exponents[5], exponents[7]])
-    outer = tf.stack([exponents[0], exponents[2], exponents[4], exponents[6]])
+    sources = ops.stack([x, 1.0 - x, x, 1.0 - x], axis=-1)[..., None]
+    inner = ops.stack([exponents[1], exponents[3], exponents[5], exponents[7]])
+    outer = ops.stack([exponents[0], exponents[2], exponents[4], exponents[6]])
     # (batch, set, features, 4, units)
-    powers = tf.pow(sources, inner)
-    sums = tf.maximum(tf.reduce_sum(powers, axis=1), epsilon)
-    terms = tf.pow(sums, outer) * coefficients  # (batch, features, 4, units)
+    powers = ops.power(sources, inner)
+    sums = ops.maximum(ops.sum(powers, axis=1), epsilon)
+    terms = ops.power(sums, outer) * coefficients  # (batch, features, 4, units)
     numerator = terms[:, :, 0] + terms[:, :, 1]
     denominator = terms[:, :, 2] + terms[:, :, 3]
     return numerator / (denominator + epsilon)
 
 
-def peak_memory_reader():
-    """Returns (reset, read) functions for the peak memory in bytes.
-
-    TensorFlow: the peak of TensorFlow's own allocator on the first device
-    (CPU or GPU), which holds every tensor and XLA's temporary buffers but
-    not the compilers' working memory.
-    """
-    import tensorflow as tf
-
-    device = "GPU:0" if tf.config.list_physical_devices("GPU") else "CPU:0"
-
-    def reset():
-        tf.config.experimental.reset_memory_stats(device)
-        return tf.config.experimental.get_memory_info(device)["current"]
-
-    def read():
-        return tf.config.experimental.get_memory_info(device)["peak"]
-
-    return reset, read
-
-
-def large_step(variant, batch, set_size, features, units, steps):
-    """Times one variant's training step; returns seconds and bytes."""
+def tensorflow_large_step(forward, values, variables, steps):
+    """Seconds per step and allocator peak of a TensorFlow training step."""
     import numpy as np
     import tensorflow as tf
-
-    import keras_laf
-
-    rng = np.random.default_rng(0)
-    values = tf.constant(
-        rng.uniform(0, 1, (batch, set_size, features)).astype("float32")
-    )
-    layer = keras_laf.LAF(units=units)
-    layer.build(values.shape)
-    if variant == "laf":
-        forward = layer
-    else:
-
-        def forward(inputs):
-            return transcription(inputs, layer.exponents, layer.coefficients)
 
     @tf.function
     def step(inputs):
         with tf.GradientTape() as tape:
-            tape.watch(inputs)
-            loss = tf.reduce_sum(forward(inputs))
-        return tape.gradient(loss, [inputs] + layer.trainable_variables)
+            tape.watch([inputs] + variables)
+            loss = tf.reduce_sum(forward(inputs, variables))
+        return tape.gradient(loss, [inputs] + variables)
 
-    reset, read = peak_memory_reader()
-    before = reset()
+    device = "GPU:0" if tf.config.list_physical_devices("GPU") else "CPU:0"
+    values = tf.constant(values)
+    tf.config.experimental.reset_memory_stats(device)
+    before = tf.config.experimental.get_memory_info(device)["current"]
     for gradient in step(values):  # trace, compile, warm up
         gradient.numpy()
+    peak = tf.config.experimental.get_memory_info(device)["peak"] - before
     times = []
     for _ in range(steps):
         start = time.perf_counter()
         for gradient in step(values):
             gradient.numpy()
         times.append(time.perf_counter() - start)
-    return {"seconds": float(np.median(times)), "peak_bytes": read() - before}
+    return {"seconds": float(np.median(times)), "peak_bytes": peak}
+
+
+def jax_large_step(forward, values, variables, steps):
+    """Seconds per step and XLA's memory account of a JAX training step."""
+    import jax
+    import numpy as np
+
+    def loss(inputs, variables):
+        return forward(inputs, variables).sum()
+
+    step = jax.jit(jax.grad(loss, argnums=(0, 1)))
+    values = jax.device_put(values)
+    variables = [jax.device_put(v) for v in variables]
+    compiled = step.lower(values, variables).compile()
+    memory = compiled.memory_analysis()
+    jax.block_until_ready(compiled(values, variables))  # warm up
+    times = []
+    for _ in range(steps):
+        start = time.perf_counter()
+        jax.block_until_ready(compiled(values, variables))
+        times.append(time.perf_counter() - start)
+    return {
+        "seconds": float(np.median(times)),
+        "peak_bytes": memory.temp_size_in_bytes + memory.output_size_in_bytes,
+    }
+
+
+def large_step(variant, batch, set_size, features, units, steps):
+    """Times one variant's training step; returns seconds and bytes."""
+    import keras
+    import numpy as np
+    from keras import ops
+
+    import keras_laf
+
+    rng = np.random.default_rng(0)
+    values = rng.uniform(0, 1, (batch, set_size, features)).astype("float32")
+    exponents, coefficients = (
+        rng.uniform(0, 1, (8, units)).astype("float32"),
+        rng.normal(0, 0.01, (4, units)).astype("float32"),
+    )
+    if variant == "laf":
+
+        def forward(inputs, variables):
+            return keras_laf.laf(inputs, *variables)
+
+    else:
+
+        def forward(inputs, variables):
+            return transcription(inputs, *variables)
+
+    variables = [
+        ops.convert_to_tensor(exponents),
+        ops.convert_to_tensor(coefficients),
+    ]
+    if keras.config.backend() == "jax":
+        return jax_large_step(forward, values, variables, steps)
+    return tensorflow_large_step(forward, values, variables, steps)
+
+
+def integer_sets(num_sets):
+    """Sets of 2..10 digits and their sums."""
+    import numpy as np
+
+    rng = np.random.default_rng(0)
+    sizes = rng.integers(2, 11, num_sets)
+    elements = rng.integers(0, 10, sizes.sum()).astype("int32")
+    return sizes, elements, np.add.reduceat(elements, np.cumsum(sizes) - sizes)
 
 
 def integer_set_epochs(aggregation, num_sets, epochs):
     """Seconds per epoch of the integer-scalar model with `aggregation`."""
     import keras
     import numpy as np
-    import tensorflow as tf
 
     import keras_laf
 
-    rng = np.random.default_rng(0)
-    sizes = rng.integers(2, 11, num_sets)
-    elements = rng.integers(0, 10, sizes.sum()).astype("int32")
-    sets = tf.RaggedTensor.from_row_lengths(elements, sizes)
-    labels = np.array([s.sum() for s in sets.numpy()], "float32")
-    dataset = (
-        tf.data.Dataset.from_tensor_slices((sets, labels))
-        .batch(64)
-        .prefetch(tf.data.AUTOTUNE)
-    )
-    inputs = keras.Input(shape=(None,), dtype="int32", ragged=True)
-    embedded = keras.layers.Embedding(10, 10)(inputs)
+    sizes, elements, labels = integer_sets(num_sets)
+    labels = labels.astype("float32")
+    if keras.config.backend() == "tensorflow":
+        import tensorflow as tf
+
+        sets = tf.RaggedTensor.from_row_lengths(elements, sizes)
+        data = (
+            tf.data.Dataset.from_tensor_slices((sets, labels))
+            .batch(64)
+            .prefetch(tf.data.AUTOTUNE)
+        )
+        inputs = keras.Input(shape=(None,), dtype="int32", ragged=True)
+        mask = None
+        fit_data = {"x": data}
+    else:
+        # (num_sets, 10) padded digits and their mask.
+        positions = np.arange(10)
+        mask_values = (positions[None] < sizes[:, None]).astype("float32")
+        digits = np.zeros((num_sets, 10), "int32")
+        digits[mask_values > 0] = elements
+        sets = keras.Input(shape=(10,), dtype="int32")
+        mask = keras.Input(shape=(10,), dtype="float32")
+        inputs = [sets, mask]
+        fit_data = {"x": [digits, mask_values], "y": labels, "batch_size": 64}
+    embedded = keras.layers.Embedding(10, 10)(inputs if mask is None else sets)
     embedded = keras.layers.Activation("sigmoid")(embedded)
     if aggregation == "laf":
-        aggregate = keras_laf.LAF(units=9)(embedded)
+        aggregate = keras_laf.LAF(units=9)(embedded, mask=mask)
     else:
-        aggregate = keras_laf.FixedAggregation(["sum"])(embedded)
+        aggregate = keras_laf.FixedAggregation(["sum"])(embedded, mask=mask)
     model = keras.Model(inputs, keras.layers.Dense(1)(aggregate))
     model.compile(optimizer="adam", loss="mae")
-    model.fit(dataset.take(5), verbose=0)  # trace and compile
+    # A first epoch traces and compiles for every batch shape (the last,
+    # smaller batch; on TensorFlow the set-size buckets of XLA).
+    model.fit(**fit_data, verbose=0)
     times = []
     for _ in range(epochs):
         start = time.perf_counter()
-        model.fit(dataset, verbose=0)
+        model.fit(**fit_data, verbose=0)
         times.append(time.perf_counter() - start)
     return {"seconds_per_epoch": float(np.median(times))}
 
 
-def run_in_subprocess(function, **kwargs):
+def versions():
+    """The machine and the versions of the libraries that matter here."""
+    import keras
+    import numpy as np
+
+    found = {
+        "machine": f"{platform.machine()}, {os.cpu_count()} CPUs, "
+        f"{platform.platform()}",
+        "python": platform.python_version(),
+        "keras": keras.__version__,
+        "backend": keras.config.backend(),
+        "numpy": np.__version__,
+    }
+    if keras.config.backend() == "jax":
+        import jax
+
+        found["jax"] = jax.__version__
+        found["devices"] = ", ".join(str(d) for d in jax.devices())
+    else:
+        import tensorflow as tf
+
+        found["tensorflow"] = tf.__version__
+        gpus = tf.config.list_physical_devices("GPU")
+        found["devices"] = ", ".join(d.name for d in gpus) or "CPU"
+    return found
+
+
+def run_in_subprocess(backend, function, **kwargs):
     """Runs `function(**kwargs)` of this module in a fresh process."""
     command = [
         sys.executable,
@@ -155,7 +238,12 @@ def run_in_subprocess(function, **kwargs):
         "--child",
         json.dumps({"function": function, "kwargs": kwargs}),
     ]
-    completed = subprocess.run(command, capture_output=True, text=True)
+    completed = subprocess.run(
+        command,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "KERAS_BACKEND": backend},
+    )
     if completed.returncode != 0:
         raise RuntimeError(f"{function}{kwargs} failed:\n{completed.stderr}")
     return json.loads(completed.stdout.strip().splitlines()[-1])
@@ -163,6 +251,11 @@ def run_in_subprocess(function, **kwargs):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument(
+        "--backend",
+        default=os.environ.get("KERAS_BACKEND", "tensorflow"),
+        help="Keras backend: tensorflow or jax (default: KERAS_BACKEND)",
+    )
     parser.add_argument("--quick", action="store_true", help="small sizes")
     parser.add_argument("--output", help="write the results as JSON here")
     parser.add_argument("--child", help=argparse.SUPPRESS)
@@ -179,11 +272,12 @@ def main():
     else:
         shape = {"batch": 64, "set_size": 1000, "features": 64, "units": 10}
         steps, num_sets, epochs = 5, 20_000, 3
-    results = {"large_sets": dict(shape, steps=steps)}
+    results = {"versions": run_in_subprocess(args.backend, "versions")}
+    results["large_sets"] = dict(shape, steps=steps)
     for variant in ("laf", "transcription"):
         print(f"large sets, {variant} ...", flush=True)
         results["large_sets"][variant] = run_in_subprocess(
-            "large_step", variant=variant, steps=steps, **shape
+            args.backend, "large_step", variant=variant, steps=steps, **shape
         )
     large = results["large_sets"]
     large["time_ratio"] = (
@@ -196,6 +290,7 @@ def main():
     for aggregation in ("laf", "sum"):
         print(f"integer sets, {aggregation} ...", flush=True)
         results["integer_sets"][aggregation] = run_in_subprocess(
+            args.backend,
             "integer_set_epochs",
             aggregation=aggregation,
             num_sets=num_sets,
@@ -207,15 +302,18 @@ def main():
     )
 
     megabyte = 2.0**20
+    form = "ragged" if args.backend == "tensorflow" else "padded + mask"
     print(
-        f"\nLarge sets {shape}, forward + backward:\n"
+        "\n"
+        + "\n".join(f"{k}: {v}" for k, v in results["versions"].items())
+        + f"\nLarge sets {shape}, forward + backward:\n"
         f"  LAF            {large['laf']['seconds']:8.3f} s   "
         f"{large['laf']['peak_bytes'] / megabyte:9.1f} MiB peak\n"
         f"  transcription  {large['transcription']['seconds']:8.3f} s   "
         f"{large['transcription']['peak_bytes'] / megabyte:9.1f} MiB peak\n"
         f"  ratio          {large['time_ratio']:8.3f}     "
         f"{large['memory_ratio']:9.3f}\n"
-        f"Integer sets ({num_sets} ragged sets, batch 64), model.fit:\n"
+        f"Integer sets ({num_sets} {form} sets, batch 64), model.fit:\n"
         f"  LAF(9)         {small['laf']['seconds_per_epoch']:8.3f} s/epoch\n"
         f"  sum            {small['sum']['seconds_per_epoch']:8.3f} s/epoch\n"
         f"  ratio          {small['time_ratio']:8.3f}"
