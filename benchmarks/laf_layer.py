@@ -16,9 +16,10 @@ backend (`--backend`, default `KERAS_BACKEND` or TensorFlow):
 2. Small sets, many steps: the paper's integer-scalar model (Embedding(10,
    10) -> sigmoid -> LAF(9) -> Dense(1)) trained with `model.fit` on 20,000
    sets of sizes 2..10, batch 64: seconds per epoch, after a first epoch
-   that compiles, against the same model with a plain sum in place of LAF. On TensorFlow the sets are a ragged
-   `tf.data` pipeline; on other backends NumPy arrays padded to 10
-   elements with a mask, the whole training step compiled.
+   that compiles, against the same model with a plain sum in place of
+   LAF. On TensorFlow the sets are a ragged `tf.data` pipeline; on other
+   backends NumPy arrays padded to 10 elements with a mask, the whole
+   training step compiled.
 
 Usage:
 
