@@ -75,7 +75,8 @@ _MIN_CHUNK_SIZE = 16
 
 
 def _chunk_size(values_per_chunk, *dimensions):
-    """Elements per chunk, a power of 2, for per-element `dimensions`."""
+    """The largest number of elements per chunk, a power of 2, for
+    `values_per_chunk` values of per-element `dimensions`."""
     elements = max(values_per_chunk // int(np.prod(dimensions)), 1)
     return max(2 ** int(np.log2(elements)), _MIN_CHUNK_SIZE)
 
@@ -89,17 +90,19 @@ def _shape(tensor):
     ]
 
 
-def _to_chunks(tensor, chunk_size):
-    """Splits axis 0 into chunks: `(num_chunks, chunk_size, ...)`.
+def _to_chunks(tensor, max_chunk_size):
+    """Splits axis 0 into equal chunks: `(num_chunks, chunk_size, ...)`.
 
-    Axis 0 is zero-padded to a positive multiple of `chunk_size`.
+    As few chunks as `max_chunk_size` allows, at least one; axis 0 is
+    zero-padded by less than one element per chunk.
     """
     size, *rest = _shape(tensor)
-    # At least one chunk, all padding for no elements.
     if isinstance(size, int):
-        num_chunks = max((size + chunk_size - 1) // chunk_size, 1)
+        num_chunks = max(-(-size // max_chunk_size), 1)
+        chunk_size = max(-(-size // num_chunks), 1)
     else:
-        num_chunks = ops.maximum((size + chunk_size - 1) // chunk_size, 1)
+        num_chunks = ops.maximum(-(-size // max_chunk_size), 1)
+        chunk_size = ops.maximum(-(-size // num_chunks), 1)
     padding = num_chunks * chunk_size - size
     tensor = ops.pad(tensor, [[0, padding]] + [[0, 0]] * len(rest))
     return ops.reshape(tensor, (num_chunks, chunk_size, *rest))
