@@ -1,6 +1,7 @@
 """keras-laf: Learnable Aggregation Functions (LAF) for Keras 3."""
 
 from keras_laf import constraints
+from keras_laf import initializers
 from keras_laf.aggregation import SetAggregation
 from keras_laf.attention import ISAB
 from keras_laf.attention import MAB
@@ -45,6 +46,7 @@ __all__ = [
     "as_set_batch",
     "closed_form",
     "constraints",
+    "initializers",
     "from_padded",
     "laf",
     "to_padded",

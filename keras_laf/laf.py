@@ -1,14 +1,20 @@
 """The LAF layer: learnable aggregation functions over sets."""
 
 import keras
+import numpy as np
 import tensorflow as tf
 from keras import ops
 
 from keras_laf.aggregation import SetAggregation
 from keras_laf.closed_forms import ClosedForm
 from keras_laf.constraints import BoundedNonNeg
+from keras_laf.constraints import NonNegDenominator
+from keras_laf.initializers import AnchoredLAF
 from keras_laf.ops import apply_laf
 from keras_laf.validation import check_positive_int
+
+# Presets of the starting parameters and the coefficient constraint.
+INITIALIZATIONS = ("anchored", "paper")
 
 
 @keras.saving.register_keras_serializable(package="keras_laf")
@@ -108,6 +114,7 @@ class LAF(SetAggregation):
         units=1,
         flatten=True,
         epsilon=1e-7,
+        initialization="anchored",
         exponent_initializer=None,
         coefficient_initializer=None,
         exponent_constraint=None,
@@ -125,21 +132,33 @@ class LAF(SetAggregation):
                 "`epsilon` must be a number in (0, 0.5). "
                 f"Received: epsilon={epsilon}"
             )
+        if initialization not in INITIALIZATIONS:
+            raise ValueError(
+                f"`initialization` must be one of {list(INITIALIZATIONS)}. "
+                f"Received: initialization={initialization!r}"
+            )
         self.num_aggregates = self.units
         self.epsilon = float(epsilon)
+        self.initialization = initialization
+        if initialization == "paper":
+            default_exponents = keras.initializers.RandomUniform(0.0, 1.0)
+            default_coefficients = keras.initializers.RandomNormal(0.0, 0.01)
+            default_coefficient_constraint = None
+        else:
+            default_exponents = AnchoredLAF("exponents")
+            default_coefficients = AnchoredLAF("coefficients")
+            default_coefficient_constraint = NonNegDenominator()
         self.exponent_initializer = keras.initializers.get(
-            exponent_initializer
-            or keras.initializers.RandomUniform(minval=0.0, maxval=1.0)
+            exponent_initializer or default_exponents
         )
         self.coefficient_initializer = keras.initializers.get(
-            coefficient_initializer
-            or keras.initializers.RandomNormal(mean=0.0, stddev=0.01)
+            coefficient_initializer or default_coefficients
         )
         self.exponent_constraint = keras.constraints.get(
             exponent_constraint or BoundedNonNeg()
         )
         self.coefficient_constraint = keras.constraints.get(
-            coefficient_constraint
+            coefficient_constraint or default_coefficient_constraint
         )
         self.exponent_regularizer = keras.regularizers.get(exponent_regularizer)
         self.coefficient_regularizer = keras.regularizers.get(
@@ -183,10 +202,17 @@ class LAF(SetAggregation):
                 "Pass exponent_constraint=BoundedNonNeg(max_value=...) with a "
                 "larger bound."
             )
+        coefficients = ClosedForm(forms, part="coefficients")
+        if kwargs.get("coefficient_constraint") is None and np.any(
+            coefficients.table()[2:] < 0
+        ):
+            # max/min has delta = -1, out of reach of the default
+            # NonNegDenominator: leave the coefficients unconstrained.
+            kwargs["coefficient_constraint"] = keras.constraints.Constraint()
         return cls(
             units=len(exponents.forms),
             exponent_initializer=exponents,
-            coefficient_initializer=ClosedForm(forms, part="coefficients"),
+            coefficient_initializer=coefficients,
             **kwargs,
         )
 
@@ -260,6 +286,7 @@ class LAF(SetAggregation):
             **super().get_config(),
             "units": self.units,
             "epsilon": self.epsilon,
+            "initialization": self.initialization,
             "exponent_initializer": keras.initializers.serialize(
                 self.exponent_initializer
             ),
