@@ -59,7 +59,7 @@ class NonNegDenominator(keras.constraints.Constraint):
     ...     [[-1.0], [-1.0], [-1.0], [0.5]]
     ... )
     >>> keras.ops.convert_to_numpy(constraint(coefficients))[:, 0]
-    array([-1., -1.,  0.,  0.5], dtype=float32)
+    array([-1. , -1. ,  0. ,  0.5], dtype=float32)
     """
 
     def __call__(self, w):

@@ -45,11 +45,18 @@ class AnchoredLAF(keras.initializers.Initializer):
     Example:
 
     >>> exponents = AnchoredLAF("exponents", seed=0)((8, 3))
-    >>> keras.ops.convert_to_numpy(exponents)[:2, 2]  # unit 3: the max
-    array([ 0.02, 50.  ], dtype=float32)
+    >>> keras.ops.convert_to_numpy(exponents)[:2, 2].tolist()  # unit 3: max
+    [0.019999999552965164, 50.0]
     """
 
-    def __init__(self, part, anchors=("max", "min"), anchor_every=3, seed=None):
+    def __init__(
+        self,
+        part,
+        anchors=("max", "min"),
+        anchor_every=3,
+        numerator_stddev=0.01,
+        seed=None,
+    ):
         if part not in _PARTS:
             raise ValueError(
                 "`part` must be 'exponents' or 'coefficients'. "
@@ -67,6 +74,16 @@ class AnchoredLAF(keras.initializers.Initializer):
             ClosedForm(self.anchors, part=part).table() if anchors else None
         )
         self.anchor_every = check_positive_int("anchor_every", anchor_every)
+        if (
+            isinstance(numerator_stddev, bool)
+            or not isinstance(numerator_stddev, (int, float))
+            or not numerator_stddev > 0
+        ):
+            raise ValueError(
+                "`numerator_stddev` must be a positive number. "
+                f"Received: numerator_stddev={numerator_stddev!r}"
+            )
+        self.numerator_stddev = float(numerator_stddev)
         if seed is not None and (
             isinstance(seed, bool) or not isinstance(seed, int)
         ):
@@ -80,9 +97,9 @@ class AnchoredLAF(keras.initializers.Initializer):
             return keras.initializers.RandomUniform(0.0, 1.0, seed=self.seed)(
                 (8, units), dtype=dtype
             )
-        numerator = keras.initializers.RandomNormal(0.0, 0.01, seed=self.seed)(
-            (2, units), dtype=dtype
-        )
+        numerator = keras.initializers.RandomNormal(
+            0.0, self.numerator_stddev, seed=self.seed
+        )((2, units), dtype=dtype)
         denominator = keras.initializers.RandomUniform(
             0.5, 1.0, seed=self.seed
         )((2, units), dtype=dtype)
@@ -121,5 +138,6 @@ class AnchoredLAF(keras.initializers.Initializer):
             "part": self.part,
             "anchors": self.anchors,
             "anchor_every": self.anchor_every,
+            "numerator_stddev": self.numerator_stddev,
             "seed": self.seed,
         }

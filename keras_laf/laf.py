@@ -55,17 +55,33 @@ class LAF(SetAggregation):
             else `(batch, features, units)`. Defaults to `True`.
         epsilon: float. Floor of x and 1 - x inside the logarithm and of
             the magnitude of the denominator. Defaults to `1e-7`.
+        initialization: str. How the units start and which coefficients
+            are constrained, `"anchored"` or `"paper"`. Defaults to
+            `"anchored"`: every third unit starts as the maximum, then the
+            minimum, of Table 1 (which random units do not learn), the
+            others at random exponents in [0, 1] with a positive
+            denominator (gamma, delta uniform in [0.5, 1], alpha, beta
+            normal with standard deviation 0.01), and gamma, delta are kept
+            >= 0 by `keras_laf.constraints.NonNegDenominator`, so no unit
+            has a pole on large sets (see `keras_laf.initializers.
+            AnchoredLAF`). `"paper"` is the paper's scheme exactly:
+            exponents uniform in [0, 1], coefficients normal with standard
+            deviation 0.01, only the exponents projected onto >= 0. The
+            README gives the seed study behind the default.
         exponent_initializer: initializer of the exponents, shape
-            `(8, units)`. Defaults to uniform in [0, 1], as in the paper.
+            `(8, units)`. Defaults to the `initialization` preset's.
         coefficient_initializer: initializer of the coefficients, shape
-            `(4, units)`. Defaults to normal with mean 0 and standard
-            deviation 0.01, as in the paper.
+            `(4, units)`. Defaults to the `initialization` preset's.
         exponent_constraint: constraint applied by the optimizer after each
             update of the exponents. Defaults to
             `keras_laf.constraints.BoundedNonNeg(max_value=100.0)`, the
             projection of the paper's projected gradient descent. Pass a
             constraint that keeps the exponents non-negative.
-        coefficient_constraint: optional constraint of the coefficients.
+        coefficient_constraint: constraint of the coefficients. Defaults to
+            the `initialization` preset's: `NonNegDenominator()` for
+            `"anchored"`, none for `"paper"`. Pass
+            `keras.constraints.Constraint()` (the identity) to leave the
+            signs free with the anchored start.
         exponent_regularizer: optional regularizer of the exponents.
         coefficient_regularizer: optional regularizer of the coefficients.
         **kwargs: base layer keyword arguments, such as `name` and `dtype`.
@@ -100,10 +116,10 @@ class LAF(SetAggregation):
     ...     LAF(units=9),
     ...     keras.layers.Dense(1),
     ... ])
-    >>> model(np.random.rand(4, 10, 8)).shape
+    >>> tuple(model(np.random.rand(4, 10, 8)).shape)
     (4, 1)
     >>> layer = LAF.from_closed_forms(["sum", "max"])
-    >>> layer(np.random.rand(2, 5, 1)).shape
+    >>> tuple(layer(np.random.rand(2, 5, 1)).shape)
     (2, 2)
     >>> layer.formulas()[0].split(" / ")[0]
     '(1.00(Σx^1.00)^1.00 + 0.00(Σ(1-x)^0.00)^0.00)'
@@ -176,7 +192,10 @@ class LAF(SetAggregation):
                 a `"name"` and the aggregator's parameters, e.g.
                 `{"name": "moment", "k": 3}`; see `keras_laf.closed_form`.
             **kwargs: further `LAF` arguments, except `units` and the
-                initializers.
+                initializers. Without a `coefficient_constraint`, forms
+                that need a negative denominator coefficient (`"max/min"`)
+                leave the coefficients unconstrained; the others keep the
+                default `NonNegDenominator`.
 
         Returns:
             A `LAF` layer with `len(forms)` units.
@@ -184,8 +203,10 @@ class LAF(SetAggregation):
         Example:
 
         >>> layer = LAF.from_closed_forms(["mean", {"name": "max", "r": 50}])
-        >>> layer(np.array([[[0.1], [0.5]]])).numpy()  # mean, ~max
-        array([[0.3, 0.5069...]], dtype=float32)
+        >>> outputs = layer(np.array([[[0.1], [0.5]], [[0.5], [0.5]]]))
+        >>> keras.ops.convert_to_numpy(outputs)  # max within 2^(1/50)
+        array([[0.3       , 0.5       ],
+               [0.5       , 0.5069...]], dtype=float32)
         """
         exponents = ClosedForm(forms, part="exponents")
         constraint = keras.constraints.get(
