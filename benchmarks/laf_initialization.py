@@ -14,7 +14,9 @@ shows poles) is printed and written beside it.
 
 Candidates (`CANDIDATES`): the layer's two presets, `anchored` (the
 default) and `paper`, so the study measures exactly what users get, and
-variants of the default built from `keras_laf.initializers.AnchoredLAF`.
+variants of the default built from `keras_laf.initializers.AnchoredLAF`;
+`deepsets` replaces LAF by the DeepSets aggregation (3 sums, 3 maxima,
+3 means) as the reference.
 """
 
 import argparse
@@ -79,9 +81,14 @@ def build_model(initialization, units):
     mask = keras.Input(shape=(None,), dtype="float32", name="mask")
     elements = keras.layers.Embedding(10, 10, name="embedding")(digits)
     elements = keras.layers.Activation("sigmoid", name="sigmoid")(elements)
-    aggregated = keras_laf.LAF(units, name="laf", **CANDIDATES[initialization])(
-        elements, mask=keras.ops.cast(mask, "bool")
-    )
+    if initialization == "deepsets":
+        # The reference: 3 sums, 3 maxima and 3 means, as wide as LAF(9).
+        aggregation = keras_laf.FixedAggregation("deepsets", name="deepsets")
+    else:
+        aggregation = keras_laf.LAF(
+            units, name="laf", **CANDIDATES[initialization]
+        )
+    aggregated = aggregation(elements, mask=keras.ops.cast(mask, "bool"))
     output = keras.layers.Dense(1, name="output")(aggregated)
     return keras.Model([digits, mask], output, name="integer_laf")
 
