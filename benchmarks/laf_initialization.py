@@ -237,12 +237,12 @@ def main(argv=None):
         records.append(record)
         with args.output.open("a") as file:
             file.write(json.dumps(record) + "\n")
+        poles = record["max_abs_prediction_over_max_label"]
         print(
             f"[{index}/{len(jobs)}] {initialization:>10} {target:>14} "
             f"seed {seed}: test MAE {record['test_mae']:.4g} "
             f"(largest sets {record['test_mae_largest_sets']:.4g}), "
-            f"|pred|/max label {record['max_abs_prediction_over_max_label']:.3g}"
-            f", {record['train_seconds']:.0f} s",
+            f"|pred|/max label {poles:.3g}, {record['train_seconds']:.0f} s",
             flush=True,
         )
     selected = [
@@ -255,12 +255,12 @@ def main(argv=None):
         json.dumps(rows, indent=1)
     )
     for row in rows:
+        poles = row["worst_max_abs_prediction_over_max_label"]
         print(
             f"{row['target']:>14} {row['initialization']:>10}: "
             f"MAE {row['test_mae_mean']:.4g} ± {row['test_mae_std']:.2g} "
             f"(worst {row['test_mae_worst']:.4g}, "
-            f"|pred|/max label {row['worst_max_abs_prediction_over_max_label']:.3g}"
-            f", {row['seeds']} seeds)"
+            f"|pred|/max label {poles:.3g}, {row['seeds']} seeds)"
         )
     return 0
 
