@@ -3,11 +3,11 @@
 import keras
 
 from keras_laf import PerElement
-from keras_laf.models.set_model import aggregation_layer
-from keras_laf.models.set_model import check_widths
-from keras_laf.models.set_model import dense_head
-from keras_laf.models.set_model import element_network
-from keras_laf.models.set_model import set_inputs
+from keras_laf import aggregations
+from keras_laf.models.building_blocks import check_widths
+from keras_laf.models.building_blocks import dense_head
+from keras_laf.models.building_blocks import element_network
+from keras_laf.models.building_blocks import set_inputs
 from keras_laf.validation import check_positive_int
 
 
@@ -48,11 +48,12 @@ def deep_sets(
         input_dim: int. Features of each element. Give this or
             `vocabulary_size`.
         output_dim: int. Outputs of the model. Defaults to `1`.
-        aggregation: str. `"laf"` (LAF with `units` units), `"sum"`,
-            `"mean"`, `"max"`, `"deepsets"` (3 sum, 3 max and 3 mean),
-            `"pna"` (mean, max, sum, std, var, skewness, kurtosis) or
-            `"lstm"` (an LSTM over the elements, order-dependent). Defaults
-            to `"laf"`.
+        aggregation: an identifier of `keras_laf.aggregations.get`:
+            `"laf"` (LAF with `units` units), a fixed aggregator such as
+            `"sum"`, `"mean"` or `"max"`, `"deepsets"` (3 sum, 3 max and 3
+            mean), `"pna"` (mean, max, sum, std, var, skewness, kurtosis),
+            a list of fixed aggregator names, or `"lstm"` (an LSTM over the
+            elements, order-dependent). Defaults to `"laf"`.
         units: int. LAF units. Defaults to `9`.
         vocabulary_size: int. For sets of integers in `[0, vocabulary_size)`:
             each element is embedded first. Defaults to `None`.
@@ -102,7 +103,11 @@ def deep_sets(
         check_positive_int(argument, value)
     phi_units = check_widths("phi_units", phi_units)
     rho_units = check_widths("rho_units", rho_units)
-    aggregate = aggregation_layer(aggregation, units, lstm_units)
+    aggregate = aggregations.get(
+        aggregation,
+        units=lstm_units if aggregation == "lstm" else units,
+        name="aggregation",
+    )
 
     if vocabulary_size is None:
         inputs, elements, mask = set_inputs((input_dim,), ragged)

@@ -25,10 +25,17 @@ import math
 import numbers
 
 import keras
-import keras_tuner
 
+try:
+    import keras_tuner
+except ImportError:
+    raise ImportError(
+        "The hypermodels of keras_laf.models need KerasTuner. Install it "
+        "with: pip install 'keras-laf[tuner]' (or pip install keras-tuner)."
+    ) from None
+
+from keras_laf import aggregations
 from keras_laf.models.deep_sets import deep_sets
-from keras_laf.models.set_model import AGGREGATIONS
 from keras_laf.models.set_transformer import HEADS
 from keras_laf.models.set_transformer import set_transformer
 from keras_laf.validation import check_positive_int
@@ -249,8 +256,8 @@ class DeepSetsHyperModel(_SetHyperModel):
         default_learning_rate: float. One of `learning_rates`. Defaults to
             `None`: 1e-3, or the rate nearest to it on a log scale.
         aggregations: sequence of str. Aggregations tried, among
-            `keras_laf.models.AGGREGATIONS` (`"laf"`, `"sum"`, `"mean"`,
-            `"max"`, `"deepsets"`, `"pna"`, `"lstm"`). Defaults to
+            `keras_laf.aggregations.NAMES` (`"laf"`, `"sum"`, `"mean"`,
+            `"max"`, ..., `"deepsets"`, `"pna"`, `"lstm"`). Defaults to
             `("laf",)`.
         default_aggregation: str. One of `aggregations`. Defaults to
             `None`: `"laf"` if tried, else the first.
@@ -277,7 +284,7 @@ class DeepSetsHyperModel(_SetHyperModel):
     ... )
     """
 
-    AGGREGATIONS = AGGREGATIONS
+    AGGREGATIONS = aggregations.NAMES
     _builder = staticmethod(deep_sets)
     _reserved = (
         "aggregation",

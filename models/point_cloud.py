@@ -2,12 +2,11 @@
 
 import keras
 
-from keras_laf import LAF
-from keras_laf import FixedAggregation
 from keras_laf import PermutationEquivariant
-from keras_laf.models.set_model import check_choice
-from keras_laf.models.set_model import element_network
-from keras_laf.models.set_model import set_inputs
+from keras_laf import aggregations
+from keras_laf.models.building_blocks import check_choice
+from keras_laf.models.building_blocks import element_network
+from keras_laf.models.building_blocks import set_inputs
 from keras_laf.validation import check_positive_int
 
 POOLINGS = ("max", "pna", "laf")
@@ -29,8 +28,8 @@ def point_cloud_classifier(
     Zaheer et al., "Deep Sets" (NeurIPS 2017): `num_equivariant_layers`
     layers x -> tanh(W (x - max(x)) + b) of `width` units, a pooling over
     the points, dropout, a dense tanh layer, dropout and a linear layer
-    giving logits. The pooling is `"max"` (DeepSets), `"pna"` (max, min,
-    mean and standard deviation concatenated) or `"laf"` (a sigmoid then
+    giving logits. The pooling is `"max"` (DeepSets), `"pna"` (PNA's mean,
+    max, min and standard deviation concatenated) or `"laf"` (a sigmoid then
     LAF with `units` units, the LAF paper's choice). Points are expected
     standardised per cloud (zero mean, unit variance), as
     `keras_laf.datasets` produces them; the model does not standardise.
@@ -78,16 +77,16 @@ def point_cloud_classifier(
         points = PermutationEquivariant(
             width, activation="tanh", name=f"equivariant_{index}"
         )(points, mask=mask)
-    if pooling == "laf":
+    aggregation = (
+        aggregations.PNA_NEIGHBOURHOOD if pooling == "pna" else pooling
+    )
+    if aggregations.needs_unit_interval(aggregation):
         points = element_network(points, (), None, "sigmoid", "squash")
-        pooled = LAF(units=units, name="laf")(points, mask=mask)
-    else:
-        aggregators = (
-            ["max"] if pooling == "max" else ["max", "min", "mean", "std"]
-        )
-        pooled = FixedAggregation(aggregators, name="pooling")(
-            points, mask=mask
-        )
+    pooled = aggregations.get(
+        aggregation,
+        units=units,
+        name="laf" if pooling == "laf" else "pooling",
+    )(points, mask=mask)
     features = keras.layers.Dropout(dropout, name="dropout_0")(pooled)
     features = keras.layers.Dense(width, activation="tanh", name="dense")(
         features

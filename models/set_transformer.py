@@ -3,14 +3,14 @@
 import keras
 
 from keras_laf import ISAB
-from keras_laf import LAF
 from keras_laf import PMA
 from keras_laf import SAB
-from keras_laf.models.set_model import check_choice
-from keras_laf.models.set_model import check_widths
-from keras_laf.models.set_model import dense_head
-from keras_laf.models.set_model import element_network
-from keras_laf.models.set_model import set_inputs
+from keras_laf import aggregations
+from keras_laf.models.building_blocks import check_choice
+from keras_laf.models.building_blocks import check_widths
+from keras_laf.models.building_blocks import dense_head
+from keras_laf.models.building_blocks import element_network
+from keras_laf.models.building_blocks import set_inputs
 from keras_laf.validation import check_positive_int
 
 HEADS = ("pma", "laf")
@@ -119,6 +119,8 @@ def set_transformer(
         pooled = keras.layers.Flatten(name="flatten")(pooled)
     else:
         elements = element_network(elements, (), None, "sigmoid", "squash")
-        pooled = LAF(units=units, name="laf")(elements, mask=mask)
+        pooled = aggregations.get("laf", units=units, name="laf")(
+            elements, mask=mask
+        )
     outputs = dense_head(pooled, rho_units, rho_activation, output_dim, "rho")
     return keras.Model(inputs, outputs, name=name)

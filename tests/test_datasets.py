@@ -6,28 +6,28 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from keras_laf.datasets import SOLID_NAMES
-from keras_laf.datasets import TARGETS
-from keras_laf.datasets import TEST_MAX_SIZES
-from keras_laf.datasets import DigitImages
-from keras_laf.datasets import load_digit_images
-from keras_laf.datasets import load_modelnet40
-from keras_laf.datasets import make_mnist_test_datasets
-from keras_laf.datasets import make_mnist_test_sets
-from keras_laf.datasets import make_mnist_training_sets
-from keras_laf.datasets import make_solid_point_clouds
-from keras_laf.datasets import make_test_datasets
-from keras_laf.datasets import make_test_sets
-from keras_laf.datasets import make_test_sets_by_max_size
-from keras_laf.datasets import make_training_sets
-from keras_laf.datasets import make_unique_digit_sets
-from keras_laf.datasets import point_clouds
 from keras_laf.datasets import ragged_set_dataset
-from keras_laf.datasets import sample_test_sets
-from keras_laf.datasets import sample_training_sets
-from keras_laf.datasets import standardize_point_clouds
-from keras_laf.datasets import target_value
-from keras_laf.datasets import target_values
+from laf_experiments.datasets import SOLID_NAMES
+from laf_experiments.datasets import TARGETS
+from laf_experiments.datasets import TEST_MAX_SIZES
+from laf_experiments.datasets import DigitImages
+from laf_experiments.datasets import load_digit_images
+from laf_experiments.datasets import load_modelnet40
+from laf_experiments.datasets import make_mnist_test_datasets
+from laf_experiments.datasets import make_mnist_test_sets
+from laf_experiments.datasets import make_mnist_training_sets
+from laf_experiments.datasets import make_solid_point_clouds
+from laf_experiments.datasets import make_test_datasets
+from laf_experiments.datasets import make_test_sets
+from laf_experiments.datasets import make_test_sets_by_max_size
+from laf_experiments.datasets import make_training_sets
+from laf_experiments.datasets import make_unique_digit_sets
+from laf_experiments.datasets import point_clouds
+from laf_experiments.datasets import sample_test_sets
+from laf_experiments.datasets import sample_training_sets
+from laf_experiments.datasets import standardize_point_clouds
+from laf_experiments.datasets import target_value
+from laf_experiments.datasets import target_values
 
 # Hand-computed targets, in the order of TARGETS: count, sum, mean, max,
 # min, inverse_count, median, min_over_max, max_minus_min, std, skewness,

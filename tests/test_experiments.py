@@ -20,10 +20,10 @@ from experiment_helpers import read_csv
 from experiment_helpers import read_json
 from experiment_helpers import run
 
-from keras_laf.experiments import cli
-from keras_laf.experiments import common
-from keras_laf.experiments import plots
-from keras_laf.experiments import scalars
+from laf_experiments import cli
+from laf_experiments import common
+from laf_experiments import plots
+from laf_experiments import scalars
 
 
 def assert_one_line_error(status, err, text):
@@ -440,9 +440,9 @@ def test_help_and_console_script(capsys):
     status, out, _ = run(["scalars", "--help"], capsys)
     assert status == 0
     assert "--train-size" in out and "--targets" in out
-    # The entry point `keras-laf = keras_laf.experiments.cli:main`.
-    module = importlib.import_module("keras_laf.experiments.cli")
+    # The entry point `keras-laf = laf_experiments.cli:main`.
+    module = importlib.import_module("laf_experiments.cli")
     assert callable(module.main)
     scripts = metadata.entry_points(group="console_scripts", name="keras-laf")
     for script in scripts:
-        assert script.value == "keras_laf.experiments.cli:main"
+        assert script.value == "laf_experiments.cli:main"

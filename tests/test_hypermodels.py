@@ -7,9 +7,9 @@ import pytest
 
 from keras_laf import LAF
 from keras_laf import FixedAggregation
-from keras_laf.datasets import make_training_sets
 from keras_laf.models.hypermodels import DeepSetsHyperModel
 from keras_laf.models.hypermodels import SetTransformerHyperModel
+from laf_experiments.datasets import make_training_sets
 
 # Tiny models; eager execution, much faster than tracing for a few batches.
 DEEP_SETS = {

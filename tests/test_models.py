@@ -21,7 +21,15 @@ CONFIGS = {
             {"input_dim": 3, "phi_units": (4,), "aggregation": aggregation},
             False,
         )
-        for aggregation in models.AGGREGATIONS
+        for aggregation in (
+            "laf",
+            "sum",
+            "mean",
+            "max",
+            "deepsets",
+            "pna",
+            "lstm",
+        )
     },
     "deep_sets_integers": (
         models.deep_sets,
@@ -202,8 +210,9 @@ MIRRORED_SCRIPT = textwrap.dedent(
         cpu, [tf.config.LogicalDeviceConfiguration()] * 2
     )
     from keras_laf import datasets, models
+    from laf_experiments.datasets import make_training_sets
 
-    data = datasets.make_training_sets(64, "max", seed=0)
+    data = make_training_sets(64, "max", seed=0)
     ragged = data.to_dataset(batch_size=16)
     strategy = tf.distribute.MirroredStrategy(["/cpu:0", "/cpu:1"])
     assert strategy.num_replicas_in_sync == 2

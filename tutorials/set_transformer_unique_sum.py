@@ -54,9 +54,9 @@ import tensorflow as tf
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 
-from keras_laf.datasets import load_digit_images
-from keras_laf.datasets import make_unique_digit_sets
 from keras_laf.models import set_transformer
+from laf_experiments.datasets import load_digit_images
+from laf_experiments.datasets import make_unique_digit_sets
 
 NAME = "set_transformer_unique_sum"
 parser = argparse.ArgumentParser(

@@ -1,7 +1,7 @@
 """`keras-laf scalars`: learning aggregation targets of sets of digits.
 
 The first experiment of the LAF paper: sets of 2 to 10 digits (0..9) are
-labelled by one of the twelve targets of `keras_laf.datasets.TARGETS`
+labelled by one of the twelve targets of `laf_experiments.datasets.TARGETS`
 (count, sum, mean, max, ..., kurtosis); a DeepSets model (an embedding of
 the digits, a sigmoid, an aggregation and a linear output) is trained with
 the MAE loss for each aggregation, LAF and the baselines, and tested on
@@ -11,12 +11,12 @@ sets than it was trained on.
 
 import numpy as np
 
-from keras_laf.datasets import TARGETS
-from keras_laf.datasets import TEST_MAX_SIZES
-from keras_laf.datasets import make_test_sets_by_max_size
-from keras_laf.datasets import make_training_sets
 from keras_laf.datasets import ragged_set_dataset
-from keras_laf.experiments import common
+from laf_experiments import common
+from laf_experiments.datasets import TARGETS
+from laf_experiments.datasets import TEST_MAX_SIZES
+from laf_experiments.datasets import make_test_sets_by_max_size
+from laf_experiments.datasets import make_training_sets
 
 METHODS = ("laf", "deepsets", "pna", "lstm")
 DEFAULT_TARGETS = ("count", "sum", "max", "mean")

@@ -26,7 +26,7 @@ import time
 
 import numpy as np
 
-from keras_laf.experiments import plots
+from laf_experiments import plots
 
 # The optimiser settings of the paper: Adam, learning rate 1e-3, batches of
 # 64 sets, the learning rate decayed when the validation loss plateaus.

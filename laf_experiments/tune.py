@@ -26,13 +26,13 @@ import warnings
 
 import numpy as np
 
-from keras_laf.datasets import TARGETS
-from keras_laf.datasets import TEST_MAX_SIZES
-from keras_laf.datasets import make_test_sets_by_max_size
-from keras_laf.datasets import make_training_sets
-from keras_laf.experiments import common
-from keras_laf.experiments import plots
-from keras_laf.experiments import scalars
+from laf_experiments import common
+from laf_experiments import plots
+from laf_experiments import scalars
+from laf_experiments.datasets import TARGETS
+from laf_experiments.datasets import TEST_MAX_SIZES
+from laf_experiments.datasets import make_test_sets_by_max_size
+from laf_experiments.datasets import make_training_sets
 
 TUNERS = ("random", "hyperband")
 DEFAULT_TARGET = "max"

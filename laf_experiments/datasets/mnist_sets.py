@@ -17,13 +17,13 @@ import dataclasses
 
 import numpy as np
 
-from keras_laf.datasets.aggregation_targets import check_target
-from keras_laf.datasets.aggregation_targets import target_values
-from keras_laf.datasets.integer_sets import NUM_DIGITS
-from keras_laf.datasets.integer_sets import TEST_MAX_SIZES
-from keras_laf.datasets.integer_sets import sample_test_sets
-from keras_laf.datasets.integer_sets import sample_training_sets
 from keras_laf.datasets.ragged_dataset import ragged_set_dataset
+from laf_experiments.datasets.aggregation_targets import check_target
+from laf_experiments.datasets.aggregation_targets import target_values
+from laf_experiments.datasets.integer_sets import NUM_DIGITS
+from laf_experiments.datasets.integer_sets import TEST_MAX_SIZES
+from laf_experiments.datasets.integer_sets import sample_test_sets
+from laf_experiments.datasets.integer_sets import sample_training_sets
 
 UNIQUE_REDUCTIONS = ("sum", "mean", "count")
 

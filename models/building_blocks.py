@@ -13,12 +13,7 @@ batches).
 
 import keras
 
-from keras_laf import LAF
-from keras_laf import FixedAggregation
-from keras_laf import LSTMAggregation
 from keras_laf import PerElement
-
-AGGREGATIONS = ("laf", "sum", "mean", "max", "deepsets", "pna", "lstm")
 
 
 def check_widths(name, widths):
@@ -74,17 +69,6 @@ def element_network(elements, widths, activation, output_activation, name):
         )
         elements = PerElement(layer, name=f"{name}_{index}")(elements)
     return elements
-
-
-def aggregation_layer(aggregation, units, lstm_units, name="aggregation"):
-    """The aggregation layer named by `aggregation` (see AGGREGATIONS)."""
-    check_choice("aggregation", aggregation, AGGREGATIONS)
-    if aggregation == "laf":
-        return LAF(units=units, name=name)
-    if aggregation == "lstm":
-        return LSTMAggregation(units=lstm_units, name=name)
-    presets = {"deepsets": "deepsets", "pna": "pna"}
-    return FixedAggregation(presets.get(aggregation, [aggregation]), name=name)
 
 
 def dense_head(features, widths, activation, output_dim, name):

@@ -17,16 +17,16 @@ import importlib
 import logging
 import sys
 
-from keras_laf.experiments.common import ExperimentError
-from keras_laf.experiments.common import release_output_directories
+from laf_experiments.common import ExperimentError
+from laf_experiments.common import release_output_directories
 
 SUBCOMMANDS = {
-    "scalars": "keras_laf.experiments.scalars",
-    "mnist": "keras_laf.experiments.mnist",
-    "pointcloud": "keras_laf.experiments.pointcloud",
-    "unique-sum": "keras_laf.experiments.unique_sum",
-    "graphs": "keras_laf.experiments.graphs",
-    "tune": "keras_laf.experiments.tune",
+    "scalars": "laf_experiments.scalars",
+    "mnist": "laf_experiments.mnist",
+    "pointcloud": "laf_experiments.pointcloud",
+    "unique-sum": "laf_experiments.unique_sum",
+    "graphs": "laf_experiments.graphs",
+    "tune": "laf_experiments.tune",
 }
 
 PROG = "keras-laf"

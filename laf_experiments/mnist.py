@@ -4,19 +4,19 @@ The second experiment of the LAF paper: the `scalars` task, but every digit
 is an image of a handwritten digit, so the model must learn to read the
 digits and to aggregate them at once. The images are MNIST's (downloaded
 by tensorflow-datasets on first use) or, offline, scikit-learn's 8x8
-digits upsampled to 28x28 (see `keras_laf.datasets.load_digit_images`).
+digits upsampled to 28x28 (see `laf_experiments.datasets.load_digit_images`).
 """
 
 import numpy as np
 
-from keras_laf.datasets import SOURCES
-from keras_laf.datasets import TARGETS
-from keras_laf.datasets import TEST_MAX_SIZES
-from keras_laf.datasets import load_digit_images
-from keras_laf.datasets import make_mnist_test_sets_by_max_size
-from keras_laf.datasets import make_mnist_training_sets
 from keras_laf.datasets import ragged_set_dataset
-from keras_laf.experiments import common
+from laf_experiments import common
+from laf_experiments.datasets import SOURCES
+from laf_experiments.datasets import TARGETS
+from laf_experiments.datasets import TEST_MAX_SIZES
+from laf_experiments.datasets import load_digit_images
+from laf_experiments.datasets import make_mnist_test_sets_by_max_size
+from laf_experiments.datasets import make_mnist_training_sets
 
 METHODS = ("laf", "deepsets", "pna", "lstm")
 DEFAULT_TARGETS = ("sum", "max")

@@ -8,10 +8,10 @@ Transformer's attention encoder provides the interaction; its pooling is
 either PMA (the original) or LAF.
 """
 
-from keras_laf.datasets import UNIQUE_REDUCTIONS
-from keras_laf.datasets import make_unique_digit_sets
-from keras_laf.experiments import common
-from keras_laf.experiments import mnist
+from laf_experiments import common
+from laf_experiments import mnist
+from laf_experiments.datasets import UNIQUE_REDUCTIONS
+from laf_experiments.datasets import make_unique_digit_sets
 
 METHODS = ("st-pma", "st-laf")
 TARGETS = tuple(f"unique_{reduction}" for reduction in UNIQUE_REDUCTIONS)

@@ -30,12 +30,13 @@ import math
 
 import numpy as np
 
-from keras_laf.datasets.graph_properties import EXTRAPOLATION_SIZES
-from keras_laf.datasets.graph_properties import GRAPH_TASKS
-from keras_laf.datasets.graph_properties import NODE_TASKS
-from keras_laf.datasets.graph_properties import TRAIN_SIZES
-from keras_laf.experiments import common
-from keras_laf.experiments import plots
+from keras_laf import aggregations
+from laf_experiments import common
+from laf_experiments import plots
+from laf_experiments.datasets.graph_properties import EXTRAPOLATION_SIZES
+from laf_experiments.datasets.graph_properties import GRAPH_TASKS
+from laf_experiments.datasets.graph_properties import NODE_TASKS
+from laf_experiments.datasets.graph_properties import TRAIN_SIZES
 
 METHODS = ("laf", "pna", "sum", "max")
 METHOD_LABELS = {
@@ -44,13 +45,8 @@ METHOD_LABELS = {
     "sum": "MPNN (sum)",
     "max": "MPNN (max)",
 }
-# The neighbour aggregation and degree scalers of each method.
-AGGREGATIONS = {
-    "laf": "laf",
-    "pna": ("mean", "max", "min", "std"),
-    "sum": "sum",
-    "max": "max",
-}
+# The degree scalers of each method. Its neighbour aggregation is the
+# aggregation of its name, PNA's being its four neighbourhood aggregators.
 SCALERS = {
     "laf": ("identity",),
     "pna": ("identity", "amplification", "attenuation"),
@@ -234,11 +230,10 @@ def build_model(method, laf_units, hidden_units, num_layers, readout, delta):
     """
     from keras_laf.models import graph_network
 
-    aggregation = AGGREGATIONS[method]
     return graph_network(
-        aggregation=list(aggregation)
-        if isinstance(aggregation, tuple)
-        else aggregation,
+        aggregation=aggregations.PNA_NEIGHBOURHOOD
+        if method == "pna"
+        else method,
         laf_units=laf_units,
         hidden_units=hidden_units,
         num_layers=num_layers,
@@ -247,6 +242,34 @@ def build_model(method, laf_units, hidden_units, num_layers, readout, delta):
         readout_aggregation=None if readout == "method" else readout,
         name=f"graph_network_{method}",
     )
+
+
+def task_errors(model, graphs, batch_size=128):
+    """The mean squared error of each task of the benchmark.
+
+    Args:
+        model: a model of `graph_network` with 3 node and 3 graph outputs.
+        graphs: a `PropertyGraphs`, with normalised labels.
+        batch_size: int. Graphs per prediction batch. Defaults to `128`.
+
+    Returns:
+        A dict: the MSE of each task of `NODE_TASKS` (over all nodes) and
+        `GRAPH_TASKS` (over all graphs), and `"average_log10_mse"`, the
+        mean over the six tasks of log10(MSE), the benchmark's score.
+    """
+    predictions = model.predict(graphs.to_dataset(batch_size), verbose=0)
+    node_labels = np.concatenate(graphs.node_labels)
+    errors = {}
+    node_errors = np.mean((predictions["node_outputs"] - node_labels) ** 2, 0)
+    graph_errors = np.mean(
+        (predictions["graph_outputs"] - graphs.graph_labels) ** 2, 0
+    )
+    for task, error in zip(TASKS, [*node_errors, *graph_errors]):
+        errors[task] = float(error)
+    errors["average_log10_mse"] = float(
+        np.mean(np.log10([errors[task] for task in TASKS]))
+    )
+    return errors
 
 
 def split_name(low, high):
@@ -289,8 +312,9 @@ def run(args):
     """Runs `keras-laf graphs`."""
     import keras
 
-    from keras_laf.datasets.graph_properties import make_graph_property_splits
-    from keras_laf.models.graph_network import task_errors
+    from laf_experiments.datasets.graph_properties import (
+        make_graph_property_splits,
+    )
 
     _check_networkx()
     experiment = args.experiment

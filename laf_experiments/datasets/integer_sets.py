@@ -33,9 +33,9 @@ import dataclasses
 
 import numpy as np
 
-from keras_laf.datasets.aggregation_targets import check_target
-from keras_laf.datasets.aggregation_targets import target_values
 from keras_laf.datasets.ragged_dataset import ragged_set_dataset
+from laf_experiments.datasets.aggregation_targets import check_target
+from laf_experiments.datasets.aggregation_targets import target_values
 
 NUM_DIGITS = 10
 TEST_MAX_SIZES = tuple(range(5, 51, 5))

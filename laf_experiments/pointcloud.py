@@ -7,7 +7,7 @@ with the cross-entropy of the logits, and compared by test accuracy over
 several seeds, for clouds of 100 and 1000 points.
 
 ModelNet40 is read from its HDF5 files (`--data-dir`, see
-`keras_laf.datasets.load_modelnet40`); without `--data-dir` the clouds are
+`laf_experiments.datasets.load_modelnet40`); without `--data-dir` the clouds are
 sampled from the surfaces of eight simple solids instead, which needs no
 download.
 """
@@ -16,12 +16,12 @@ import pathlib
 
 import numpy as np
 
-from keras_laf.datasets import SOLID_NAMES
-from keras_laf.datasets import load_modelnet40
-from keras_laf.datasets import make_solid_point_clouds
-from keras_laf.datasets.point_clouds import MODELNET40_HELP
-from keras_laf.experiments import common
-from keras_laf.experiments import plots
+from laf_experiments import common
+from laf_experiments import plots
+from laf_experiments.datasets import SOLID_NAMES
+from laf_experiments.datasets import load_modelnet40
+from laf_experiments.datasets import make_solid_point_clouds
+from laf_experiments.datasets.point_clouds import MODELNET40_HELP
 
 METHODS = ("deepsets", "pna", "laf")
 POOLINGS = {"deepsets": "max", "pna": "pna", "laf": "laf"}
