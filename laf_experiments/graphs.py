@@ -33,6 +33,7 @@ import numpy as np
 from keras_laf import aggregations
 from laf_experiments import common
 from laf_experiments import plots
+from laf_experiments import runner
 from laf_experiments.datasets.graph_properties import EXTRAPOLATION_SIZES
 from laf_experiments.datasets.graph_properties import GRAPH_TASKS
 from laf_experiments.datasets.graph_properties import NODE_TASKS
@@ -341,100 +342,93 @@ def run(args):
         overwrite=args.overwrite,
     )
     test_sizes = (TRAIN_SIZES, *args.extrapolation_sizes)
-    splits = None
-    total = args.seeds * len(args.methods)
-    done = 0
-    for seed in range(args.seeds):
-        for method in args.methods:
-            done += 1
-            key = {"method": method, "seed": seed}
-            prefix = f"[{done}/{total}] {method}, seed {seed}"
-            if store.find(**key) is not None:
-                common.log(experiment, f"{prefix}: already recorded")
-                continue
-            if splits is None:
-                common.log(
-                    experiment,
-                    f"generating {args.train_size} training, "
-                    f"{args.val_size} validation and {len(test_sizes)} x "
-                    f"{args.test_size} test graphs",
-                )
-                splits = make_graph_property_splits(
-                    num_train=args.train_size,
-                    num_validation=args.val_size,
-                    num_test=args.test_size,
-                    train_sizes=TRAIN_SIZES,
-                    test_sizes=test_sizes,
-                    seed=DATA_SEED,
-                )
-            backup = store.backup_directory(**key)
-            epoch = common.backed_up_epoch(backup)
-            resuming = f", resuming after epoch {epoch}" if epoch else ""
-            common.log(experiment, f"{prefix}: training{resuming}")
-            keras.utils.set_random_seed(seed)
-            model = build_model(
-                method,
+
+    def make_splits(key):
+        common.log(
+            experiment,
+            f"generating {args.train_size} training, {args.val_size} "
+            f"validation and {len(test_sizes)} x {args.test_size} test "
+            "graphs",
+        )
+        return make_graph_property_splits(
+            num_train=args.train_size,
+            num_validation=args.val_size,
+            num_test=args.test_size,
+            train_sizes=TRAIN_SIZES,
+            test_sizes=test_sizes,
+            seed=DATA_SEED,
+        )
+
+    # The same graphs for every run.
+    splits = common.cached(make_splits, lambda key: DATA_SEED)
+
+    def training_data(key):
+        return (
+            splits(key)["train"].to_dataset(
+                args.batch_size, shuffle=True, seed=key["seed"]
+            ),
+            splits(key)["validation"].to_dataset(args.batch_size),
+        )
+
+    def evaluate(key, model):
+        test = []
+        for low, high in test_sizes:
+            errors = task_errors(
+                model, splits(key)[f"test-({low},{high})"], PREDICT_BATCH_SIZE
+            )
+            log10_mse = {task: _log10(errors[task]) for task in TASKS}
+            log10_mse[AVERAGE] = errors["average_log10_mse"]
+            test.append(
+                {
+                    "split": split_name(low, high),
+                    "min_nodes": low,
+                    "max_nodes": high - 1,
+                    "mse": {task: errors[task] for task in TASKS},
+                    "log10_mse": log10_mse,
+                }
+            )
+        scores = test[0]["log10_mse"]
+        tasks = " ".join(
+            f"{TASK_LABELS[task]} {scores[task]:.2f}" for task in TASKS
+        )
+        summary = (
+            f"log10 MSE on {test[0]['split']} nodes: {tasks}; average "
+            f"{scores[AVERAGE]:.2f}, on {test[-1]['split']} nodes "
+            f"{test[-1]['log10_mse'][AVERAGE]:.2f}"
+        )
+        if not np.isfinite(scores[AVERAGE]):
+            summary += (
+                "; training diverged (a loss of NaN), try a smaller "
+                "--learning-rate"
+            )
+        return {"test": test}, summary
+
+    runner.run_all(
+        args,
+        store,
+        keys=[
+            {"method": method, "seed": seed}
+            for seed in range(args.seeds)
+            for method in args.methods
+        ],
+        describe=lambda key: f"{key['method']}, seed {key['seed']}",
+        train=runner.fitting(
+            args,
+            settings,
+            training_data,
+            build_model=lambda key: build_model(
+                key["method"],
                 args.laf_units,
                 args.hidden_units,
                 args.num_layers,
                 args.readout,
-                splits["train"].average_log_degree(),
-            )
-            training = common.fit(
-                model,
-                splits["train"].to_dataset(
-                    args.batch_size, shuffle=True, seed=seed
-                ),
-                splits["validation"].to_dataset(args.batch_size),
-                loss={"node_outputs": "mse", "graph_outputs": "mse"},
-                settings=settings,
-                backup_directory=backup,
-                verbose=args.verbose,
-                callbacks=[keras.callbacks.TerminateOnNaN()],
-            )
-            test = []
-            for low, high in test_sizes:
-                errors = task_errors(
-                    model, splits[f"test-({low},{high})"], PREDICT_BATCH_SIZE
-                )
-                log10_mse = {task: _log10(errors[task]) for task in TASKS}
-                log10_mse[AVERAGE] = errors["average_log10_mse"]
-                test.append(
-                    {
-                        "split": split_name(low, high),
-                        "min_nodes": low,
-                        "max_nodes": high - 1,
-                        "mse": {task: errors[task] for task in TASKS},
-                        "log10_mse": log10_mse,
-                    }
-                )
-            store.add(
-                {
-                    **key,
-                    "epochs": settings["epochs"],
-                    **training,
-                    "test": test,
-                }
-            )
-            scores = test[0]["log10_mse"]
-            tasks = " ".join(
-                f"{TASK_LABELS[task]} {scores[task]:.2f}" for task in TASKS
-            )
-            common.log(
-                experiment,
-                f"{prefix}: log10 MSE on {test[0]['split']} nodes: {tasks}; "
-                f"average {scores[AVERAGE]:.2f}, on {test[-1]['split']} "
-                f"nodes {test[-1]['log10_mse'][AVERAGE]:.2f} "
-                f"({training['train_seconds']:.1f} s)",
-            )
-            if not np.isfinite(scores[AVERAGE]):
-                common.log(
-                    experiment,
-                    f"{prefix}: training diverged (a loss of NaN); try a "
-                    "smaller --learning-rate",
-                )
-            keras.backend.clear_session()
-    store.remove_empty_backups()
+                splits(key)["train"].average_log_degree(),
+            ),
+            loss={"node_outputs": "mse", "graph_outputs": "mse"},
+            callbacks=lambda: [keras.callbacks.TerminateOnNaN()],
+        ),
+        evaluate=evaluate,
+    )
     written = []
     if store.runs:
         (output / TABLE).write_text(results_table(store.summary, settings))
@@ -444,14 +438,7 @@ def run(args):
             written.append(PLOT)
         else:
             common.log(experiment, plots.MISSING)
-    common.log(
-        experiment,
-        f"results in {output}: "
-        + ", ".join(
-            [common.RESULTS_JSON, common.RESULTS_CSV, common.SUMMARY_CSV]
-            + written
-        ),
-    )
+    runner.report_written(args, store, written)
 
 
 def _find(summary, method, split, task):

@@ -7,23 +7,16 @@ by tensorflow-datasets on first use) or, offline, scikit-learn's 8x8
 digits upsampled to 28x28 (see `laf_experiments.datasets.load_digit_images`).
 """
 
-import numpy as np
-
-from keras_laf.datasets import ragged_set_dataset
 from laf_experiments import common
-from laf_experiments.datasets import SOURCES
+from laf_experiments import digit_sources
 from laf_experiments.datasets import TARGETS
 from laf_experiments.datasets import TEST_MAX_SIZES
-from laf_experiments.datasets import load_digit_images
 from laf_experiments.datasets import make_mnist_test_sets_by_max_size
 from laf_experiments.datasets import make_mnist_training_sets
 
 METHODS = ("laf", "deepsets", "pna", "lstm")
 DEFAULT_TARGETS = ("sum", "max")
 QUICK_TARGETS = ("sum", "max")
-VALIDATION_SEED = 10_000
-TEST_SEED = 1
-PREDICT_BATCH_SIZE = 256
 
 DEFAULTS = {
     "train_size": 3_000,
@@ -81,84 +74,8 @@ def add_arguments(parser):
     common.add_methods_and_sizes_arguments(
         group, METHODS, DEFAULTS, QUICK, paper_sizes=TEST_MAX_SIZES
     )
-    add_source_arguments(group)
+    digit_sources.add_source_arguments(group)
     common.add_common_arguments(parser, "mnist", DEFAULTS, QUICK)
-
-
-def add_source_arguments(group):
-    """Adds `--source` and `--data-dir`, the origin of the digit images."""
-    group.add_argument(
-        "--source",
-        choices=SOURCES,
-        default="auto",
-        help="digit images: 'tfds' (MNIST), 'sklearn' (scikit-learn's "
-        "digits, no download) or 'auto' (MNIST, else scikit-learn's; "
-        "default: auto)",
-    )
-    group.add_argument(
-        "--data-dir",
-        metavar="DIR",
-        help="tensorflow-datasets data directory for MNIST",
-    )
-
-
-def load_digit_pools(args):
-    """Loads the train and test digit images of `args.source`.
-
-    Returns:
-        The train and test `DigitImages`.
-
-    Raises:
-        ExperimentError: `--source tfds` and MNIST cannot be loaded.
-    """
-    pools = []
-    for split in ("train", "test"):
-        try:
-            pools.append(load_digit_images(split, args.source, args.data_dir))
-        except Exception as error:
-            if args.source != "tfds":
-                raise
-            raise common.ExperimentError(
-                f"MNIST could not be loaded with tensorflow-datasets "
-                f"({type(error).__name__}: {error}). Use --source sklearn "
-                "or --source auto to work offline."
-            ) from None
-    if args.source == "auto" and pools[0].source == "sklearn":
-        common.log(
-            args.experiment,
-            "MNIST is unavailable (no download possible?); using "
-            "scikit-learn's 8x8 digits upsampled to 28x28 instead",
-        )
-    common.log(
-        args.experiment,
-        f"digit images from {pools[0].source}: {len(pools[0].labels)} "
-        f"train, {len(pools[1].labels)} test",
-    )
-    return pools
-
-
-def image_test_data(suite, batch_size=PREDICT_BATCH_SIZE):
-    """Joins test sets of several maximum sizes into one dataset.
-
-    Args:
-        suite: dict from maximum size to `MnistSets` sharing one image
-            pool.
-        batch_size: sets per batch.
-
-    Returns:
-        The unshuffled dataset, the labels and the maximum size of every
-        set, as expected by `common.run_regression`.
-    """
-    parts = list(suite.values())
-    indices = [row for data in parts for row in data.image_indices]
-    labels = np.concatenate([data.labels for data in parts])
-    max_sizes = np.concatenate(
-        [np.full(len(data.labels), size) for size, data in suite.items()]
-    )
-    dataset = ragged_set_dataset(
-        indices, labels, batch_size, element_table=parts[0].images
-    )
-    return dataset, labels, max_sizes
 
 
 def build_model(method):
@@ -181,7 +98,7 @@ def run(args):
         args.targets = QUICK_TARGETS if args.quick else DEFAULT_TARGETS
     settings = common.resolve_settings(args, extra_names=("max_sizes",))
     common.prepare_output_directory(args.output)
-    train_pool, test_pool = load_digit_pools(args)
+    train_pool, test_pool = digit_sources.load_digit_pools(args)
     settings["image_source"] = train_pool.source
     store = common.open_regression_store(args, settings)
 
@@ -190,7 +107,10 @@ def run(args):
             train_pool, args.train_size, target, seed=seed
         )
         validation = make_mnist_training_sets(
-            train_pool, args.val_size, target, seed=VALIDATION_SEED + seed
+            train_pool,
+            args.val_size,
+            target,
+            seed=common.VALIDATION_SEED + seed,
         )
         return (
             train.to_dataset(args.batch_size, shuffle=True, seed=seed),
@@ -199,9 +119,13 @@ def run(args):
 
     def make_test_data(target):
         suite = make_mnist_test_sets_by_max_size(
-            test_pool, args.test_size, target, args.max_sizes, seed=TEST_SEED
+            test_pool,
+            args.test_size,
+            target,
+            args.max_sizes,
+            seed=common.TEST_SEED,
         )
-        return image_test_data(suite)
+        return digit_sources.image_test_data(suite)
 
     common.run_regression(
         args,

@@ -21,11 +21,6 @@ from laf_experiments.datasets import make_training_sets
 METHODS = ("laf", "deepsets", "pna", "lstm")
 DEFAULT_TARGETS = ("count", "sum", "max", "mean")
 QUICK_TARGETS = ("sum", "max")
-# Seeds of the data: training sets use the run's seed, validation sets
-# `VALIDATION_SEED + seed`, and the test sets are the same for every run.
-VALIDATION_SEED = 10_000
-TEST_SEED = 1
-PREDICT_BATCH_SIZE = 256
 
 DEFAULTS = {
     "train_size": 5_000,
@@ -104,7 +99,7 @@ def run(args):
     def make_training_data(target, seed):
         train = make_training_sets(args.train_size, target, seed=seed)
         validation = make_training_sets(
-            args.val_size, target, seed=VALIDATION_SEED + seed
+            args.val_size, target, seed=common.VALIDATION_SEED + seed
         )
         return (
             train.to_dataset(args.batch_size, shuffle=True, seed=seed),
@@ -113,12 +108,12 @@ def run(args):
 
     def make_test_data(target):
         suite = make_test_sets_by_max_size(
-            args.test_size, target, args.max_sizes, seed=TEST_SEED
+            args.test_size, target, args.max_sizes, seed=common.TEST_SEED
         )
         sets = [elements for data in suite.values() for elements in data.sets]
         labels = np.concatenate([data.labels for data in suite.values()])
         max_sizes = np.repeat(list(suite), args.test_size)
-        dataset = ragged_set_dataset(sets, labels, PREDICT_BATCH_SIZE)
+        dataset = ragged_set_dataset(sets, labels, common.PREDICT_BATCH_SIZE)
         return dataset, labels, max_sizes
 
     common.run_regression(

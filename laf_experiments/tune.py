@@ -28,7 +28,7 @@ import numpy as np
 
 from laf_experiments import common
 from laf_experiments import plots
-from laf_experiments import scalars
+from laf_experiments import runner
 from laf_experiments.datasets import TARGETS
 from laf_experiments.datasets import TEST_MAX_SIZES
 from laf_experiments.datasets import make_test_sets_by_max_size
@@ -211,12 +211,12 @@ def _trials(tuner, epochs):
 
 def _test_errors(model, target, args):
     suite = make_test_sets_by_max_size(
-        args.test_size, target, args.max_sizes, seed=scalars.TEST_SEED
+        args.test_size, target, args.max_sizes, seed=common.TEST_SEED
     )
     test = []
     for max_size, data in suite.items():
         predictions = model.predict(
-            data.to_dataset(scalars.PREDICT_BATCH_SIZE), verbose=0
+            data.to_dataset(common.PREDICT_BATCH_SIZE), verbose=0
         )[:, 0]
         test.append(
             {
@@ -284,17 +284,12 @@ def run(args):
     if args.overwrite:
         shutil.rmtree(output / TUNER_DIRECTORY, ignore_errors=True)
     target = args.target
-    for seed in range(args.seeds):
-        key = {"target": target, "seed": seed}
-        prefix = f"[{seed + 1}/{args.seeds}] {target}, seed {seed}"
-        recorded = store.find(**key)
-        if recorded is not None:
-            common.log(experiment, f"{prefix}: already recorded")
-            _report(experiment, recorded)
-            continue
+
+    def train(key, store):
+        seed = key["seed"]
         train = make_training_sets(args.train_size, target, seed=seed)
         validation = make_training_sets(
-            args.val_size, target, seed=scalars.VALIDATION_SEED + seed
+            args.val_size, target, seed=common.VALIDATION_SEED + seed
         )
         hypermodel = DeepSetsHyperModel(
             vocabulary_size=10,
@@ -305,7 +300,6 @@ def run(args):
             aggregations=("laf",),
             model_kwargs={"phi_units": (), "embedding_dim": 10},
         )
-        keras.utils.set_random_seed(seed)
         tuner = make_tuner(
             hypermodel,
             args,
@@ -320,7 +314,7 @@ def run(args):
             resuming = f", resuming after {searched} trial{plural}"
         common.log(
             experiment,
-            f"{prefix}: {args.tuner} search of {args.min_units} to "
+            f"{args.tuner} search of {args.min_units} to "
             f"{args.max_units} LAF units{resuming}",
         )
         start = time.perf_counter()
@@ -342,7 +336,6 @@ def run(args):
                 verbose=args.verbose,
             )
         seconds = time.perf_counter() - start
-        trials = _trials(tuner, args.epochs)
         best = {
             name: value
             for name, value in tuner.get_best_hyperparameters(1)[
@@ -354,20 +347,35 @@ def run(args):
             warnings.filterwarnings("ignore", message=_OPTIMIZER_WARNING)
             model = tuner.get_best_models(1)[0]
         best_trial = tuner.oracle.get_best_trials(1)[0]
-        run_record = {
-            **key,
+        return model, {
             "tuner": args.tuner,
             "best_hyperparameters": best,
             "best_units": int(best["units"]),
             "best_trial": best_trial.trial_id,
             "best_val_loss": float(best_trial.score),
-            "test": _test_errors(model, target, args),
-            "search_seconds": round(seconds, 3),
-            "trials": trials,
+            "train_seconds": round(seconds, 3),
+            "trials": _trials(tuner, args.epochs),
         }
-        store.add(run_record)
-        _report(experiment, run_record)
-        keras.backend.clear_session()
+
+    def evaluate(key, model):
+        test = _test_errors(model, target, args)
+        largest = test[-1]
+        return {"test": test}, (
+            f"test MAE at maximum size {largest['max_size']}: "
+            f"{largest['mae']:.4g}"
+        )
+
+    runner.run_all(
+        args,
+        store,
+        keys=[{"target": target, "seed": seed} for seed in range(args.seeds)],
+        describe=lambda key: f"{key['target']}, seed {key['seed']}",
+        train=train,
+        evaluate=evaluate,
+    )
+    for run in store.runs:
+        if run["target"] == target and run["seed"] < args.seeds:
+            _report(experiment, run)
     written = []
     if store.runs:
         if plots.available():
@@ -375,14 +383,7 @@ def run(args):
             written.append(PLOT)
         else:
             common.log(experiment, plots.MISSING)
-    common.log(
-        experiment,
-        f"results in {output}: "
-        + ", ".join(
-            [common.RESULTS_JSON, common.RESULTS_CSV, common.SUMMARY_CSV]
-            + written
-        ),
-    )
+    runner.report_written(args, store, written)
 
 
 def plot_trials(runs, path):

@@ -9,7 +9,7 @@ either PMA (the original) or LAF.
 """
 
 from laf_experiments import common
-from laf_experiments import mnist
+from laf_experiments import digit_sources
 from laf_experiments.datasets import UNIQUE_REDUCTIONS
 from laf_experiments.datasets import make_unique_digit_sets
 
@@ -18,8 +18,6 @@ TARGETS = tuple(f"unique_{reduction}" for reduction in UNIQUE_REDUCTIONS)
 DEFAULT_TARGETS = ("unique_sum",)
 MIN_SIZE = 2
 TRAIN_MAX_SIZE = 10
-VALIDATION_SEED = 10_000
-TEST_SEED = 1
 
 DEFAULTS = {
     "train_size": 2_000,
@@ -74,7 +72,7 @@ def add_arguments(parser):
         f"(default: {','.join(DEFAULT_TARGETS)})",
     )
     common.add_methods_and_sizes_arguments(group, METHODS, DEFAULTS, QUICK)
-    mnist.add_source_arguments(group)
+    digit_sources.add_source_arguments(group)
     common.add_common_arguments(parser, "unique-sum", DEFAULTS, QUICK)
 
 
@@ -95,7 +93,7 @@ def run(args):
     """Runs `keras-laf unique-sum`."""
     settings = common.resolve_settings(args, extra_names=("max_sizes",))
     common.prepare_output_directory(args.output)
-    train_pool, test_pool = mnist.load_digit_pools(args)
+    train_pool, test_pool = digit_sources.load_digit_pools(args)
     settings["image_source"] = train_pool.source
     store = common.open_regression_store(args, settings)
 
@@ -114,7 +112,7 @@ def run(args):
             )
 
         train = sets(args.train_size, seed)
-        validation = sets(args.val_size, VALIDATION_SEED + seed)
+        validation = sets(args.val_size, common.VALIDATION_SEED + seed)
         return (
             train.to_dataset(args.batch_size, shuffle=True, seed=seed),
             validation.to_dataset(args.batch_size),
@@ -128,11 +126,11 @@ def run(args):
                 reduction(target),
                 min_size=MIN_SIZE,
                 max_size=max_size,
-                seed=TEST_SEED * 1_000 + max_size,
+                seed=common.TEST_SEED * 1_000 + max_size,
             )
             for max_size in args.max_sizes
         }
-        return mnist.image_test_data(suite)
+        return digit_sources.image_test_data(suite)
 
     common.run_regression(
         args,

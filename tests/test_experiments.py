@@ -8,6 +8,7 @@ scikit-learn's digits (`--source sklearn`), so nothing is downloaded.
 import importlib
 import math
 import os
+import time
 from importlib import metadata
 
 import keras
@@ -23,6 +24,7 @@ from experiment_helpers import run
 from laf_experiments import cli
 from laf_experiments import common
 from laf_experiments import plots
+from laf_experiments import runner
 from laf_experiments import scalars
 
 
@@ -142,11 +144,17 @@ def test_interrupted_command_resumes(tmp_path, capsys, monkeypatch):
     assert methods == ["laf", "deepsets"]
 
 
-def test_fit_resumes_from_backup(tmp_path):
+def test_fit_resumes_from_backup_with_history_and_summed_time(tmp_path):
     class Interrupt(keras.callbacks.Callback):
         def on_epoch_end(self, epoch, logs=None):
             if epoch == 1:
                 raise KeyboardInterrupt
+
+    class Slow(keras.callbacks.Callback):
+        # Every epoch takes at least 50 ms, so the time of each part is
+        # known from below.
+        def on_epoch_begin(self, epoch, logs=None):
+            time.sleep(0.05)
 
     def model():
         keras.utils.set_random_seed(0)
@@ -163,21 +171,34 @@ def test_fit_resumes_from_backup(tmp_path):
         "lr_patience": 5,
     }
     backup = tmp_path / "backup"
+    history = tmp_path / "run" / "history.csv"
     with pytest.raises(KeyboardInterrupt):
-        common.fit(
+        runner.fit(
             model(),
             train,
             train,
             "mae",
             settings,
             backup,
+            history,
             0,
-            callbacks=[Interrupt()],
+            callbacks=[Slow(), Interrupt()],
         )
-    assert common.backed_up_epoch(backup) == 2
-    result = common.fit(model(), train, train, "mae", settings, backup, 0)
+    assert runner.backed_up_epoch(backup) == 2
+    # The interrupted epoch 1 is backed up, its row written.
+    assert [row["epoch"] for row in read_csv(history)] == ["0", "1"]
+    start = time.perf_counter()
+    result = runner.fit(
+        model(), train, train, "mae", settings, backup, history, 0, [], [Slow()]
+    )
+    second_part = time.perf_counter() - start
     assert result["resumed_from_epoch"] == 2
     assert not backup.exists()
+    rows = read_csv(history)
+    assert [row["epoch"] for row in rows] == ["0", "1", "2", "3"]
+    assert {"loss", "val_loss"} <= set(rows[0])
+    # Two epochs of at least 50 ms before the interruption are counted.
+    assert result["train_seconds"] >= second_part + 0.1 - 1e-3
 
 
 def test_mnist_with_scikit_learn_digits(tmp_path, capsys):
