@@ -8,11 +8,9 @@ digits upsampled to 28x28 (see `laf_experiments.datasets.load_digit_images`).
 """
 
 from laf_experiments import common
-from laf_experiments import digit_sources
+from laf_experiments import digit_data
 from laf_experiments.datasets import TARGETS
 from laf_experiments.datasets import TEST_MAX_SIZES
-from laf_experiments.datasets import make_mnist_test_sets_by_max_size
-from laf_experiments.datasets import make_mnist_training_sets
 
 METHODS = ("laf", "deepsets", "pna", "lstm")
 DEFAULT_TARGETS = ("sum", "max")
@@ -74,7 +72,7 @@ def add_arguments(parser):
     common.add_methods_and_sizes_arguments(
         group, METHODS, DEFAULTS, QUICK, paper_sizes=TEST_MAX_SIZES
     )
-    digit_sources.add_source_arguments(group)
+    digit_data.add_source_arguments(group)
     common.add_common_arguments(parser, "mnist", DEFAULTS, QUICK)
 
 
@@ -98,40 +96,8 @@ def run(args):
         args.targets = QUICK_TARGETS if args.quick else DEFAULT_TARGETS
     settings = common.resolve_settings(args, extra_names=("max_sizes",))
     common.prepare_output_directory(args.output)
-    train_pool, test_pool = digit_sources.load_digit_pools(args)
-    settings["image_source"] = train_pool.source
+    pools = digit_data.load_digit_pools(args)
+    settings["image_source"] = pools[0].source
     store = common.open_regression_store(args, settings)
 
-    def make_training_data(target, seed):
-        train = make_mnist_training_sets(
-            train_pool, args.train_size, target, seed=seed
-        )
-        validation = make_mnist_training_sets(
-            train_pool,
-            args.val_size,
-            target,
-            seed=common.VALIDATION_SEED + seed,
-        )
-        return (
-            train.to_dataset(args.batch_size, shuffle=True, seed=seed),
-            validation.to_dataset(args.batch_size),
-        )
-
-    def make_test_data(target):
-        suite = make_mnist_test_sets_by_max_size(
-            test_pool,
-            args.test_size,
-            target,
-            args.max_sizes,
-            seed=common.TEST_SEED,
-        )
-        return digit_sources.image_test_data(suite)
-
-    common.run_regression(
-        args,
-        settings,
-        store,
-        make_training_data,
-        make_test_data,
-        build_model,
-    )
+    digit_data.run_digit_regression(args, settings, store, build_model, pools)

@@ -9,14 +9,10 @@ sets of up to 5, 10, ..., 50 elements to see how it generalises to larger
 sets than it was trained on.
 """
 
-import numpy as np
-
-from keras_laf.datasets import ragged_set_dataset
 from laf_experiments import common
+from laf_experiments import digit_data
 from laf_experiments.datasets import TARGETS
 from laf_experiments.datasets import TEST_MAX_SIZES
-from laf_experiments.datasets import make_test_sets_by_max_size
-from laf_experiments.datasets import make_training_sets
 
 METHODS = ("laf", "deepsets", "pna", "lstm")
 DEFAULT_TARGETS = ("count", "sum", "max", "mean")
@@ -96,31 +92,4 @@ def run(args):
     settings = common.resolve_settings(args, extra_names=("max_sizes",))
     store = common.open_regression_store(args, settings)
 
-    def make_training_data(target, seed):
-        train = make_training_sets(args.train_size, target, seed=seed)
-        validation = make_training_sets(
-            args.val_size, target, seed=common.VALIDATION_SEED + seed
-        )
-        return (
-            train.to_dataset(args.batch_size, shuffle=True, seed=seed),
-            validation.to_dataset(args.batch_size),
-        )
-
-    def make_test_data(target):
-        suite = make_test_sets_by_max_size(
-            args.test_size, target, args.max_sizes, seed=common.TEST_SEED
-        )
-        sets = [elements for data in suite.values() for elements in data.sets]
-        labels = np.concatenate([data.labels for data in suite.values()])
-        max_sizes = np.repeat(list(suite), args.test_size)
-        dataset = ragged_set_dataset(sets, labels, common.PREDICT_BATCH_SIZE)
-        return dataset, labels, max_sizes
-
-    common.run_regression(
-        args,
-        settings,
-        store,
-        make_training_data,
-        make_test_data,
-        build_model,
-    )
+    digit_data.run_digit_regression(args, settings, store, build_model)

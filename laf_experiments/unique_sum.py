@@ -9,7 +9,7 @@ either PMA (the original) or LAF.
 """
 
 from laf_experiments import common
-from laf_experiments import digit_sources
+from laf_experiments import digit_data
 from laf_experiments.datasets import UNIQUE_REDUCTIONS
 from laf_experiments.datasets import make_unique_digit_sets
 
@@ -72,7 +72,7 @@ def add_arguments(parser):
         f"(default: {','.join(DEFAULT_TARGETS)})",
     )
     common.add_methods_and_sizes_arguments(group, METHODS, DEFAULTS, QUICK)
-    digit_sources.add_source_arguments(group)
+    digit_data.add_source_arguments(group)
     common.add_common_arguments(parser, "unique-sum", DEFAULTS, QUICK)
 
 
@@ -93,7 +93,7 @@ def run(args):
     """Runs `keras-laf unique-sum`."""
     settings = common.resolve_settings(args, extra_names=("max_sizes",))
     common.prepare_output_directory(args.output)
-    train_pool, test_pool = digit_sources.load_digit_pools(args)
+    train_pool, test_pool = digit_data.load_digit_pools(args)
     settings["image_source"] = train_pool.source
     store = common.open_regression_store(args, settings)
 
@@ -130,7 +130,7 @@ def run(args):
             )
             for max_size in args.max_sizes
         }
-        return digit_sources.image_test_data(suite)
+        return digit_data.joined_test_data(suite)
 
     common.run_regression(
         args,

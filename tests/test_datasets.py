@@ -13,9 +13,6 @@ from laf_experiments.datasets import TEST_MAX_SIZES
 from laf_experiments.datasets import DigitImages
 from laf_experiments.datasets import load_digit_images
 from laf_experiments.datasets import load_modelnet40
-from laf_experiments.datasets import make_mnist_test_datasets
-from laf_experiments.datasets import make_mnist_test_sets
-from laf_experiments.datasets import make_mnist_training_sets
 from laf_experiments.datasets import make_solid_point_clouds
 from laf_experiments.datasets import make_test_datasets
 from laf_experiments.datasets import make_test_sets
@@ -257,7 +254,7 @@ def test_sklearn_digits_are_upsampled_real_digits(sklearn_train_images):
 
 def test_mnist_sets_images_show_their_digits(sklearn_train_images):
     pool = sklearn_train_images
-    data = make_mnist_training_sets(pool, 30, "sum", seed=2)
+    data = make_training_sets(30, "sum", seed=2, digit_images=pool)
     assert data.source == "sklearn" and data.target == "sum"
     # Same digits as the integer sets of the same seed.
     for digits, expected in zip(
@@ -287,12 +284,14 @@ def test_mnist_sets_images_show_their_digits(sklearn_train_images):
 
 def test_mnist_test_datasets(sklearn_train_images):
     pool = sklearn_train_images
-    data = make_mnist_test_sets(pool, 40, "max", max_size=20)
+    data = make_test_sets(40, "max", max_size=20, digit_images=pool)
     assert data.sizes.max() <= 20
     np.testing.assert_array_equal(
         data.labels, [digits.max() for digits in data.digits]
     )
-    datasets = make_mnist_test_datasets(pool, 4, "min", 4, max_sizes=(5, 10))
+    datasets = make_test_datasets(
+        4, "min", 4, max_sizes=(5, 10), digit_images=pool
+    )
     assert sorted(datasets) == [5, 10]
     images, labels = next(iter(datasets[10]))
     assert images.shape.as_list() == [4, None, 784] and labels.shape == (4, 1)
@@ -332,7 +331,7 @@ def test_bad_digit_arguments_raise(sklearn_train_images):
         split="train",
     )
     with pytest.raises(ValueError, match="no image of the digits"):
-        make_mnist_training_sets(partial, 50, "sum")
+        make_training_sets(50, "sum", digit_images=partial)
 
 
 def test_auto_source_falls_back_to_sklearn(monkeypatch, caplog):

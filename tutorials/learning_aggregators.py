@@ -122,7 +122,7 @@ Large sets of uniform digits are dull: the maximum of 50 uniform digits is
 almost always 9 and their mean almost always close to 4.5. The test sets of
 `make_test_sets_by_max_size` are therefore *diversified*: each set draws
 its digits from its own random range and weights, so that the targets keep
-varying at every M (the docstring of `laf_experiments.datasets.integer_sets`
+varying at every M (the docstring of `laf_experiments.datasets.digit_sets`
 gives the recipe).
 
 `to_dataset` turns the sets into a `tf.data` pipeline of **ragged**

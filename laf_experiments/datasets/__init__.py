@@ -14,6 +14,17 @@ from laf_experiments.datasets.aggregation_targets import target_values
 from laf_experiments.datasets.digit_images import SOURCES
 from laf_experiments.datasets.digit_images import DigitImages
 from laf_experiments.datasets.digit_images import load_digit_images
+from laf_experiments.datasets.digit_sets import TEST_MAX_SIZES
+from laf_experiments.datasets.digit_sets import UNIQUE_REDUCTIONS
+from laf_experiments.datasets.digit_sets import IntegerSets
+from laf_experiments.datasets.digit_sets import MnistSets
+from laf_experiments.datasets.digit_sets import make_test_datasets
+from laf_experiments.datasets.digit_sets import make_test_sets
+from laf_experiments.datasets.digit_sets import make_test_sets_by_max_size
+from laf_experiments.datasets.digit_sets import make_training_sets
+from laf_experiments.datasets.digit_sets import make_unique_digit_sets
+from laf_experiments.datasets.digit_sets import sample_test_sets
+from laf_experiments.datasets.digit_sets import sample_training_sets
 from laf_experiments.datasets.graph_properties import EXTRAPOLATION_SIZES
 from laf_experiments.datasets.graph_properties import GRAPH_TASKS
 from laf_experiments.datasets.graph_properties import GRAPH_TYPE_PROBABILITIES
@@ -26,21 +37,6 @@ from laf_experiments.datasets.graph_properties import make_graph_property_splits
 from laf_experiments.datasets.graph_properties import make_property_graphs
 from laf_experiments.datasets.graph_properties import node_property_labels
 from laf_experiments.datasets.graph_properties import random_graph
-from laf_experiments.datasets.integer_sets import TEST_MAX_SIZES
-from laf_experiments.datasets.integer_sets import IntegerSets
-from laf_experiments.datasets.integer_sets import make_test_datasets
-from laf_experiments.datasets.integer_sets import make_test_sets
-from laf_experiments.datasets.integer_sets import make_test_sets_by_max_size
-from laf_experiments.datasets.integer_sets import make_training_sets
-from laf_experiments.datasets.integer_sets import sample_test_sets
-from laf_experiments.datasets.integer_sets import sample_training_sets
-from laf_experiments.datasets.mnist_sets import UNIQUE_REDUCTIONS
-from laf_experiments.datasets.mnist_sets import MnistSets
-from laf_experiments.datasets.mnist_sets import make_mnist_test_datasets
-from laf_experiments.datasets.mnist_sets import make_mnist_test_sets
-from laf_experiments.datasets.mnist_sets import make_mnist_test_sets_by_max_size
-from laf_experiments.datasets.mnist_sets import make_mnist_training_sets
-from laf_experiments.datasets.mnist_sets import make_unique_digit_sets
 from laf_experiments.datasets.point_clouds import SOLID_NAMES
 from laf_experiments.datasets.point_clouds import PointClouds
 from laf_experiments.datasets.point_clouds import load_modelnet40
@@ -69,10 +65,6 @@ __all__ = [
     "load_digit_images",
     "load_modelnet40",
     "make_graph_property_splits",
-    "make_mnist_test_datasets",
-    "make_mnist_test_sets",
-    "make_mnist_test_sets_by_max_size",
-    "make_mnist_training_sets",
     "make_property_graphs",
     "make_solid_point_clouds",
     "make_test_datasets",

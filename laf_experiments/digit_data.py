@@ -1,6 +1,7 @@
-"""What the experiments on digit images (`mnist`, `unique-sum`) share:
-the `--source` and `--data-dir` arguments, loading the train and test
-images, and joining test sets of several sizes into one dataset.
+"""What the experiments on sets of digits share: the `--source` and
+`--data-dir` arguments and the loading of digit images (`mnist`,
+`unique-sum`), test sets of several sizes joined into one dataset, and the
+data of the regression on digit sets (`scalars`, `mnist`).
 """
 
 import numpy as np
@@ -9,6 +10,8 @@ from keras_laf.datasets import ragged_set_dataset
 from laf_experiments import common
 from laf_experiments.datasets import SOURCES
 from laf_experiments.datasets import load_digit_images
+from laf_experiments.datasets import make_test_sets_by_max_size
+from laf_experiments.datasets import make_training_sets
 
 
 def add_source_arguments(group):
@@ -63,12 +66,12 @@ def load_digit_pools(args):
     return pools
 
 
-def image_test_data(suite, batch_size=common.PREDICT_BATCH_SIZE):
+def joined_test_data(suite, batch_size=common.PREDICT_BATCH_SIZE):
     """Joins test sets of several maximum sizes into one dataset.
 
     Args:
-        suite: dict from maximum size to `MnistSets` sharing one image
-            pool.
+        suite: dict from maximum size to `IntegerSets`, or to `MnistSets`
+            sharing one image pool.
         batch_size: sets per batch.
 
     Returns:
@@ -76,12 +79,59 @@ def image_test_data(suite, batch_size=common.PREDICT_BATCH_SIZE):
         set, as expected by `common.run_regression`.
     """
     parts = list(suite.values())
-    indices = [row for data in parts for row in data.image_indices]
+    rows = [row for data in parts for row in data.element_rows]
     labels = np.concatenate([data.labels for data in parts])
     max_sizes = np.concatenate(
         [np.full(len(data.labels), size) for size, data in suite.items()]
     )
     dataset = ragged_set_dataset(
-        indices, labels, batch_size, element_table=parts[0].images
+        rows, labels, batch_size, element_table=parts[0].element_table
     )
     return dataset, labels, max_sizes
+
+
+def run_digit_regression(args, settings, store, build_model, pools=None):
+    """Runs `common.run_regression` on sets of digits or of digit images.
+
+    Training and validation sets are drawn with `make_training_sets`
+    (validation seed `VALIDATION_SEED + seed`), test sets with
+    `make_test_sets_by_max_size` (seed `TEST_SEED`) at `args.max_sizes`.
+
+    Args:
+        args: the parsed arguments of `scalars` or `mnist`.
+        settings: the resolved settings.
+        store: the experiment's `ResultStore`.
+        build_model: function `(method)` returning an uncompiled model.
+        pools: optional train and test `DigitImages` (`load_digit_pools`):
+            sets of images instead of integers.
+    """
+    train_images, test_images = pools or (None, None)
+
+    def make_training_data(target, seed):
+        train, validation = (
+            make_training_sets(
+                num_sets, target, seed=data_seed, digit_images=train_images
+            )
+            for num_sets, data_seed in (
+                (args.train_size, seed),
+                (args.val_size, common.VALIDATION_SEED + seed),
+            )
+        )
+        return (
+            train.to_dataset(args.batch_size, shuffle=True, seed=seed),
+            validation.to_dataset(args.batch_size),
+        )
+
+    def make_test_data(target):
+        suite = make_test_sets_by_max_size(
+            args.test_size,
+            target,
+            args.max_sizes,
+            seed=common.TEST_SEED,
+            digit_images=test_images,
+        )
+        return joined_test_data(suite)
+
+    common.run_regression(
+        args, settings, store, make_training_data, make_test_data, build_model
+    )
