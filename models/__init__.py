@@ -10,10 +10,15 @@ from keras_laf.models.graph_network import graph_network
 from keras_laf.models.point_cloud import point_cloud_classifier
 from keras_laf.models.set_transformer import set_transformer
 
-_HYPERMODELS = ("DeepSetsHyperModel", "SetTransformerHyperModel")
+_HYPERMODELS = (
+    "DeepSetsHyperModel",
+    "SetHyperModel",
+    "SetTransformerHyperModel",
+)
 
 __all__ = [
     "DeepSetsHyperModel",
+    "SetHyperModel",
     "SetTransformerHyperModel",
     "deep_sets",
     "graph_network",
