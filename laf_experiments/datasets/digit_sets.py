@@ -48,6 +48,7 @@ import dataclasses
 import numpy as np
 
 from keras_laf.datasets.ragged_dataset import ragged_set_dataset
+from keras_laf.validation import check_positive_int
 from laf_experiments.datasets.aggregation_targets import check_target
 from laf_experiments.datasets.aggregation_targets import target_values
 
@@ -380,14 +381,8 @@ def _first_columns(matrix, sizes):
 
 
 def _check_arguments(num_sets, min_size, max_size, seed):
-    if not isinstance(num_sets, (int, np.integer)) or num_sets < 1:
-        raise ValueError(
-            f"`num_sets` must be a positive int. Received: {num_sets}"
-        )
-    if not isinstance(min_size, (int, np.integer)) or min_size < 1:
-        raise ValueError(
-            f"`min_size` must be a positive int. Received: {min_size}"
-        )
+    check_positive_int("num_sets", num_sets)
+    check_positive_int("min_size", min_size)
     if not isinstance(max_size, (int, np.integer)) or max_size < min_size:
         raise ValueError(
             "`max_size` must be an int no smaller than `min_size` "

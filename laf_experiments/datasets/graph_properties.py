@@ -53,6 +53,7 @@ import tensorflow as tf
 
 from keras_laf.datasets import adjacency_to_edges
 from keras_laf.datasets import disjoint_union
+from keras_laf.validation import check_positive_int
 
 GRAPH_TYPE_PROBABILITIES = {
     "erdos_renyi": 0.2,
@@ -454,11 +455,7 @@ class PropertyGraphs:
         Returns:
             A `tf.data.Dataset`.
         """
-        if not isinstance(batch_size, (int, np.integer)) or batch_size < 1:
-            raise ValueError(
-                "`batch_size` must be a positive int. "
-                f"Received: batch_size={batch_size}"
-            )
+        check_positive_int("batch_size", batch_size)
         if len(self) == 0:
             raise ValueError("Cannot make a dataset of no graphs.")
 

@@ -21,6 +21,8 @@ import pathlib
 import numpy as np
 import tensorflow as tf
 
+from keras_laf.validation import check_positive_int
+
 SOLID_NAMES = (
     "sphere",
     "cube",
@@ -91,10 +93,7 @@ class PointClouds:
         >>> clouds = make_solid_point_clouds(64, num_points=100)
         >>> dataset = clouds.to_dataset(batch_size=16, shuffle=True, seed=0)
         """
-        if not isinstance(batch_size, (int, np.integer)) or batch_size < 1:
-            raise ValueError(
-                f"`batch_size` must be a positive int. Received: {batch_size}"
-            )
+        check_positive_int("batch_size", batch_size)
         dataset = tf.data.Dataset.from_tensor_slices((self.points, self.labels))
         if shuffle:
             dataset = dataset.shuffle(len(self.labels), seed=seed)
@@ -159,7 +158,7 @@ def load_modelnet40(directory, split="train", num_points=1000, seed=0):
         raise ValueError(
             f"`split` must be 'train' or 'test'. Received: {split!r}"
         )
-    _check_positive_int("num_points", num_points)
+    check_positive_int("num_points", num_points)
     directory = pathlib.Path(directory)
     if not directory.is_dir():
         raise FileNotFoundError(
@@ -226,8 +225,8 @@ def make_solid_point_clouds(num_clouds, num_points=1000, seed=0):
     >>> clouds.points.shape
     (1000, 100, 3)
     """
-    _check_positive_int("num_clouds", num_clouds)
-    _check_positive_int("num_points", num_points)
+    check_positive_int("num_clouds", num_clouds)
+    check_positive_int("num_points", num_points)
     rng = np.random.default_rng(seed)
     labels = rng.integers(0, len(SOLID_NAMES), size=num_clouds)
     points = np.zeros((num_clouds, num_points, 3))
@@ -245,11 +244,6 @@ def make_solid_point_clouds(num_clouds, num_points=1000, seed=0):
         labels=labels.astype("int32"),
         class_names=SOLID_NAMES,
     )
-
-
-def _check_positive_int(name, value):
-    if not isinstance(value, (int, np.integer)) or value < 1:
-        raise ValueError(f"`{name}` must be a positive int. Received: {value}")
 
 
 def _random_rotations(count, rng):
