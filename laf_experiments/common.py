@@ -17,6 +17,7 @@
 
 import argparse
 import csv
+import importlib
 import json
 import os
 import pathlib
@@ -83,6 +84,34 @@ OPTIMIZER_DEFAULTS = {
 
 class ExperimentError(Exception):
     """A problem the user can fix, reported in one line with exit status 2."""
+
+
+class MissingDependency(ExperimentError, ImportError):
+    """An optional package that a command needs is not installed."""
+
+
+def require(module, package, purpose):
+    """Imports an optional dependency, or says in one line how to install it.
+
+    Args:
+        module: the module to import, e.g. `"sklearn.datasets"`.
+        package: its name on PyPI, e.g. `"scikit-learn"`.
+        purpose: what needs it, e.g. `"keras-laf graphs"`.
+
+    Returns:
+        The imported module.
+
+    Raises:
+        MissingDependency: the module cannot be imported.
+    """
+    try:
+        return importlib.import_module(module)
+    except ImportError:
+        raise MissingDependency(
+            f"{purpose} needs {package}, which is not installed. Install "
+            f"it with: pip install 'keras-laf[experiments]' (or pip install "
+            f"{package})."
+        ) from None
 
 
 def log(experiment, message):
@@ -238,10 +267,11 @@ def add_common_arguments(parser, experiment, defaults, quick):
     group.add_argument(
         "--verbose",
         type=int,
-        choices=(0, 1, 2),
+        choices=(0, 1, 2, 3),
         default=1,
-        help="Keras verbosity: 0 silent, 1 progress bars, 2 one line per "
-        "epoch (default: 1)",
+        help="0 silent, 1 progress bars (one line per epoch when the "
+        "output is not a terminal), 2 one line per epoch, 3 the same and "
+        "TensorFlow's start-up logging (default: 1)",
     )
     group = parser.add_argument_group("training")
     for name, flag, kind, text in _SETTING_FLAGS:

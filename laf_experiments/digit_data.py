@@ -6,12 +6,9 @@ data of the regression on digit sets (`scalars`, `mnist`).
 
 import numpy as np
 
-from keras_laf.datasets import ragged_set_dataset
 from laf_experiments import common
 from laf_experiments.datasets import SOURCES
 from laf_experiments.datasets import load_digit_images
-from laf_experiments.datasets import make_test_sets_by_max_size
-from laf_experiments.datasets import make_training_sets
 
 
 def add_source_arguments(group):
@@ -34,30 +31,51 @@ def add_source_arguments(group):
 def load_digit_pools(args):
     """Loads the train and test digit images of `args.source`.
 
+    With `--source auto`, MNIST is tried once; if it cannot be loaded
+    (tensorflow-datasets missing, or no download possible), both splits
+    come from scikit-learn's digits and a line says why.
+
     Returns:
         The train and test `DigitImages`.
 
     Raises:
-        ExperimentError: `--source tfds` and MNIST cannot be loaded.
+        ExperimentError: `--source tfds` and MNIST cannot be loaded, or a
+            needed package is missing.
     """
-    pools = []
-    for split in ("train", "test"):
+    source = args.source
+    if source != "sklearn":
         try:
-            pools.append(load_digit_images(split, args.source, args.data_dir))
-        except Exception as error:
-            if args.source != "tfds":
+            return _log_pools(
+                args,
+                [
+                    load_digit_images(split, "tfds", args.data_dir)
+                    for split in ("train", "test")
+                ],
+            )
+        except common.MissingDependency as error:
+            if source == "tfds":
                 raise
-            raise common.ExperimentError(
-                f"MNIST could not be loaded with tensorflow-datasets "
-                f"({type(error).__name__}: {error}). Use --source sklearn "
-                "or --source auto to work offline."
-            ) from None
-    if args.source == "auto" and pools[0].source == "sklearn":
+            reason = str(error)
+        except Exception as error:
+            if source == "tfds":
+                raise common.ExperimentError(
+                    f"MNIST could not be loaded with tensorflow-datasets "
+                    f"({type(error).__name__}: {error}). Use --source "
+                    "sklearn or --source auto to work offline."
+                ) from None
+            reason = f"{type(error).__name__}: {error}"
         common.log(
             args.experiment,
-            "MNIST is unavailable (no download possible?); using "
-            "scikit-learn's 8x8 digits upsampled to 28x28 instead",
+            f"MNIST could not be loaded ({reason}); using scikit-learn's "
+            "8x8 digits upsampled to 28x28 instead",
         )
+    return _log_pools(
+        args,
+        [load_digit_images(split, "sklearn") for split in ("train", "test")],
+    )
+
+
+def _log_pools(args, pools):
     common.log(
         args.experiment,
         f"digit images from {pools[0].source}: {len(pools[0].labels)} "
@@ -78,6 +96,8 @@ def joined_test_data(suite, batch_size=common.PREDICT_BATCH_SIZE):
         The unshuffled dataset, the labels and the maximum size of every
         set, as expected by `common.run_regression`.
     """
+    from keras_laf.datasets import ragged_set_dataset
+
     parts = list(suite.values())
     rows = [row for data in parts for row in data.element_rows]
     labels = np.concatenate([data.labels for data in parts])
@@ -105,6 +125,9 @@ def run_digit_regression(args, settings, store, build_model, pools=None):
         pools: optional train and test `DigitImages` (`load_digit_pools`):
             sets of images instead of integers.
     """
+    from laf_experiments.datasets import make_test_sets_by_max_size
+    from laf_experiments.datasets import make_training_sets
+
     train_images, test_images = pools or (None, None)
 
     def make_training_data(target, seed):

@@ -30,14 +30,13 @@ import math
 
 import numpy as np
 
-from keras_laf import aggregations
 from laf_experiments import common
 from laf_experiments import plots
 from laf_experiments import runner
-from laf_experiments.datasets.graph_properties import EXTRAPOLATION_SIZES
-from laf_experiments.datasets.graph_properties import GRAPH_TASKS
-from laf_experiments.datasets.graph_properties import NODE_TASKS
-from laf_experiments.datasets.graph_properties import TRAIN_SIZES
+from laf_experiments.datasets.constants import EXTRAPOLATION_SIZES
+from laf_experiments.datasets.constants import GRAPH_TASKS
+from laf_experiments.datasets.constants import NODE_TASKS
+from laf_experiments.datasets.constants import TRAIN_SIZES
 
 METHODS = ("laf", "pna", "sum", "max")
 METHOD_LABELS = {
@@ -127,7 +126,7 @@ features, G1 connectivity, G2 diameter, G3 spectral radius).
 
 Writes results.json, results.csv (method, split, task, seed, log10_mse),
 summary.csv, {TABLE} (our scores beside the paper's) and {PLOT}.
-Needs networkx: pip install 'keras-laf[graphs]'.
+Needs networkx: pip install 'keras-laf[experiments]'.
 
 The default run ({DEFAULTS["train_size"]} training graphs, \
 {DEFAULTS["epochs"]} epochs, {DEFAULTS["laf_units"]} LAF units, one seed)
@@ -229,6 +228,7 @@ def build_model(method, laf_units, hidden_units, num_layers, readout, delta):
         delta: the scalers' average of log(degree + 1) over the training
             graphs.
     """
+    from keras_laf import aggregations
     from keras_laf.models import graph_network
 
     return graph_network(
@@ -294,17 +294,6 @@ def graph_records(runs):
     ]
 
 
-def _check_networkx():
-    try:
-        import networkx  # noqa: F401
-    except ImportError:
-        raise common.ExperimentError(
-            "the graphs experiment needs networkx to generate the graphs. "
-            "Install it with: pip install 'keras-laf[graphs]' (or pip "
-            "install networkx)."
-        ) from None
-
-
 def _log10(value):
     return math.log10(value) if value > 0 else float("nan")
 
@@ -317,7 +306,7 @@ def run(args):
         make_graph_property_splits,
     )
 
-    _check_networkx()
+    common.require("networkx", "networkx", "keras-laf graphs")
     experiment = args.experiment
     settings = common.resolve_settings(
         args,

@@ -36,8 +36,9 @@ def available():
 
 
 MISSING = (
-    "matplotlib is not installed, so no figures were drawn (pip install "
-    "matplotlib, then run the command again to draw them)"
+    "matplotlib is not installed, so no figures were drawn. Install it "
+    "with: pip install 'keras-laf[experiments]' (or pip install "
+    "matplotlib), then run the command again to draw them."
 )
 
 

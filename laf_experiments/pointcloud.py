@@ -20,9 +20,7 @@ from laf_experiments import common
 from laf_experiments import plots
 from laf_experiments import runner
 from laf_experiments.datasets import SOLID_NAMES
-from laf_experiments.datasets import load_modelnet40
-from laf_experiments.datasets import make_solid_point_clouds
-from laf_experiments.datasets.point_clouds import MODELNET40_HELP
+from laf_experiments.datasets.constants import MODELNET40_HELP
 
 METHODS = ("deepsets", "pna", "laf")
 POOLINGS = {"deepsets": "max", "pna": "pna", "laf": "laf"}
@@ -180,6 +178,8 @@ class _ModelNet40:
     # ModelNet40 at one number of points: train, validation and test parts.
 
     def __init__(self, directory, num_points, args):
+        from laf_experiments.datasets import load_modelnet40
+
         try:
             train = load_modelnet40(directory, "train", num_points)
             test = load_modelnet40(directory, "test", num_points)
@@ -208,16 +208,18 @@ class _Solids:
     def __init__(self, num_points, args):
         self.num_points = num_points
         self.args = args
-        self.test = make_solid_point_clouds(
-            args.test_size, num_points, seed=TEST_SEED
-        )
+        self.test = self._make(args.test_size, num_points, seed=TEST_SEED)
         self.num_classes = len(SOLID_NAMES)
 
+    @staticmethod
+    def _make(num_clouds, num_points, seed):
+        from laf_experiments.datasets import make_solid_point_clouds
+
+        return make_solid_point_clouds(num_clouds, num_points, seed=seed)
+
     def training_data(self, seed):
-        train = make_solid_point_clouds(
-            self.args.train_size, self.num_points, seed=seed
-        )
-        validation = make_solid_point_clouds(
+        train = self._make(self.args.train_size, self.num_points, seed=seed)
+        validation = self._make(
             self.args.val_size,
             self.num_points,
             seed=common.VALIDATION_SEED + seed,

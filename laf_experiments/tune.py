@@ -31,8 +31,6 @@ from laf_experiments import plots
 from laf_experiments import runner
 from laf_experiments.datasets import TARGETS
 from laf_experiments.datasets import TEST_MAX_SIZES
-from laf_experiments.datasets import make_test_sets_by_max_size
-from laf_experiments.datasets import make_training_sets
 
 TUNERS = ("random", "hyperband")
 DEFAULT_TARGET = "max"
@@ -210,6 +208,8 @@ def _trials(tuner, epochs):
 
 
 def _test_errors(model, target, args):
+    from laf_experiments.datasets import make_test_sets_by_max_size
+
     suite = make_test_sets_by_max_size(
         args.test_size, target, args.max_sizes, seed=common.TEST_SEED
     )
@@ -247,7 +247,9 @@ def run(args):
     """Runs `keras-laf tune`."""
     import keras
 
+    common.require("keras_tuner", "keras-tuner", "keras-laf tune")
     from keras_laf.models.hypermodels import DeepSetsHyperModel
+    from laf_experiments.datasets import make_training_sets
 
     experiment = args.experiment
     settings = common.resolve_settings(

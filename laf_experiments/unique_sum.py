@@ -11,7 +11,6 @@ either PMA (the original) or LAF.
 from laf_experiments import common
 from laf_experiments import digit_data
 from laf_experiments.datasets import UNIQUE_REDUCTIONS
-from laf_experiments.datasets import make_unique_digit_sets
 
 METHODS = ("st-pma", "st-laf")
 TARGETS = tuple(f"unique_{reduction}" for reduction in UNIQUE_REDUCTIONS)
@@ -91,6 +90,8 @@ def build_model(method):
 
 def run(args):
     """Runs `keras-laf unique-sum`."""
+    from laf_experiments.datasets import make_unique_digit_sets
+
     settings = common.resolve_settings(args, extra_names=("max_sizes",))
     common.prepare_output_directory(args.output)
     train_pool, test_pool = digit_data.load_digit_pools(args)

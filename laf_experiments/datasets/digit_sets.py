@@ -51,10 +51,9 @@ from keras_laf.datasets.ragged_dataset import ragged_set_dataset
 from keras_laf.validation import check_positive_int
 from laf_experiments.datasets.aggregation_targets import check_target
 from laf_experiments.datasets.aggregation_targets import target_values
-
-NUM_DIGITS = 10
-TEST_MAX_SIZES = tuple(range(5, 51, 5))
-UNIQUE_REDUCTIONS = ("sum", "mean", "count")
+from laf_experiments.datasets.constants import NUM_DIGITS
+from laf_experiments.datasets.constants import TEST_MAX_SIZES
+from laf_experiments.datasets.constants import UNIQUE_REDUCTIONS
 
 
 class _LabelledSets:

@@ -54,6 +54,9 @@ import tensorflow as tf
 from keras_laf.datasets import adjacency_to_edges
 from keras_laf.datasets import disjoint_union
 from keras_laf.validation import check_positive_int
+from laf_experiments import common
+from laf_experiments.datasets.constants import EXTRAPOLATION_SIZES
+from laf_experiments.datasets.constants import TRAIN_SIZES
 
 GRAPH_TYPE_PROBABILITIES = {
     "erdos_renyi": 0.2,
@@ -68,22 +71,7 @@ GRAPH_TYPE_PROBABILITIES = {
     "lobster": 0.1,
 }
 GRAPH_TYPES = tuple(GRAPH_TYPE_PROBABILITIES)
-NODE_TASKS = ("shortest_path", "eccentricity", "laplacian_features")
-GRAPH_TASKS = ("is_connected", "diameter", "spectral_radius")
 NUM_NODE_FEATURES = 2
-# Node counts of the benchmark, as half-open ranges [low, high).
-TRAIN_SIZES = (15, 25)
-EXTRAPOLATION_SIZES = (
-    (20, 25),
-    (25, 30),
-    (30, 35),
-    (35, 40),
-    (40, 45),
-    (45, 50),
-    (60, 65),
-    (75, 80),
-    (95, 100),
-)
 # Corso et al.'s split sizes: 512 training graphs per size 15..24, 128
 # validation graphs per size 15..19 and 256 test graphs per size of 5.
 NUM_TRAIN_GRAPHS = 5120
@@ -95,15 +83,9 @@ _MAX_DRAWS = 1000
 
 
 def _networkx():
-    try:
-        import networkx
-    except ImportError as error:
-        raise ImportError(
-            "The graph-properties benchmark needs networkx to build graphs "
-            "and compute their labels. Install it with `pip install "
-            "networkx` (or `pip install keras-laf[graphs]`)."
-        ) from error
-    return networkx
+    return common.require(
+        "networkx", "networkx", "The graph-properties benchmark"
+    )
 
 
 def _check_rng(seed):

@@ -22,25 +22,9 @@ import numpy as np
 import tensorflow as tf
 
 from keras_laf.validation import check_positive_int
+from laf_experiments.datasets.constants import MODELNET40_HELP
+from laf_experiments.datasets.constants import SOLID_NAMES
 
-SOLID_NAMES = (
-    "sphere",
-    "cube",
-    "cylinder",
-    "cone",
-    "torus",
-    "pyramid",
-    "ellipsoid",
-    "octahedron",
-)
-MODELNET40_HELP = (
-    "Expected the `modelnet40_ply_hdf5_2048` directory of PointNet: HDF5 "
-    "files `ply_data_train*.h5` and `ply_data_test*.h5` holding `data` "
-    "(N, 2048, 3) and `label` (N, 1), and `shape_names.txt`. It is "
-    "distributed as `modelnet40_ply_hdf5_2048.zip`, see "
-    "https://github.com/charlesq34/pointnet (originally "
-    "https://shapenet.cs.stanford.edu/media/modelnet40_ply_hdf5_2048.zip)."
-)
 MIN_AXIS_SCALE = 0.8
 MAX_AXIS_SCALE = 1.25
 
