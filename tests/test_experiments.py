@@ -5,9 +5,13 @@ fewer methods where the full set is covered elsewhere; the image sets use
 scikit-learn's digits (`--source sklearn`), so nothing is downloaded.
 """
 
+import argparse
 import importlib
 import math
 import os
+import socket
+import subprocess
+import sys
 import time
 from importlib import metadata
 
@@ -23,6 +27,7 @@ from experiment_helpers import run
 
 from laf_experiments import cli
 from laf_experiments import common
+from laf_experiments import digit_data
 from laf_experiments import plots
 from laf_experiments import runner
 from laf_experiments import scalars
@@ -467,3 +472,71 @@ def test_help_and_console_script(capsys):
     scripts = metadata.entry_points(group="console_scripts", name="keras-laf")
     for script in scripts:
         assert script.value == "laf_experiments.cli:main"
+
+
+def test_help_version_and_argument_errors_without_tensorflow():
+    # In a fresh interpreter: the parser is built and the arguments are
+    # checked before TensorFlow is imported.
+    script = (
+        "import sys\n"
+        "from laf_experiments import cli\n"
+        "assert cli.main(['scalars', '--epochs', '0']) == 2\n"
+        "assert cli.main(['--help']) == 0\n"
+        "assert cli.main(['--version']) == 0\n"
+        "assert cli.main(['graphs', '--help']) == 0\n"
+        "loaded = [m for m in ('tensorflow', 'keras') if m in sys.modules]\n"
+        "assert not loaded, loaded\n"
+    )
+    completed = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True
+    )
+    assert completed.returncode == 0, completed.stderr
+    assert f"keras-laf {metadata.version('keras-laf')}" in completed.stdout
+    assert "expected a positive integer" in completed.stderr
+
+
+def test_progress_is_one_line_per_epoch_when_not_a_terminal(capsys):
+    # capsys replaces stdout by a buffer, which is not a terminal.
+    for verbose, keras_verbose in ((0, 0), (1, 2), (2, 2), (3, 2)):
+        args = argparse.Namespace(verbose=verbose)
+        cli._set_verbosity(args)
+        assert args.verbose == keras_verbose
+
+
+def test_every_run_has_a_history_csv(scalars_output):
+    runs = read_json(scalars_output)["runs"]
+    for run_record in runs:
+        name = f"{run_record['method']}-{run_record['target']}-seed0"
+        rows = read_csv(scalars_output / "runs" / name / "history.csv")
+        assert [row["epoch"] for row in rows] == ["0"]
+        assert float(rows[0]["loss"]) > 0
+
+
+def test_missing_scikit_learn_is_one_line(tmp_path, capsys, monkeypatch):
+    monkeypatch.setitem(sys.modules, "sklearn.datasets", None)
+    argv = ["mnist", *QUIET, "--source", "sklearn", "--output", str(tmp_path)]
+    status, _, err = run(argv, capsys)
+    assert_one_line_error(
+        status, err, "needs scikit-learn, which is not installed"
+    )
+    assert "pip install 'keras-laf[experiments]'" in err
+
+
+def test_offline_mnist_falls_back_at_once(tmp_path, capsys, monkeypatch):
+    pytest.importorskip("tensorflow_datasets")
+
+    def unreachable(address, timeout):
+        raise OSError(f"no route to {address[0]} within {timeout} s")
+
+    monkeypatch.setattr(socket, "create_connection", unreachable)
+    args = argparse.Namespace(
+        source="auto", data_dir=str(tmp_path), experiment="mnist"
+    )
+    train, test = digit_data.load_digit_pools(args)
+    assert (train.source, test.source) == ("sklearn", "sklearn")
+    out = capsys.readouterr().out
+    assert "storage.googleapis.com cannot be reached" in out
+    assert "using scikit-learn's 8x8 digits" in out
+    args.source = "tfds"
+    with pytest.raises(common.ExperimentError, match="cannot be reached"):
+        digit_data.load_digit_pools(args)
