@@ -541,8 +541,9 @@ def plot_results(summary, path):
 
     The left panel shows the log10 MSE of every task on the test graphs
     of the training sizes, one bar per method (with the paper's values as
-    black ticks); the right one the average log10 MSE against the number
-    of nodes of the test graphs, the training sizes shaded.
+    diamonds of the method's colour); the right one the average log10 MSE
+    against the number of nodes of the test graphs, the training sizes
+    shaded.
     """
     from matplotlib.figure import Figure
 
@@ -555,7 +556,6 @@ def plot_results(summary, path):
     labels = [*(TASK_LABELS[task] for task in TASKS), "Average"]
     positions = np.arange(len(labels))
     width = 0.8 / len(methods)
-    paper_drawn = False
     for index, method in enumerate(methods):
         label = METHOD_LABELS[method]
         records = [
@@ -578,13 +578,13 @@ def plot_results(summary, path):
             tasks_axis.scatter(
                 offsets,
                 scores,
-                marker="_",
-                s=160,
-                color="black",
+                marker="D",
+                s=28,
+                color=_COLORS[method],
+                edgecolor="black",
                 zorder=3,
-                label=None if paper_drawn else "paper",
+                label=f"{label} (paper)",
             )
-            paper_drawn = True
         points = [
             (
                 np.mean([int(part) for part in split.split("-")]),
