@@ -4,6 +4,9 @@
     keras-laf mnist        # sets of digit images
     keras-laf pointcloud   # point-cloud classification
     keras-laf unique-sum   # Set Transformer, PMA against LAF pooling
+    keras-laf graphs       # PNA's graph-properties benchmark
+    keras-laf tune         # KerasTuner search of the LAF units
+    keras-laf units        # test MAE against the LAF units (Appendix B)
 
 Every subcommand is a module of `SUBCOMMANDS` exposing `HELP` (one line),
 `DESCRIPTION`, `add_arguments(parser)` and `run(args)`; add a line there to
@@ -30,6 +33,7 @@ SUBCOMMANDS = {
     "unique-sum": "laf_experiments.unique_sum",
     "graphs": "laf_experiments.graphs",
     "tune": "laf_experiments.tune",
+    "units": "laf_experiments.units",
 }
 
 PROG = "keras-laf"

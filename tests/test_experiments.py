@@ -31,6 +31,7 @@ from laf_experiments import digit_data
 from laf_experiments import plots
 from laf_experiments import runner
 from laf_experiments import scalars
+from laf_experiments import units
 
 
 def assert_one_line_error(status, err, text):
@@ -540,3 +541,68 @@ def test_offline_mnist_falls_back_at_once(tmp_path, capsys, monkeypatch):
     args.source = "tfds"
     with pytest.raises(common.ExperimentError, match="cannot be reached"):
         digit_data.load_digit_pools(args)
+
+
+def test_units_study_records_every_restart(tmp_path, capsys):
+    argv = [
+        "units",
+        *QUIET,
+        "--targets",
+        "max",
+        "--units",
+        "1,2",
+        "--seeds",
+        "2",
+        "--train-size",
+        "16",
+        "--val-size",
+        "8",
+        "--test-size",
+        "8",
+        "--output",
+        str(tmp_path),
+    ]
+    status, out, _ = run(argv, capsys)
+    assert status == 0, out
+    results = read_json(tmp_path)
+    keys = [(r["target"], r["units"], r["seed"]) for r in results["runs"]]
+    assert sorted(keys) == [("max", u, s) for u in (1, 2) for s in (0, 1)]
+    for summary in results["summary"]:
+        maes = [
+            r["mae"]
+            for r in results["records"]
+            if r["units"] == summary["units"]
+        ]
+        assert summary["num_seeds"] == 2
+        assert summary["mae_mean"] == pytest.approx(np.mean(maes))
+        assert summary["mae_std"] == pytest.approx(np.std(maes))
+    assert_png(tmp_path / "mae_by_units.png")
+    assert (tmp_path / "runs" / "max-2-seed1" / "history.csv").exists()
+
+
+@pytest.mark.parametrize("target", list(units.FUNCTIONS))
+def test_units_targets_match_numpy(target):
+    sets, labels = units.make_sets(50, target, seed=3)
+    sizes = [len(x) for x in sets]
+    assert min(sizes) >= 2 and max(sizes) <= 10
+    assert all(x.shape[1] == 1 and 0 <= x.min() and x.max() <= 1 for x in sets)
+    values = [x[:, 0].astype("float64") for x in sets]
+    expected = {
+        "count": [len(x) for x in values],
+        "sum": [x.sum() for x in values],
+        "mean": [x.mean() for x in values],
+        "moment": [(x**2).mean() for x in values],
+        "moment_power": [((x**2).mean()) ** 2 for x in values],
+        "max": [x.max() for x in values],
+        "min": [x.min() for x in values],
+        "min_over_max": [x.min() / x.max() for x in values],
+        "max_over_min": [x.max() / x.min() for x in values],
+    }[target]
+    np.testing.assert_allclose(labels, expected, rtol=1e-5)
+
+
+def test_units_model_is_laf_then_linear():
+    model = units.build_model(4)
+    assert [layer.name for layer in model.layers] == ["sets", "laf", "output"]
+    assert model.get_layer("laf").units == 4
+    assert model.output_shape == (None, 1)
