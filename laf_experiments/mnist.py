@@ -85,7 +85,7 @@ def build_model(method):
         phi_units=(300, 100, 30),
         rho_units=(1000, 100),
         aggregation=method,
-        units=9,
+        laf_units=9,
         name=f"deep_sets_{method}",
     )
 

@@ -138,8 +138,8 @@ def build_model(method, num_classes, width=256):
     return point_cloud_classifier(
         num_classes=num_classes,
         pooling=POOLINGS[method],
-        width=width,
-        units=10,
+        hidden_units=width,
+        laf_units=10,
         ragged=False,
         name=f"point_cloud_{method}",
     )

@@ -83,7 +83,7 @@ def build_model(method):
         embedding_dim=10,
         phi_units=(),
         aggregation=method,
-        units=9,
+        laf_units=9,
         name=f"deep_sets_{method}",
     )
 

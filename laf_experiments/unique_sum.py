@@ -83,7 +83,7 @@ def build_model(method):
         input_dim=784,
         phi_units=(300, 100, 30),
         head=method.removeprefix("st-"),
-        units=10,
+        laf_units=10,
         name=f"set_transformer_{method.removeprefix('st-')}",
     )
 

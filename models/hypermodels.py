@@ -295,7 +295,7 @@ class DeepSetsHyperModel(SetHyperModel):
     _builder = staticmethod(deep_sets)
     _reserved = (
         "aggregation",
-        "units",
+        "laf_units",
         "vocabulary_size",
         "input_dim",
         "output_dim",
@@ -327,7 +327,7 @@ class DeepSetsHyperModel(SetHyperModel):
             input_dim=self.input_dim,
             output_dim=self.output_dim,
             aggregation=aggregation,
-            units=units,
+            laf_units=units,
             vocabulary_size=self.vocabulary_size,
             **self.model_kwargs,
         )
@@ -350,7 +350,7 @@ class SetTransformerHyperModel(SetHyperModel):
         **kwargs: the search space and training arguments of
             `SetHyperModel`, with `aggregations` the pooling heads tried,
             `"laf"` and `"pma"`, and `model_kwargs` further arguments of
-            `set_transformer`, e.g. `{"dim": 32, "encoder": "isab"}`.
+            `set_transformer`, e.g. `{"hidden_units": 32, "encoder": "isab"}`.
 
     Example:
 
@@ -365,7 +365,7 @@ class SetTransformerHyperModel(SetHyperModel):
 
     AGGREGATIONS = HEADS
     _builder = staticmethod(set_transformer)
-    _reserved = ("head", "units", "input_dim", "output_dim")
+    _reserved = ("head", "laf_units", "input_dim", "output_dim")
 
     def __init__(self, input_dim, output_dim=1, **kwargs):
         input_dim = check_positive_int("input_dim", input_dim)
@@ -379,7 +379,7 @@ class SetTransformerHyperModel(SetHyperModel):
             input_dim=self.input_dim,
             output_dim=self.output_dim,
             head=aggregation,
-            units=units,
+            laf_units=units,
             **self.model_kwargs,
         )
 

@@ -19,7 +19,7 @@ DEEP_SETS = {
 }
 SET_TRANSFORMER = {
     "input_dim": 3,
-    "model_kwargs": {"dim": 8, "num_heads": 2, "num_blocks": 1},
+    "model_kwargs": {"hidden_units": 8, "num_heads": 2, "num_blocks": 1},
     "compile_kwargs": {"run_eagerly": True},
 }
 DEFAULTS = {"aggregation": "laf", "units": 9, "learning_rate": 1e-3}

@@ -155,7 +155,7 @@ def train_and_test(target, method):
         embedding_dim=10,
         phi_units=(),  # the embedding, then the sigmoid, then aggregation
         aggregation=method,
-        units=9,
+        laf_units=9,
         name=f"deep_sets_{method}",
     )
     model.compile(

@@ -181,7 +181,7 @@ def train_and_test(head):
         input_dim=784,
         phi_units=(300, 100, 30),
         head=head,
-        units=10,
+        laf_units=10,
         name=f"set_transformer_{head}",
     )
     if head == "laf":
