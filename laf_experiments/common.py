@@ -74,6 +74,14 @@ _SETTING_FLAGS = (
         "epochs without validation improvement before the decay",
     ),
 )
+# The sizes of `--quick` runs of the set experiments: a smoke test.
+QUICK_SIZES = {
+    "train_size": 128,
+    "val_size": 32,
+    "test_size": 32,
+    "epochs": 1,
+    "seeds": 1,
+}
 OPTIMIZER_DEFAULTS = {
     "batch_size": PAPER_BATCH_SIZE,
     "learning_rate": PAPER_LEARNING_RATE,
@@ -606,18 +614,29 @@ def regression_records(runs):
     ]
 
 
-def open_regression_store(args, settings):
-    """Checks the output directory and opens its `ResultStore`."""
-    directory = prepare_output_directory(args.output)
+def open_store(args, settings, key_fields, records, group_fields, value_field):
+    """Checks `args.output` and opens its `ResultStore` (see there)."""
     return ResultStore(
-        directory,
+        prepare_output_directory(args.output),
         args.experiment,
         settings,
-        key_fields=REGRESSION_KEY,
-        records=regression_records,
+        key_fields=key_fields,
+        records=records,
+        group_fields=group_fields,
+        value_field=value_field,
+        overwrite=args.overwrite,
+    )
+
+
+def open_regression_store(args, settings):
+    """The `ResultStore` of a set-regression experiment."""
+    return open_store(
+        args,
+        settings,
+        REGRESSION_KEY,
+        regression_records,
         group_fields=("method", "target", "max_size"),
         value_field="mae",
-        overwrite=args.overwrite,
     )
 
 

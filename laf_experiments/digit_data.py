@@ -110,8 +110,10 @@ def joined_test_data(suite, batch_size=common.PREDICT_BATCH_SIZE):
     return dataset, labels, max_sizes
 
 
-def run_digit_regression(args, settings, store, build_model, pools=None):
-    """Runs `common.run_regression` on sets of digits or of digit images.
+def run_digit_regression(
+    args, build_model, default_targets, quick_targets, images=False
+):
+    """Runs `scalars` or `mnist`: `common.run_regression` on sets of digits.
 
     Training and validation sets are drawn with `make_training_sets`
     (validation seed `VALIDATION_SEED + seed`), test sets with
@@ -119,16 +121,23 @@ def run_digit_regression(args, settings, store, build_model, pools=None):
 
     Args:
         args: the parsed arguments of `scalars` or `mnist`.
-        settings: the resolved settings.
-        store: the experiment's `ResultStore`.
         build_model: function `(method)` returning an uncompiled model.
-        pools: optional train and test `DigitImages` (`load_digit_pools`):
-            sets of images instead of integers.
+        default_targets: the targets without `--targets`.
+        quick_targets: the targets with `--quick` and without `--targets`.
+        images: whether the digits are images (`load_digit_pools`).
     """
     from laf_experiments.datasets import make_test_sets_by_max_size
     from laf_experiments.datasets import make_training_sets
 
-    train_images, test_images = pools or (None, None)
+    if args.targets is None:
+        args.targets = quick_targets if args.quick else default_targets
+    settings = common.resolve_settings(args, extra_names=("max_sizes",))
+    train_images, test_images = None, None
+    if images:
+        common.prepare_output_directory(args.output)
+        train_images, test_images = load_digit_pools(args)
+        settings["image_source"] = train_images.source
+    store = common.open_regression_store(args, settings)
 
     def make_training_data(target, seed):
         train, validation = (

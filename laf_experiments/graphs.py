@@ -319,17 +319,15 @@ def run(args):
     )
     settings["readout"] = args.readout
     settings["data_seed"] = DATA_SEED
-    output = common.prepare_output_directory(args.output)
-    store = common.ResultStore(
-        output,
-        experiment,
+    store = common.open_store(
+        args,
         settings,
-        key_fields=KEY_FIELDS,
-        records=graph_records,
+        KEY_FIELDS,
+        graph_records,
         group_fields=("method", "split", "task"),
         value_field="log10_mse",
-        overwrite=args.overwrite,
     )
+    output = store.directory
     test_sizes = (TRAIN_SIZES, *args.extrapolation_sizes)
 
     def make_splits(key):

@@ -25,11 +25,7 @@ DEFAULTS = {
     "max_sizes": (5, 10, 20, 30, 40, 50),
 }
 QUICK = {
-    "train_size": 128,
-    "val_size": 32,
-    "test_size": 32,
-    "epochs": 1,
-    "seeds": 1,
+    **common.QUICK_SIZES,
     "max_sizes": (5, 10),
 }
 
@@ -92,12 +88,6 @@ def build_model(method):
 
 def run(args):
     """Runs `keras-laf mnist`."""
-    if args.targets is None:
-        args.targets = QUICK_TARGETS if args.quick else DEFAULT_TARGETS
-    settings = common.resolve_settings(args, extra_names=("max_sizes",))
-    common.prepare_output_directory(args.output)
-    pools = digit_data.load_digit_pools(args)
-    settings["image_source"] = pools[0].source
-    store = common.open_regression_store(args, settings)
-
-    digit_data.run_digit_regression(args, settings, store, build_model, pools)
+    digit_data.run_digit_regression(
+        args, build_model, DEFAULT_TARGETS, QUICK_TARGETS, images=True
+    )

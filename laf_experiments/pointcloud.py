@@ -258,17 +258,15 @@ def run(args):
         )
     else:
         settings["data"] = f"modelnet40:{directory.resolve()}"
-    output = common.prepare_output_directory(args.output)
-    store = common.ResultStore(
-        output,
-        experiment,
+    store = common.open_store(
+        args,
         settings,
-        key_fields=KEY_FIELDS,
-        records=classification_records,
+        KEY_FIELDS,
+        classification_records,
         group_fields=("method", "num_points"),
         value_field="accuracy",
-        overwrite=args.overwrite,
     )
+    output = store.directory
     data_by_points = common.cached(
         lambda key: (
             _Solids(key["num_points"], args)

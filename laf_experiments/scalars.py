@@ -90,9 +90,6 @@ def build_model(method):
 
 def run(args):
     """Runs `keras-laf scalars`."""
-    if args.targets is None:
-        args.targets = QUICK_TARGETS if args.quick else DEFAULT_TARGETS
-    settings = common.resolve_settings(args, extra_names=("max_sizes",))
-    store = common.open_regression_store(args, settings)
-
-    digit_data.run_digit_regression(args, settings, store, build_model)
+    digit_data.run_digit_regression(
+        args, build_model, DEFAULT_TARGETS, QUICK_TARGETS
+    )

@@ -57,11 +57,7 @@ DEFAULTS = {
     "max_sizes": TEST_MAX_SIZES,
 }
 QUICK = {
-    "train_size": 128,
-    "val_size": 32,
-    "test_size": 32,
-    "epochs": 1,
-    "seeds": 1,
+    **common.QUICK_SIZES,
     "min_units": 1,
     "max_units": 3,
     "units_step": 1,
@@ -272,17 +268,15 @@ def run(args):
     if args.tuner == "hyperband":
         # Hyperband chooses its number of trials.
         del settings["max_trials"]
-    output = common.prepare_output_directory(args.output)
-    store = common.ResultStore(
-        output,
-        experiment,
+    store = common.open_store(
+        args,
         settings,
-        key_fields=KEY_FIELDS,
-        records=trial_records,
+        KEY_FIELDS,
+        trial_records,
         group_fields=("target", "units"),
         value_field="val_loss",
-        overwrite=args.overwrite,
     )
+    output = store.directory
     if args.overwrite:
         shutil.rmtree(output / TUNER_DIRECTORY, ignore_errors=True)
     target = args.target

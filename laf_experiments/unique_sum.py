@@ -27,11 +27,7 @@ DEFAULTS = {
     "max_sizes": (5, 10, 20, 30, 40, 50),
 }
 QUICK = {
-    "train_size": 128,
-    "val_size": 32,
-    "test_size": 32,
-    "epochs": 1,
-    "seeds": 1,
+    **common.QUICK_SIZES,
     "max_sizes": (5, 10),
 }
 

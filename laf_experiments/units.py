@@ -149,17 +149,15 @@ def run(args):
     if args.targets is None:
         args.targets = QUICK_TARGETS if args.quick else DEFAULT_TARGETS
     settings = common.resolve_settings(args, extra_names=("units",))
-    output = common.prepare_output_directory(args.output)
-    store = common.ResultStore(
-        output,
-        args.experiment,
+    store = common.open_store(
+        args,
         settings,
-        key_fields=KEY_FIELDS,
-        records=unit_records,
+        KEY_FIELDS,
+        unit_records,
         group_fields=("target", "units"),
         value_field="mae",
-        overwrite=args.overwrite,
     )
+    output = store.directory
 
     def make_training_data(key):
         target, seed = key["target"], key["seed"]
