@@ -1,5 +1,6 @@
 import logging
 import math
+import socket
 
 import h5py
 import numpy as np
@@ -334,15 +335,16 @@ def test_bad_digit_arguments_raise(sklearn_train_images):
         make_training_sets(50, "sum", digit_images=partial)
 
 
-def test_auto_source_falls_back_to_sklearn(monkeypatch, caplog):
-    tfds = pytest.importorskip("tensorflow_datasets")
+def test_auto_source_falls_back_to_sklearn(monkeypatch, caplog, tmp_path):
+    pytest.importorskip("tensorflow_datasets")
 
-    def offline_load(*args, **kwargs):
-        raise ConnectionError("no network")
+    def offline(address, timeout):
+        raise OSError("no network")
 
-    monkeypatch.setattr(tfds, "load", offline_load)
+    # MNIST is not in the empty data directory, and its server is offline.
+    monkeypatch.setattr(socket, "create_connection", offline)
     with caplog.at_level(logging.WARNING):
-        pool = load_digit_images("test", source="auto")
+        pool = load_digit_images("test", source="auto", data_dir=tmp_path)
     assert pool.source == "sklearn"
     assert "falling back to scikit-learn" in caplog.text
     assert "no network" in caplog.text
