@@ -1,5 +1,6 @@
 """keras-laf: Learnable Aggregation Functions (LAF) for Keras 3."""
 
+from keras_laf import aggregations
 from keras_laf import constraints
 from keras_laf import initializers
 from keras_laf.aggregation import SetAggregation
@@ -43,6 +44,7 @@ __all__ = [
     "PermutationEquivariant",
     "SAB",
     "SetAggregation",
+    "aggregations",
     "as_set_batch",
     "closed_form",
     "constraints",
