@@ -33,8 +33,8 @@ import numpy as np  # noqa: E402
 
 import keras_laf  # noqa: E402
 import keras_laf.initializers  # noqa: E402
-from keras_laf.datasets import make_test_sets  # noqa: E402
-from keras_laf.datasets import make_training_sets  # noqa: E402
+from laf_experiments.datasets import make_test_sets  # noqa: E402
+from laf_experiments.datasets import make_training_sets  # noqa: E402
 
 
 def anchored_variant(anchor_every=3, anchors=("max", "min"), **kwargs):

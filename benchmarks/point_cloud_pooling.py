@@ -20,8 +20,8 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 import keras  # noqa: E402
 import numpy as np  # noqa: E402
 
-from keras_laf.datasets import make_solid_point_clouds  # noqa: E402
 from keras_laf.models import point_cloud_classifier  # noqa: E402
+from laf_experiments.datasets import make_solid_point_clouds  # noqa: E402
 
 
 def run_one(pooling, seed, args):
