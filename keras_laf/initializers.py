@@ -27,7 +27,7 @@ class AnchoredLAF(keras.initializers.Initializer):
     [0, 1] as in the paper, numerator coefficients alpha, beta normal with
     standard deviation 0.01 as in the paper, and denominator coefficients
     gamma, delta uniform in [0.5, 1], so that every denominator starts
-    positive (and stays so under `keras_laf.constraints.NonNegDenominator`).
+    positive (and stays so under `keras_laf.constraints.PositiveDenominator`).
 
     Used in pairs, one for the exponents and one for the coefficients, by
     `keras_laf.LAF`; the anchors sit at the same units in both.

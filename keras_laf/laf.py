@@ -8,7 +8,7 @@ from keras import ops
 from keras_laf.aggregation import SetAggregation
 from keras_laf.closed_forms import ClosedForm
 from keras_laf.constraints import BoundedNonNeg
-from keras_laf.constraints import NonNegDenominator
+from keras_laf.constraints import PositiveDenominator
 from keras_laf.initializers import AnchoredLAF
 from keras_laf.ops import apply_laf
 from keras_laf.validation import check_positive_int
@@ -62,9 +62,9 @@ class LAF(SetAggregation):
             others at random exponents in [0, 1] with a positive
             denominator (gamma, delta uniform in [0.5, 1], alpha, beta
             normal with standard deviation 0.01), and gamma, delta are kept
-            >= 0 by `keras_laf.constraints.NonNegDenominator`, so no unit
-            has a pole on large sets (see `keras_laf.initializers.
-            AnchoredLAF`). `"paper"` is the paper's scheme exactly:
+            >= 0 with gamma + delta >= 1 by
+            `keras_laf.constraints.PositiveDenominator`, so no unit has a
+            pole on large sets (see `keras_laf.initializers.AnchoredLAF`). `"paper"` is the paper's scheme exactly:
             exponents uniform in [0, 1], coefficients normal with standard
             deviation 0.01, only the exponents projected onto >= 0. The
             README gives the seed study behind the default.
@@ -78,7 +78,7 @@ class LAF(SetAggregation):
             projection of the paper's projected gradient descent. Pass a
             constraint that keeps the exponents non-negative.
         coefficient_constraint: constraint of the coefficients. Defaults to
-            the `initialization` preset's: `NonNegDenominator()` for
+            the `initialization` preset's: `PositiveDenominator()` for
             `"anchored"`, none for `"paper"`. Pass
             `keras.constraints.Constraint()` (the identity) to leave the
             signs free with the anchored start.
@@ -163,7 +163,7 @@ class LAF(SetAggregation):
         else:
             default_exponents = AnchoredLAF("exponents")
             default_coefficients = AnchoredLAF("coefficients")
-            default_coefficient_constraint = NonNegDenominator()
+            default_coefficient_constraint = PositiveDenominator()
         self.exponent_initializer = keras.initializers.get(
             exponent_initializer or default_exponents
         )
@@ -195,7 +195,7 @@ class LAF(SetAggregation):
                 initializers. Without a `coefficient_constraint`, forms
                 that need a negative denominator coefficient (`"max/min"`)
                 leave the coefficients unconstrained; the others keep the
-                default `NonNegDenominator`.
+                default `PositiveDenominator`.
 
         Returns:
             A `LAF` layer with `len(forms)` units.
@@ -228,7 +228,7 @@ class LAF(SetAggregation):
             coefficients.table()[2:] < 0
         ):
             # max/min has delta = -1, out of reach of the default
-            # NonNegDenominator: leave the coefficients unconstrained.
+            # PositiveDenominator: leave the coefficients unconstrained.
             kwargs["coefficient_constraint"] = keras.constraints.Constraint()
         return cls(
             units=len(exponents.forms),

@@ -8,7 +8,7 @@ import keras_laf
 from keras_laf import LAF
 from keras_laf import closed_form
 from keras_laf.constraints import BoundedNonNeg
-from keras_laf.constraints import NonNegDenominator
+from keras_laf.constraints import PositiveDenominator
 from keras_laf.initializers import AnchoredLAF
 
 
@@ -98,14 +98,14 @@ def test_default_is_anchored_with_non_negative_denominator():
     layer = LAF(units=2)
     assert layer.initialization == "anchored"
     assert isinstance(layer.exponent_initializer, AnchoredLAF)
-    assert isinstance(layer.coefficient_constraint, NonNegDenominator)
+    assert isinstance(layer.coefficient_constraint, PositiveDenominator)
     assert isinstance(layer.exponent_constraint, BoundedNonNeg)
 
 
-def test_non_negative_denominator_is_projected_after_each_step():
+def test_positive_denominator_is_projected_after_each_step():
     # A regularizer whose gradient is 1000 for every coefficient: one SGD
-    # step takes them all far below 0, and the projection returns the
-    # denominator's to 0 while the numerator's stay negative.
+    # step takes them all far below 0; the projection restarts the
+    # denominator at gamma = 1 while the numerator's stay negative.
     layer = LAF(
         units=3,
         coefficient_regularizer=lambda weights: 1000.0 * keras.ops.sum(weights),
@@ -115,17 +115,46 @@ def test_non_negative_denominator_is_projected_after_each_step():
     values = np.full((8, 4, 1), 0.5, "float32")
     model.fit(values, np.zeros((8, 3), "float32"), verbose=0)
     coefficients = keras.ops.convert_to_numpy(layer.coefficients)
-    np.testing.assert_array_equal(coefficients[2:], 0.0)
+    np.testing.assert_array_equal(coefficients[2:], [[1.0] * 3, [0.0] * 3])
     assert coefficients[:2].max() < -900.0
 
 
-def test_non_negative_denominator_constraint_clips_only_gamma_and_delta():
-    weights = np.array([[-1.0, 2.0], [-3.0, 0.5], [-1.0, 0.2], [0.3, -0.1]])
-    clipped = keras.ops.convert_to_numpy(
-        NonNegDenominator()(keras.ops.convert_to_tensor(weights))
+def test_positive_denominator_keeps_each_units_function():
+    # Columns: clipped and rescaled, rescaled only, left alone, restarted.
+    weights = np.array(
+        [
+            [0.3, 0.2, 1.0, 0.7],
+            [-0.1, 0.4, -2.0, 0.1],
+            [-1.0, 0.2, 3.0, -0.5],
+            [0.25, 0.3, 0.0, -0.1],
+        ],
+        "float32",
     )
-    np.testing.assert_array_equal(clipped[:2], weights[:2])
-    np.testing.assert_array_equal(clipped[2:], np.maximum(weights[2:], 0))
+    projected = keras.ops.convert_to_numpy(
+        PositiveDenominator()(keras.ops.convert_to_tensor(weights))
+    )
+    expected = np.array(
+        [
+            [1.2, 0.4, 1.0, 0.7],
+            [-0.4, 0.8, -2.0, 0.1],
+            [0.0, 0.4, 3.0, 1.0],
+            [1.0, 0.6, 0.0, 0.0],
+        ],
+        "float32",
+    )
+    np.testing.assert_allclose(projected, expected, rtol=1e-6)
+    # Columns 1 and 2 had gamma, delta >= 0: the same functions.
+    exponents = np.random.default_rng(0).random((8, 4)).astype("float32")
+    values = np.random.default_rng(1).random((5, 7, 2)).astype("float32")
+
+    def outputs(coefficients):
+        return keras.ops.convert_to_numpy(
+            keras_laf.laf(values, exponents, coefficients)
+        )
+
+    np.testing.assert_allclose(
+        outputs(projected)[..., 1:3], outputs(weights)[..., 1:3], rtol=1e-5
+    )
 
 
 def test_config_round_trip_keeps_the_preset():
@@ -148,18 +177,18 @@ def test_saved_model_keeps_the_constraint(tmp_path):
     model.save(path)
     restored = keras.models.load_model(path)
     assert isinstance(
-        restored.get_layer("laf").coefficient_constraint, NonNegDenominator
+        restored.get_layer("laf").coefficient_constraint, PositiveDenominator
     )
 
 
 def test_from_closed_forms_leaves_max_over_min_reachable():
     ratio = LAF.from_closed_forms(["max/min"])
-    assert not isinstance(ratio.coefficient_constraint, NonNegDenominator)
+    assert not isinstance(ratio.coefficient_constraint, PositiveDenominator)
     _, coefficients = built(ratio)
     assert coefficients[3, 0] == -1.0
     assert isinstance(
         LAF.from_closed_forms(["max", "min"]).coefficient_constraint,
-        NonNegDenominator,
+        PositiveDenominator,
     )
 
 
