@@ -41,7 +41,7 @@ class PermutationEquivariant(keras.layers.Layer):
 
     >>> layer = PermutationEquivariant(8, activation="tanh")
     >>> layer(np.random.rand(2, 5, 3)).shape
-    (2, 5, 8)
+    TensorShape([2, 5, 8])
     """
 
     def __init__(
