@@ -443,6 +443,6 @@ def test_help_and_console_script(capsys):
     # The entry point `keras-laf = keras_laf.experiments.cli:main`.
     module = importlib.import_module("keras_laf.experiments.cli")
     assert callable(module.main)
-    scripts = metadata.entry_points(group="console_scripts", name="keras-laf")
-    for script in scripts:
-        assert script.value == "keras_laf.experiments.cli:main"
+    (script,) = metadata.entry_points(group="console_scripts", name="keras-laf")
+    assert script.value == "keras_laf.experiments.cli:main"
+    assert script.load() is module.main

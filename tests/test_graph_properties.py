@@ -4,6 +4,7 @@ import sys
 
 import numpy as np
 import pytest
+from seeding import seeded  # noqa: F401
 
 from keras_laf.datasets import graph_properties
 from keras_laf.datasets.graph_properties import GRAPH_TYPES
@@ -280,7 +281,11 @@ def test_train_and_evaluate_on_tiny_splits():
         num_layers=1,
         scalers=("identity", "amplification", "attenuation"),
     )
-    assert len(history.history["loss"]) <= 2
+    # Two epochs, each validated (the early stopping watches val_loss; with
+    # patience 1 it cannot stop before the second epoch).
+    assert len(history.history["loss"]) == 2
+    assert np.isfinite(history.history["val_loss"]).all()
+    assert len(history.history["val_loss"]) == 2
     assert set(scores) == {"train", "validation", "test-(8,10)"}
     for errors in scores.values():
         assert set(errors) == {

@@ -6,6 +6,7 @@ import keras
 import numpy as np
 import pytest
 import tensorflow as tf
+from seeding import seeded  # noqa: F401
 
 from keras_laf.datasets.graph_properties import disjoint_union
 from keras_laf.graphs import GraphReadout

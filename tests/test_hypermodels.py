@@ -4,8 +4,10 @@ import keras
 import keras_tuner as kt
 import numpy as np
 import pytest
+from seeding import seeded  # noqa: F401
 
 from keras_laf import LAF
+from keras_laf import PMA
 from keras_laf import FixedAggregation
 from keras_laf.datasets import make_training_sets
 from keras_laf.models.hypermodels import DeepSetsHyperModel
@@ -104,7 +106,8 @@ def test_set_transformer_pma_head():
         **SET_TRANSFORMER, aggregations=("laf", "pma")
     ).build(hp)
     assert "units" not in hp
-    assert model.get_layer("pma") is not None
+    assert isinstance(model.get_layer("pma"), PMA)
+    assert not any(isinstance(layer, LAF) for layer in model.layers)
 
 
 def test_constructor_overrides():
