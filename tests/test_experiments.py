@@ -41,6 +41,7 @@ def scalars_output(tmp_path_factory):
     return directory
 
 
+@pytest.mark.slow
 def test_scalars_records_every_method_target_and_size(scalars_output):
     results = read_json(scalars_output)
     assert results["experiment"] == "scalars"
@@ -69,6 +70,7 @@ def test_scalars_records_every_method_target_and_size(scalars_output):
     assert {"mae_mean", "mae_std", "num_seeds"} <= set(summary[0])
 
 
+@pytest.mark.slow
 def test_scalars_writes_plots_and_predictions(scalars_output):
     assert_png(scalars_output / "mae.png")
     assert_png(scalars_output / "scatter.png")
@@ -79,6 +81,7 @@ def test_scalars_writes_plots_and_predictions(scalars_output):
     assert not any((scalars_output / "backups").glob("*"))
 
 
+@pytest.mark.slow
 def test_rerun_skips_recorded_runs(scalars_output, capsys):
     before = read_json(scalars_output)["runs"]
     status, out, _ = run(
@@ -90,6 +93,7 @@ def test_rerun_skips_recorded_runs(scalars_output, capsys):
     assert read_json(scalars_output)["runs"] == before
 
 
+@pytest.mark.slow
 def test_results_without_matplotlib(scalars_output, capsys, monkeypatch):
     monkeypatch.setattr(plots, "available", lambda: False)
     status, out, _ = run(
@@ -100,6 +104,7 @@ def test_results_without_matplotlib(scalars_output, capsys, monkeypatch):
     assert "results.json, results.csv, summary.csv\n" in out
 
 
+@pytest.mark.slow
 def test_other_settings_are_refused(scalars_output, capsys):
     status, _, err = run(
         ["scalars", *QUIET, "--epochs", "2", "--output", str(scalars_output)],
@@ -109,6 +114,7 @@ def test_other_settings_are_refused(scalars_output, capsys):
     assert "--overwrite" in err
 
 
+@pytest.mark.slow
 def test_interrupted_command_resumes(tmp_path, capsys, monkeypatch):
     argv = [
         "scalars",
@@ -180,6 +186,7 @@ def test_fit_resumes_from_backup(tmp_path):
     assert not backup.exists()
 
 
+@pytest.mark.slow
 def test_mnist_with_scikit_learn_digits(tmp_path, capsys):
     status, out, _ = run(
         [
@@ -209,6 +216,7 @@ def test_mnist_with_scikit_learn_digits(tmp_path, capsys):
     assert_png(tmp_path / "scatter.png")
 
 
+@pytest.mark.slow
 def test_unique_sum_compares_pma_and_laf(tmp_path, capsys):
     status, _, _ = run(
         [
@@ -233,6 +241,7 @@ def test_unique_sum_compares_pma_and_laf(tmp_path, capsys):
     assert_png(tmp_path / "scatter.png")
 
 
+@pytest.mark.slow
 def test_pointcloud_on_generated_solids(tmp_path, capsys):
     status, out, _ = run(
         [
@@ -263,6 +272,7 @@ def test_pointcloud_on_generated_solids(tmp_path, capsys):
     assert_png(tmp_path / "accuracy.png")
 
 
+@pytest.mark.slow
 def test_pointcloud_on_modelnet40_files(tmp_path, capsys):
     h5py = pytest.importorskip("h5py")
     directory = tmp_path / "modelnet40_ply_hdf5_2048"

@@ -259,6 +259,7 @@ def test_missing_networkx_gives_clear_error(monkeypatch):
         graph_properties.random_graph(5)
 
 
+@pytest.mark.slow
 def test_train_and_evaluate_on_tiny_splits():
     from keras_laf.models.graph_network import train_and_evaluate
 

@@ -388,6 +388,7 @@ def tiny_dataset():
     return dataset.apply(tf.data.experimental.assert_cardinality(2))
 
 
+@pytest.mark.slow
 def test_builder_names_and_fit():
     model = graph_network(
         aggregation="laf",

@@ -166,6 +166,7 @@ def test_model_kwargs_reach_the_builder():
     assert model.get_layer("phi_0").layer.units == 5
 
 
+@pytest.mark.slow
 def test_two_trial_search(tmp_path):
     train = make_training_sets(64, "sum", seed=0).to_dataset(32)
     validation = make_training_sets(32, "sum", seed=1).to_dataset(32)
@@ -198,6 +199,7 @@ def test_two_trial_search(tmp_path):
     assert model.evaluate(validation, verbose=0, return_dict=True)["mae"] >= 0
 
 
+@pytest.mark.slow
 def test_search_keeps_fixed_units(tmp_path):
     train = make_training_sets(64, "count", seed=0).to_dataset(32)
     hp = kt.HyperParameters()

@@ -83,6 +83,7 @@ def as_padded(sets):
 
 
 @pytest.mark.parametrize("config", sorted(CONFIGS))
+@pytest.mark.slow
 def test_ragged_and_padded_agree_and_fit(config):
     ragged_model, padded_model, integers = build_pair(config)
     # Every layer is named by the builder: a layer left to Keras's automatic
@@ -228,6 +229,7 @@ MIRRORED_SCRIPT = textwrap.dedent(
 )
 
 
+@pytest.mark.slow
 def test_mirrored_strategy_on_two_logical_cpus():
     completed = subprocess.run(
         [sys.executable, "-c", MIRRORED_SCRIPT],
