@@ -3,6 +3,7 @@
 import importlib
 
 from keras_laf import constraints
+from keras_laf import initializers
 from keras_laf.aggregation import SetAggregation
 from keras_laf.attention import ISAB
 from keras_laf.attention import MAB
@@ -52,6 +53,7 @@ __all__ = [
     "as_set_batch",
     "closed_form",
     "constraints",
+    "initializers",
     "from_padded",
     "laf",
     "to_padded",

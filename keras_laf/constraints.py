@@ -39,3 +39,29 @@ class BoundedNonNeg(keras.constraints.Constraint):
 
     def get_config(self):
         return {"max_value": self.max_value}
+
+
+@keras.saving.register_keras_serializable(package="keras_laf")
+class NonNegDenominator(keras.constraints.Constraint):
+    """Keeps the denominator coefficients gamma and delta of LAF >= 0.
+
+    Applied to LAF's `(4, units)` coefficients (rows alpha, beta, gamma,
+    delta), it clips the last two rows at 0 and leaves the numerator's free.
+    The power sums are positive, so a denominator with gamma, delta >= 0
+    never crosses zero: a trained unit has no pole on sets larger than
+    those it was trained on. Every aggregator of Table 1 of the paper
+    stays reachable except `max/min`, whose delta is -1.
+
+    Example:
+
+    >>> constraint = NonNegDenominator()
+    >>> coefficients = keras.ops.convert_to_tensor(
+    ...     [[-1.0], [-1.0], [-1.0], [0.5]]
+    ... )
+    >>> keras.ops.convert_to_numpy(constraint(coefficients))[:, 0]
+    array([-1. , -1. ,  0. ,  0.5], dtype=float32)
+    """
+
+    def __call__(self, w):
+        numerator, denominator = w[:2], w[2:]
+        return ops.concatenate([numerator, ops.maximum(denominator, 0.0)], 0)
