@@ -40,8 +40,8 @@ class PermutationEquivariant(keras.layers.Layer):
     Example:
 
     >>> layer = PermutationEquivariant(8, activation="tanh")
-    >>> layer(np.random.rand(2, 5, 3)).shape
-    TensorShape([2, 5, 8])
+    >>> tuple(layer(np.random.rand(2, 5, 3)).shape)
+    (2, 5, 8)
     """
 
     def __init__(

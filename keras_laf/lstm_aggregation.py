@@ -39,8 +39,8 @@ class LSTMAggregation(keras.layers.Layer):
 
     >>> layer = LSTMAggregation(units=4)
     >>> sets = tf.ragged.constant([[[1.0], [2.0]], [[3.0]]], ragged_rank=1)
-    >>> layer(sets).shape
-    TensorShape([2, 4])
+    >>> tuple(layer(sets).shape)
+    (2, 4)
     """
 
     def __init__(self, units=32, **kwargs):

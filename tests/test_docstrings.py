@@ -49,8 +49,6 @@ EXAMPLES = collect_examples()
 UNIMPORTED = "uses load_digit_images without importing it"
 KNOWN_FAILURES = {
     "keras_laf.closed_forms.ClosedForm": "prints a tensor, shows nothing",
-    "keras_laf.laf.LAF": "shows (4, 1) for TensorShape([4, 1])",
-    "keras_laf.laf.LAF.from_closed_forms": "shows 0.5069... for 0.5",
     "keras_laf.ops.laf": "prints a tensor, shows nothing",
     "keras_laf.datasets.mnist_sets.MnistSets.to_dataset": UNIMPORTED,
     "keras_laf.datasets.mnist_sets.make_mnist_test_datasets": UNIMPORTED,
