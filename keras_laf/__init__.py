@@ -2,6 +2,7 @@
 
 import importlib
 
+from keras_laf import aggregations
 from keras_laf import constraints
 from keras_laf import initializers
 from keras_laf.aggregation import SetAggregation
@@ -28,9 +29,8 @@ from keras_laf.sets import to_padded
 
 __version__ = "0.1.0"
 
-# Subpackages imported on first use: `keras_laf.models` imports the layers
-# above, and `keras_laf.datasets` imports NumPy-heavy loaders that the layers
-# do not need.
+# Subpackages imported on first use, so that `import keras_laf` gives them
+# without an import cycle (`keras_laf.models` imports the layers above).
 _LAZY_SUBPACKAGES = ("datasets", "models")
 
 __all__ = [
@@ -50,6 +50,7 @@ __all__ = [
     "PermutationEquivariant",
     "SAB",
     "SetAggregation",
+    "aggregations",
     "as_set_batch",
     "closed_form",
     "constraints",

@@ -54,7 +54,6 @@ class AnchoredLAF(keras.initializers.Initializer):
         part,
         anchors=("max", "min"),
         anchor_every=3,
-        numerator_stddev=0.01,
         seed=None,
     ):
         if part not in _PARTS:
@@ -74,16 +73,6 @@ class AnchoredLAF(keras.initializers.Initializer):
             ClosedForm(self.anchors, part=part).table() if anchors else None
         )
         self.anchor_every = check_positive_int("anchor_every", anchor_every)
-        if (
-            isinstance(numerator_stddev, bool)
-            or not isinstance(numerator_stddev, (int, float))
-            or not numerator_stddev > 0
-        ):
-            raise ValueError(
-                "`numerator_stddev` must be a positive number. "
-                f"Received: numerator_stddev={numerator_stddev!r}"
-            )
-        self.numerator_stddev = float(numerator_stddev)
         if seed is not None and (
             isinstance(seed, bool) or not isinstance(seed, int)
         ):
@@ -97,9 +86,9 @@ class AnchoredLAF(keras.initializers.Initializer):
             return keras.initializers.RandomUniform(0.0, 1.0, seed=self.seed)(
                 (8, units), dtype=dtype
             )
-        numerator = keras.initializers.RandomNormal(
-            0.0, self.numerator_stddev, seed=self.seed
-        )((2, units), dtype=dtype)
+        numerator = keras.initializers.RandomNormal(0.0, 0.01, seed=self.seed)(
+            (2, units), dtype=dtype
+        )
         denominator = keras.initializers.RandomUniform(
             0.5, 1.0, seed=self.seed
         )((2, units), dtype=dtype)
@@ -138,6 +127,5 @@ class AnchoredLAF(keras.initializers.Initializer):
             "part": self.part,
             "anchors": self.anchors,
             "anchor_every": self.anchor_every,
-            "numerator_stddev": self.numerator_stddev,
             "seed": self.seed,
         }

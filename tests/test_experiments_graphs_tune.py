@@ -16,9 +16,9 @@ from experiment_helpers import read_csv
 from experiment_helpers import read_json
 from experiment_helpers import run
 
-from keras_laf.experiments import cli
-from keras_laf.experiments import graphs
-from keras_laf.experiments import tune
+from laf_experiments import cli
+from laf_experiments import graphs
+from laf_experiments import tune
 
 TASKS = {
     "shortest_path",

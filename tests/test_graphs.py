@@ -8,7 +8,7 @@ import pytest
 import tensorflow as tf
 from seeding import seeded  # noqa: F401
 
-from keras_laf.datasets.graph_properties import disjoint_union
+from keras_laf.datasets import disjoint_union
 from keras_laf.graphs import GraphReadout
 from keras_laf.graphs import MessagePassing
 from keras_laf.models.graph_network import graph_network

@@ -9,9 +9,9 @@ from seeding import seeded  # noqa: F401
 from keras_laf import LAF
 from keras_laf import PMA
 from keras_laf import FixedAggregation
-from keras_laf.datasets import make_training_sets
 from keras_laf.models.hypermodels import DeepSetsHyperModel
 from keras_laf.models.hypermodels import SetTransformerHyperModel
+from laf_experiments.datasets import make_training_sets
 
 # Tiny models; eager execution, much faster than tracing for a few batches.
 DEEP_SETS = {
@@ -21,7 +21,7 @@ DEEP_SETS = {
 }
 SET_TRANSFORMER = {
     "input_dim": 3,
-    "model_kwargs": {"dim": 8, "num_heads": 2, "num_blocks": 1},
+    "model_kwargs": {"hidden_units": 8, "num_heads": 2, "num_blocks": 1},
     "compile_kwargs": {"run_eagerly": True},
 }
 DEFAULTS = {"aggregation": "laf", "units": 9, "learning_rate": 1e-3}

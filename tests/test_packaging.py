@@ -27,7 +27,7 @@ def test_subpackages_are_reachable_after_importing_the_package(monkeypatch):
         monkeypatch.delattr(keras_laf, name, raising=False)
         monkeypatch.delitem(sys.modules, f"keras_laf.{name}", raising=False)
     assert callable(keras_laf.models.deep_sets)
-    assert callable(keras_laf.datasets.make_training_sets)
+    assert callable(keras_laf.datasets.to_padded_batches)
     assert {"models", "datasets"} <= set(dir(keras_laf))
 
 
