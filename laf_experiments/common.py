@@ -799,18 +799,25 @@ def plot_regression(store, experiment, method_labels=None):
 
 
 def add_methods_and_sizes_arguments(
-    group, methods, defaults, quick, paper_sizes=None
+    group, methods, defaults, quick, paper_sizes=None, optional_methods=()
 ):
-    """Adds `--methods` and `--max-sizes`, shared by the set experiments."""
+    """Adds `--methods` and `--max-sizes`, shared by the set experiments.
+
+    `methods` run by default; `optional_methods` only when named.
+    """
 
     def sizes(values):
         return ",".join(map(str, values))
 
+    optional = (
+        f"; also: {','.join(optional_methods)}" if optional_methods else ""
+    )
     group.add_argument(
         "--methods",
-        type=choice_list(methods, "method"),
+        type=choice_list((*methods, *optional_methods), "method"),
         default=methods,
-        help=f"comma-separated methods (default: {','.join(methods)})",
+        help=f"comma-separated methods (default: {','.join(methods)}"
+        f"{optional})",
     )
     paper = f"; paper: {sizes(paper_sizes)}" if paper_sizes else ""
     group.add_argument(

@@ -10,6 +10,19 @@ from laf_experiments import common
 from laf_experiments.datasets import SOURCES
 from laf_experiments.datasets import load_digit_images
 
+# Methods run only when named: LAF started with the paper's scheme
+# (`LAF(initialization="paper")`) instead of the layer's default.
+OPTIONAL_METHODS = ("laf-paper",)
+
+
+def aggregation(method, laf_units):
+    """The `aggregation` argument of `deep_sets` for a method name."""
+    if method == "laf-paper":
+        from keras_laf import LAF
+
+        return LAF(laf_units, initialization="paper", name="aggregation")
+    return method
+
 
 def add_source_arguments(group):
     """Adds `--source` and `--data-dir`, the origin of the digit images."""

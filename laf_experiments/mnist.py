@@ -66,7 +66,12 @@ def add_arguments(parser):
         f"{', '.join(TARGETS)} (default: {','.join(DEFAULT_TARGETS)})",
     )
     common.add_methods_and_sizes_arguments(
-        group, METHODS, DEFAULTS, QUICK, paper_sizes=TEST_MAX_SIZES
+        group,
+        METHODS,
+        DEFAULTS,
+        QUICK,
+        paper_sizes=TEST_MAX_SIZES,
+        optional_methods=digit_data.OPTIONAL_METHODS,
     )
     digit_data.add_source_arguments(group)
     common.add_common_arguments(parser, "mnist", DEFAULTS, QUICK)
@@ -80,9 +85,9 @@ def build_model(method):
         input_dim=784,
         phi_units=(300, 100, 30),
         rho_units=(1000, 100),
-        aggregation=method,
+        aggregation=digit_data.aggregation(method, laf_units=9),
         laf_units=9,
-        name=f"deep_sets_{method}",
+        name=f"deep_sets_{method.replace('-', '_')}",
     )
 
 

@@ -70,7 +70,13 @@ def add_arguments(parser):
         f"{', '.join(TARGETS)} (default: {','.join(DEFAULT_TARGETS)}; "
         f"--quick: {','.join(QUICK_TARGETS)})",
     )
-    common.add_methods_and_sizes_arguments(group, METHODS, DEFAULTS, QUICK)
+    common.add_methods_and_sizes_arguments(
+        group,
+        METHODS,
+        DEFAULTS,
+        QUICK,
+        optional_methods=digit_data.OPTIONAL_METHODS,
+    )
     common.add_common_arguments(parser, "scalars", DEFAULTS, QUICK)
 
 
@@ -82,9 +88,9 @@ def build_model(method):
         vocabulary_size=10,
         embedding_dim=10,
         phi_units=(),
-        aggregation=method,
+        aggregation=digit_data.aggregation(method, laf_units=9),
         laf_units=9,
-        name=f"deep_sets_{method}",
+        name=f"deep_sets_{method.replace('-', '_')}",
     )
 
 

@@ -214,6 +214,22 @@ def test_fit_resumes_from_backup_with_history_and_summed_time(tmp_path):
 
 
 @pytest.mark.slow
+def test_paper_initialization_is_an_optional_method(tmp_path):
+    # Not run by default; when named, its LAF starts as the paper's.
+    assert "laf-paper" not in scalars.METHODS
+    paper = scalars.build_model("laf-paper").get_layer("aggregation")
+    default = scalars.build_model("laf").get_layer("aggregation")
+    assert (paper.initialization, default.initialization) == (
+        "paper",
+        "anchored",
+    )
+    argv = ["scalars", *QUIET, "--targets", "sum", "--methods", "laf-paper"]
+    assert cli.main([*argv, "--output", str(tmp_path)]) == 0
+    records = read_json(tmp_path)["records"]
+    assert {record["method"] for record in records} == {"laf-paper"}
+
+
+@pytest.mark.slow
 def test_mnist_with_scikit_learn_digits(tmp_path, capsys):
     status, out, _ = run(
         [

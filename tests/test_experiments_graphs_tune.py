@@ -171,7 +171,7 @@ def test_graphs_size_flags():
 def test_graphs_without_networkx(tmp_path, capsys, monkeypatch):
     monkeypatch.setitem(sys.modules, "networkx", None)
     status, _, err = run(["graphs", *QUIET, "--output", str(tmp_path)], capsys)
-    assert_one_line_error(status, err, "pip install 'keras-laf[graphs]'")
+    assert_one_line_error(status, err, "pip install 'keras-laf[experiments]'")
     assert len(err.strip().splitlines()) == 1
 
 

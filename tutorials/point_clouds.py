@@ -198,10 +198,10 @@ initialisation, in our runs), and training stalls: on these solids,
 `point_cloud_classifier(pooling="laf", hidden_units=64, dropout=0.0)`
 stayed at chance level for 25 epochs, and a sigmoid followed by a plain
 sum pooling for 10, while the mean trained. So we start the LAF units from
-aggregators of Table 1 of the paper that do not grow with the size of the set, with
-`LAF.from_closed_forms`: the mean, the maximum, the minimum, the second and
-third moments and min/max. Training then moves them wherever the task
-needs.
+aggregators of Table 1 of the paper that do not grow with the size of the
+set, with `LAF.from_closed_forms`: the mean, the maximum, the minimum, the
+second and third moments and min/max. Training then moves them wherever
+the task needs.
 """
 
 LAF_FORMS = [
