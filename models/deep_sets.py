@@ -58,7 +58,12 @@ def deep_sets(
             elements, order-dependent). Defaults to `"laf"`.
         laf_units: int. LAF units (formerly `units`). Defaults to `9`.
         vocabulary_size: int. For sets of integers in `[0, vocabulary_size)`:
-            each element is embedded first. Defaults to `None`.
+            each element is embedded first. As with `keras.layers.Embedding`,
+            an element outside that range is found only when the model runs:
+            on a CPU it raises `InvalidArgumentError` ("indices[...] = 12 is
+            not in [0, 10)"), on a GPU its embedding is silently zero, so
+            check the data first (e.g. `0 <= sets.flat_values < 10`).
+            Defaults to `None`.
         embedding_dim: int. Width of the embedding. Defaults to `10`.
         phi_units: widths of phi's dense layers. Defaults to `(30,)`.
         phi_activation: activation of phi's hidden layers. Defaults to

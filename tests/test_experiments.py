@@ -49,6 +49,7 @@ def scalars_output(tmp_path_factory):
     return directory
 
 
+@pytest.mark.slow
 def test_scalars_records_every_method_target_and_size(scalars_output):
     results = read_json(scalars_output)
     assert results["experiment"] == "scalars"
@@ -77,6 +78,7 @@ def test_scalars_records_every_method_target_and_size(scalars_output):
     assert {"mae_mean", "mae_std", "num_seeds"} <= set(summary[0])
 
 
+@pytest.mark.slow
 def test_scalars_writes_plots_and_predictions(scalars_output):
     assert_png(scalars_output / "mae.png")
     assert_png(scalars_output / "scatter.png")
@@ -87,6 +89,7 @@ def test_scalars_writes_plots_and_predictions(scalars_output):
     assert not any((scalars_output / "backups").glob("*"))
 
 
+@pytest.mark.slow
 def test_rerun_skips_recorded_runs(scalars_output, capsys):
     before = read_json(scalars_output)["runs"]
     status, out, _ = run(
@@ -98,6 +101,7 @@ def test_rerun_skips_recorded_runs(scalars_output, capsys):
     assert read_json(scalars_output)["runs"] == before
 
 
+@pytest.mark.slow
 def test_results_without_matplotlib(scalars_output, capsys, monkeypatch):
     monkeypatch.setattr(plots, "available", lambda: False)
     status, out, _ = run(
@@ -108,6 +112,7 @@ def test_results_without_matplotlib(scalars_output, capsys, monkeypatch):
     assert "results.json, results.csv, summary.csv\n" in out
 
 
+@pytest.mark.slow
 def test_other_settings_are_refused(scalars_output, capsys):
     status, _, err = run(
         ["scalars", *QUIET, "--epochs", "2", "--output", str(scalars_output)],
@@ -117,6 +122,7 @@ def test_other_settings_are_refused(scalars_output, capsys):
     assert "--overwrite" in err
 
 
+@pytest.mark.slow
 def test_interrupted_command_resumes(tmp_path, capsys, monkeypatch):
     argv = [
         "scalars",
@@ -207,6 +213,7 @@ def test_fit_resumes_from_backup_with_history_and_summed_time(tmp_path):
     assert result["train_seconds"] >= second_part + 0.1 - 1e-3
 
 
+@pytest.mark.slow
 def test_paper_initialization_is_an_optional_method(tmp_path):
     # Not run by default; when named, its LAF starts as the paper's.
     assert "laf-paper" not in scalars.METHODS
@@ -222,6 +229,7 @@ def test_paper_initialization_is_an_optional_method(tmp_path):
     assert {record["method"] for record in records} == {"laf-paper"}
 
 
+@pytest.mark.slow
 def test_mnist_with_scikit_learn_digits(tmp_path, capsys):
     status, out, _ = run(
         [
@@ -251,6 +259,7 @@ def test_mnist_with_scikit_learn_digits(tmp_path, capsys):
     assert_png(tmp_path / "scatter.png")
 
 
+@pytest.mark.slow
 def test_unique_sum_compares_pma_and_laf(tmp_path, capsys):
     status, _, _ = run(
         [
@@ -275,6 +284,7 @@ def test_unique_sum_compares_pma_and_laf(tmp_path, capsys):
     assert_png(tmp_path / "scatter.png")
 
 
+@pytest.mark.slow
 def test_pointcloud_on_generated_solids(tmp_path, capsys):
     status, out, _ = run(
         [
@@ -305,6 +315,7 @@ def test_pointcloud_on_generated_solids(tmp_path, capsys):
     assert_png(tmp_path / "accuracy.png")
 
 
+@pytest.mark.slow
 def test_pointcloud_on_modelnet40_files(tmp_path, capsys):
     h5py = pytest.importorskip("h5py")
     directory = tmp_path / "modelnet40_ply_hdf5_2048"
@@ -485,9 +496,9 @@ def test_help_and_console_script(capsys):
     # The entry point `keras-laf = laf_experiments.cli:main`.
     module = importlib.import_module("laf_experiments.cli")
     assert callable(module.main)
-    scripts = metadata.entry_points(group="console_scripts", name="keras-laf")
-    for script in scripts:
-        assert script.value == "laf_experiments.cli:main"
+    (script,) = metadata.entry_points(group="console_scripts", name="keras-laf")
+    assert script.value == "laf_experiments.cli:main"
+    assert script.load() is module.main
 
 
 def test_help_version_and_argument_errors_without_tensorflow():
@@ -519,6 +530,7 @@ def test_progress_is_one_line_per_epoch_when_not_a_terminal(capsys):
         assert args.verbose == keras_verbose
 
 
+@pytest.mark.slow
 def test_every_run_has_a_history_csv(scalars_output):
     runs = read_json(scalars_output)["runs"]
     for run_record in runs:
@@ -558,6 +570,7 @@ def test_offline_mnist_falls_back_at_once(tmp_path, capsys, monkeypatch):
         digit_data.load_digit_pools(args)
 
 
+@pytest.mark.slow
 def test_units_study_records_every_restart(tmp_path, capsys):
     argv = [
         "units",

@@ -9,6 +9,7 @@ import keras
 import numpy as np
 import pytest
 import tensorflow as tf
+from seeding import seeded  # noqa: F401
 
 from keras_laf import datasets
 from keras_laf import models
@@ -95,9 +96,16 @@ def as_padded(sets):
 
 
 @pytest.mark.parametrize("config", sorted(CONFIGS))
+@pytest.mark.slow
 def test_ragged_and_padded_agree_and_fit(config):
     ragged_model, padded_model, integers = build_pair(config)
-    assert all(layer.name for layer in ragged_model.layers)
+    # Every layer is named by the builder: a layer left to Keras's automatic
+    # naming would be called `dense_1` and so on in the second model.
+    builder, kwargs, _ = CONFIGS[config]
+    again = builder(**kwargs)
+    assert [layer.name for layer in again.layers] == [
+        layer.name for layer in ragged_model.layers
+    ]
     sets = make_sets(integers)
     np.testing.assert_allclose(
         padded_model(as_padded(sets)).numpy(),
@@ -239,6 +247,7 @@ MIRRORED_SCRIPT = textwrap.dedent(
 )
 
 
+@pytest.mark.slow
 def test_mirrored_strategy_on_two_logical_cpus():
     completed = subprocess.run(
         [sys.executable, "-c", MIRRORED_SCRIPT],
