@@ -49,6 +49,13 @@ def anchored_variant(anchor_every=3, anchors=("max", "min"), **kwargs):
     }
 
 
+class ClipDenominator(keras.constraints.Constraint):
+    """gamma, delta clipped at 0 only: they may both reach 0."""
+
+    def __call__(self, w):
+        return keras.ops.concatenate([w[:2], keras.ops.maximum(w[2:], 0.0)])
+
+
 # Name -> keyword arguments of `keras_laf.LAF`.
 CANDIDATES = {
     "anchored": {},
@@ -57,6 +64,9 @@ CANDIDATES = {
     "positive": anchored_variant(anchors=()),
     # Anchors at every other unit.
     "anchored2": anchored_variant(anchor_every=2),
+    # The first version of the default: the denominator clipped at 0
+    # without the rescale of `PositiveDenominator`.
+    "anchored_clip_only": {"coefficient_constraint": ClipDenominator()},
     # The anchored start with the denominator's sign left free.
     "anchored_free": {"coefficient_constraint": keras.constraints.Constraint()},
 }
