@@ -1,38 +1,83 @@
+import pathlib
+import re
+
 from setuptools import find_packages
 from setuptools import setup
 
+# The version is written once, in keras_laf/__init__.py; reading the file
+# rather than importing the package keeps TensorFlow out of the build.
+VERSION = re.search(
+    r'^__version__ = "(.+)"$',
+    pathlib.Path("keras_laf/__init__.py").read_text(encoding="utf-8"),
+    re.M,
+).group(1)
+TUNER = ["keras-tuner", "tensorboard"]
+EXPERIMENTS = [
+    "matplotlib",
+    "tensorflow-datasets",
+    "importlib_resources",
+    # ModelNet40 is read from HDF5 files.
+    "h5py",
+    "scikit-learn",
+    "networkx",
+    *TUNER,
+]
+
 setup(
     name="keras-laf",
-    version="0.1.0",
+    version=VERSION,
     description="Learnable Aggregation Functions (LAF) for Keras 3",
+    author="keras-laf developers",
+    license="Apache-2.0",
+    project_urls={"Paper": "https://doi.org/10.24963/ijcai.2021/398"},
+    keywords="keras deep-sets set-aggregation learnable-aggregation-functions",
+    classifiers=[
+        "Development Status :: 3 - Alpha",
+        "Intended Audience :: Science/Research",
+        "Intended Audience :: Developers",
+        "License :: OSI Approved :: Apache Software License",
+        "Operating System :: OS Independent",
+        "Programming Language :: Python :: 3",
+        "Programming Language :: Python :: 3 :: Only",
+        "Topic :: Scientific/Engineering :: Artificial Intelligence",
+    ],
     long_description=open("README.md", encoding="utf-8").read(),
     long_description_content_type="text/markdown",
     python_requires=">=3.10",
-    packages=find_packages(include=["keras_laf", "keras_laf.*"])
+    # `keras_laf` is the library; `laf_experiments` is the paper's
+    # application (the `keras-laf` command), whose dependencies come with
+    # the `experiments` extra.
+    packages=find_packages(
+        include=[
+            "keras_laf",
+            "keras_laf.*",
+            "laf_experiments",
+            "laf_experiments.*",
+        ]
+    )
     + ["keras_laf.models"],
     # The model builders live in the top-level `models/` folder and are
     # installed as `keras_laf.models`.
     package_dir={"keras_laf.models": "models"},
     install_requires=[
-        "tensorflow>=2.16",
-        "keras>=3.3",
+        # The versions CI tests; older ones are not known to work.
+        "tensorflow>=2.21",
+        "keras>=3.15",
         "numpy",
-        "h5py",
-        "matplotlib",
-        "tensorflow-datasets",
-        "keras-tuner",
-        # keras-tuner imports it in every trial; TensorFlow 2.21 no longer
-        # installs it.
-        "tensorboard",
     ],
-    entry_points={
-        "console_scripts": ["keras-laf = keras_laf.experiments.cli:main"]
-    },
+    entry_points={"console_scripts": ["keras-laf = laf_experiments.cli:main"]},
     extras_require={
-        # Offline fallback of the MNIST-digit sets.
+        # The KerasTuner hypermodels of `keras_laf.models`; keras-tuner
+        # imports tensorboard in every trial and TensorFlow 2.21 no longer
+        # installs it.
+        "tuner": TUNER,
+        # The `keras-laf` command: plots, MNIST through tensorflow-datasets
+        # (which needs importlib_resources without declaring it), the
+        # offline digits, the graph benchmark and `keras-laf tune`.
+        "experiments": EXPERIMENTS,
+        # Kept for existing installs: parts of `experiments`.
         "digits": ["scikit-learn"],
-        # The graph-properties benchmark.
         "graphs": ["networkx"],
-        "dev": ["pytest", "ruff", "scipy", "scikit-learn", "networkx"],
+        "dev": ["pytest", "ruff", "scipy", *EXPERIMENTS],
     },
 )

@@ -1,6 +1,10 @@
 """keras-laf: Learnable Aggregation Functions (LAF) for Keras 3."""
 
+import importlib
+
+from keras_laf import aggregations
 from keras_laf import constraints
+from keras_laf import initializers
 from keras_laf.aggregation import SetAggregation
 from keras_laf.attention import ISAB
 from keras_laf.attention import MAB
@@ -25,6 +29,10 @@ from keras_laf.sets import to_padded
 
 __version__ = "0.1.0"
 
+# Subpackages imported on first use, so that `import keras_laf` gives them
+# without an import cycle (`keras_laf.models` imports the layers above).
+_LAZY_SUBPACKAGES = ("datasets", "models")
+
 __all__ = [
     "CLOSED_FORM_NAMES",
     "ClosedForm",
@@ -42,10 +50,22 @@ __all__ = [
     "PermutationEquivariant",
     "SAB",
     "SetAggregation",
+    "aggregations",
     "as_set_batch",
     "closed_form",
     "constraints",
+    "initializers",
     "from_padded",
     "laf",
     "to_padded",
 ]
+
+
+def __getattr__(name):
+    if name in _LAZY_SUBPACKAGES:
+        return importlib.import_module(f"keras_laf.{name}")
+    raise AttributeError(f"module 'keras_laf' has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted([*globals(), *_LAZY_SUBPACKAGES])

@@ -40,7 +40,7 @@ class PermutationEquivariant(keras.layers.Layer):
     Example:
 
     >>> layer = PermutationEquivariant(8, activation="tanh")
-    >>> layer(np.random.rand(2, 5, 3)).shape
+    >>> tuple(layer(np.random.rand(2, 5, 3)).shape)
     (2, 5, 8)
     """
 

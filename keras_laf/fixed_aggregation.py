@@ -10,6 +10,19 @@ DEEPSETS_AGGREGATORS = ("sum",) * 3 + ("max",) * 3 + ("mean",) * 3
 # The aggregators of PNA (Corso et al., "Principal Neighbourhood Aggregation
 # for Graph Nets", NeurIPS 2020) that the paper compares with.
 PNA_AGGREGATORS = ("mean", "max", "sum", "std", "var", "skewness", "kurtosis")
+# Every aggregator name, and the presets naming lists of them.
+AGGREGATOR_NAMES = (
+    "sum",
+    "mean",
+    "max",
+    "min",
+    "count",
+    "std",
+    "var",
+    "skewness",
+    "kurtosis",
+)
+AGGREGATOR_PRESETS = {"deepsets": DEEPSETS_AGGREGATORS, "pna": PNA_AGGREGATORS}
 
 
 def _standardized(moment, variance, power, epsilon):
@@ -64,29 +77,17 @@ class FixedAggregation(SetAggregation):
     array([[[4., 3.]]], dtype=float32)
     """
 
-    _NAMES = (
-        "sum",
-        "mean",
-        "max",
-        "min",
-        "count",
-        "std",
-        "var",
-        "skewness",
-        "kurtosis",
-    )
-    _PRESETS = {"deepsets": DEEPSETS_AGGREGATORS, "pna": PNA_AGGREGATORS}
-
     def __init__(self, aggregators=("sum",), flatten=True, epsilon=1e-5, **kw):
         super().__init__(flatten=flatten, **kw)
         if isinstance(aggregators, str):
-            aggregators = self._PRESETS.get(aggregators, [aggregators])
+            aggregators = AGGREGATOR_PRESETS.get(aggregators, [aggregators])
         aggregators = list(aggregators)
-        unknown = [name for name in aggregators if name not in self._NAMES]
+        unknown = [name for name in aggregators if name not in AGGREGATOR_NAMES]
         if not aggregators or unknown:
             raise ValueError(
                 "`aggregators` must be a non-empty list of names from "
-                f"{list(self._NAMES)}, or one of {list(self._PRESETS)}. "
+                f"{list(AGGREGATOR_NAMES)}, or one of "
+                f"{list(AGGREGATOR_PRESETS)}. "
                 f"Received: aggregators={aggregators}"
             )
         if not isinstance(epsilon, (int, float)) or epsilon <= 0:

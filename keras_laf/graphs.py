@@ -10,7 +10,7 @@ graph whose nodes are the nodes of all of them, stacked,
 - `node_graph_ids` int `(num_nodes,)`: the graph of each node, for the
   graph-level readout.
 
-`keras_laf.datasets.graph_properties.disjoint_union` builds this form from
+`keras_laf.datasets.disjoint_union` builds this form from
 lists of graphs. Every tensor's leading dimension is its own count (nodes,
 edges, graphs), so each may change from batch to batch.
 
@@ -30,8 +30,7 @@ import keras
 import numpy as np
 from keras import ops
 
-from keras_laf.fixed_aggregation import FixedAggregation
-from keras_laf.laf import LAF
+from keras_laf import aggregations
 from keras_laf.sets import checked_indices
 from keras_laf.validation import check_positive_int
 
@@ -39,52 +38,6 @@ SCALER_NAMES = ("identity", "amplification", "attenuation")
 # Mean of log(degree + 1) over the nodes of the training graphs of the
 # graph-properties benchmark (15 to 24 nodes), about 1.5.
 DEFAULT_AVERAGE_LOG_DEGREE = 1.5
-
-
-def _aggregator_names(aggregation):
-    """The fixed aggregators that `aggregation` names, or None."""
-    if isinstance(aggregation, str):
-        names = FixedAggregation._PRESETS.get(aggregation, [aggregation])
-    elif isinstance(aggregation, (list, tuple)):
-        names = aggregation
-    else:
-        return None
-    names = list(names)
-    if not names or any(
-        not isinstance(name, str) or name not in FixedAggregation._NAMES
-        for name in names
-    ):
-        return None
-    return names
-
-
-def _check_aggregation(aggregation):
-    """Validates `aggregation`: "laf", or fixed aggregator name(s)."""
-    if aggregation == "laf":
-        return "laf"
-    names = _aggregator_names(aggregation)
-    if names is None:
-        choices = list(FixedAggregation._NAMES) + list(
-            FixedAggregation._PRESETS
-        )
-        raise ValueError(
-            '`aggregation` must be "laf", one of the names or presets of '
-            f"`FixedAggregation` ({choices}), or a list of those names. "
-            f"Received: aggregation={aggregation!r}"
-        )
-    return aggregation if isinstance(aggregation, str) else names
-
-
-def _make_aggregation(aggregation, laf_units, dtype):
-    if aggregation == "laf":
-        return LAF(units=laf_units, name="aggregation", dtype=dtype)
-    return FixedAggregation(aggregation, name="aggregation", dtype=dtype)
-
-
-def _num_aggregates(aggregation, laf_units):
-    if aggregation == "laf":
-        return laf_units
-    return len(_aggregator_names(aggregation))
 
 
 def _check_node_shape(shape, layer, argument="node_features"):
@@ -231,7 +184,9 @@ class MessagePassing(keras.layers.Layer):
     ):
         super().__init__(**kwargs)
         self.units = check_positive_int("units", units)
-        self.aggregation = _check_aggregation(aggregation)
+        self.aggregation = aggregations.check(
+            aggregation, allowed=aggregations.PER_FEATURE_NAMES
+        )
         self.laf_units = check_positive_int("laf_units", laf_units)
         self.message_units = check_positive_int(
             "message_units", units if message_units is None else message_units
@@ -285,7 +240,7 @@ class MessagePassing(keras.layers.Layer):
     @property
     def num_aggregates(self):
         """Aggregates per message feature and scaler."""
-        return _num_aggregates(self.aggregation, self.laf_units)
+        return aggregations.num_aggregates(self.aggregation, self.laf_units)
 
     def build(
         self,
@@ -306,8 +261,11 @@ class MessagePassing(keras.layers.Layer):
             self.message_units, self.message_activation, "message"
         )
         self._message_dense.build((None, message_inputs))
-        self._aggregation = _make_aggregation(
-            self.aggregation, self.laf_units, self.dtype_policy
+        self._aggregation = aggregations.get(
+            self.aggregation,
+            units=self.laf_units,
+            name="aggregation",
+            dtype=self.dtype_policy,
         )
         self._aggregation.build((None, self.message_units))
         aggregate_features = (
@@ -490,7 +448,9 @@ class GraphReadout(keras.layers.Layer):
 
     def __init__(self, aggregation="sum", laf_units=16, **kwargs):
         super().__init__(**kwargs)
-        self.aggregation = _check_aggregation(aggregation)
+        self.aggregation = aggregations.check(
+            aggregation, allowed=aggregations.PER_FEATURE_NAMES
+        )
         self.laf_units = check_positive_int("laf_units", laf_units)
         # Segment reductions over a run-time number of graphs.
         self.supports_jit = False
@@ -498,12 +458,15 @@ class GraphReadout(keras.layers.Layer):
     @property
     def num_aggregates(self):
         """Aggregates per node feature."""
-        return _num_aggregates(self.aggregation, self.laf_units)
+        return aggregations.num_aggregates(self.aggregation, self.laf_units)
 
     def build(self, node_features_shape, node_graph_ids_shape=None):
         node_shape = _check_node_shape(node_features_shape, "GraphReadout")
-        self._aggregation = _make_aggregation(
-            self.aggregation, self.laf_units, self.dtype_policy
+        self._aggregation = aggregations.get(
+            self.aggregation,
+            units=self.laf_units,
+            name="aggregation",
+            dtype=self.dtype_policy,
         )
         self._aggregation.build(node_shape)
 

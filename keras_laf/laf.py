@@ -1,14 +1,20 @@
 """The LAF layer: learnable aggregation functions over sets."""
 
 import keras
+import numpy as np
 from keras import ops
 
 from keras_laf.aggregation import SetAggregation
 from keras_laf.closed_forms import ClosedForm
 from keras_laf.constraints import BoundedNonNeg
+from keras_laf.constraints import PositiveDenominator
+from keras_laf.initializers import AnchoredLAF
 from keras_laf.ops import laf_over_sets
 from keras_laf.ops import largest_finite
 from keras_laf.validation import check_positive_int
+
+# Presets of the starting parameters and the coefficient constraint.
+INITIALIZATIONS = ("anchored", "paper")
 
 
 @keras.saving.register_keras_serializable(package="keras_laf")
@@ -49,17 +55,33 @@ class LAF(SetAggregation):
             else `(batch, features, units)`. Defaults to `True`.
         epsilon: float. Floor of x and 1 - x inside the logarithm and of
             the magnitude of the denominator. Defaults to `1e-7`.
+        initialization: str. How the units start and which coefficients
+            are constrained, `"anchored"` or `"paper"`. Defaults to
+            `"anchored"`: every third unit starts as the maximum, then the
+            minimum, of Table 1 (which random units do not learn), the
+            others at random exponents in [0, 1] with a positive
+            denominator (gamma, delta uniform in [0.5, 1], alpha, beta
+            normal with standard deviation 0.01), and gamma, delta are kept
+            >= 0 with gamma + delta >= 1 by
+            `keras_laf.constraints.PositiveDenominator`, so no unit has a
+            pole on large sets (see `keras_laf.initializers.AnchoredLAF`). `"paper"` is the paper's scheme exactly:
+            exponents uniform in [0, 1], coefficients normal with standard
+            deviation 0.01, only the exponents projected onto >= 0. The
+            README gives the seed study behind the default.
         exponent_initializer: initializer of the exponents, shape
-            `(8, units)`. Defaults to uniform in [0, 1], as in the paper.
+            `(8, units)`. Defaults to the `initialization` preset's.
         coefficient_initializer: initializer of the coefficients, shape
-            `(4, units)`. Defaults to normal with mean 0 and standard
-            deviation 0.01, as in the paper.
+            `(4, units)`. Defaults to the `initialization` preset's.
         exponent_constraint: constraint applied by the optimizer after each
             update of the exponents. Defaults to
             `keras_laf.constraints.BoundedNonNeg(max_value=100.0)`, the
             projection of the paper's projected gradient descent. Pass a
             constraint that keeps the exponents non-negative.
-        coefficient_constraint: optional constraint of the coefficients.
+        coefficient_constraint: constraint of the coefficients. Defaults to
+            the `initialization` preset's: `PositiveDenominator()` for
+            `"anchored"`, none for `"paper"`. Pass
+            `keras.constraints.Constraint()` (the identity) to leave the
+            signs free with the anchored start.
         exponent_regularizer: optional regularizer of the exponents.
         coefficient_regularizer: optional regularizer of the coefficients.
         **kwargs: base layer keyword arguments, such as `name` and `dtype`.
@@ -94,10 +116,10 @@ class LAF(SetAggregation):
     ...     LAF(units=9),
     ...     keras.layers.Dense(1),
     ... ])
-    >>> model(np.random.rand(4, 10, 8)).shape
+    >>> tuple(model(np.random.rand(4, 10, 8)).shape)
     (4, 1)
     >>> layer = LAF.from_closed_forms(["sum", "max"])
-    >>> layer(np.random.rand(2, 5, 1)).shape
+    >>> tuple(layer(np.random.rand(2, 5, 1)).shape)
     (2, 2)
     >>> layer.formulas()[0].split(" / ")[0]
     '(1.00(Σx^1.00)^1.00 + 0.00(Σ(1-x)^0.00)^0.00)'
@@ -108,6 +130,7 @@ class LAF(SetAggregation):
         units=1,
         flatten=True,
         epsilon=1e-7,
+        initialization="anchored",
         exponent_initializer=None,
         coefficient_initializer=None,
         exponent_constraint=None,
@@ -125,21 +148,33 @@ class LAF(SetAggregation):
                 "`epsilon` must be a number in (0, 0.5). "
                 f"Received: epsilon={epsilon}"
             )
+        if initialization not in INITIALIZATIONS:
+            raise ValueError(
+                f"`initialization` must be one of {list(INITIALIZATIONS)}. "
+                f"Received: initialization={initialization!r}"
+            )
         self.num_aggregates = self.units
         self.epsilon = float(epsilon)
+        self.initialization = initialization
+        if initialization == "paper":
+            default_exponents = keras.initializers.RandomUniform(0.0, 1.0)
+            default_coefficients = keras.initializers.RandomNormal(0.0, 0.01)
+            default_coefficient_constraint = None
+        else:
+            default_exponents = AnchoredLAF("exponents")
+            default_coefficients = AnchoredLAF("coefficients")
+            default_coefficient_constraint = PositiveDenominator()
         self.exponent_initializer = keras.initializers.get(
-            exponent_initializer
-            or keras.initializers.RandomUniform(minval=0.0, maxval=1.0)
+            exponent_initializer or default_exponents
         )
         self.coefficient_initializer = keras.initializers.get(
-            coefficient_initializer
-            or keras.initializers.RandomNormal(mean=0.0, stddev=0.01)
+            coefficient_initializer or default_coefficients
         )
         self.exponent_constraint = keras.constraints.get(
             exponent_constraint or BoundedNonNeg()
         )
         self.coefficient_constraint = keras.constraints.get(
-            coefficient_constraint
+            coefficient_constraint or default_coefficient_constraint
         )
         self.exponent_regularizer = keras.regularizers.get(exponent_regularizer)
         self.coefficient_regularizer = keras.regularizers.get(
@@ -157,7 +192,10 @@ class LAF(SetAggregation):
                 a `"name"` and the aggregator's parameters, e.g.
                 `{"name": "moment", "k": 3}`; see `keras_laf.closed_form`.
             **kwargs: further `LAF` arguments, except `units` and the
-                initializers.
+                initializers. Without a `coefficient_constraint`, forms
+                that need a negative denominator coefficient (`"max/min"`)
+                leave the coefficients unconstrained; the others keep the
+                default `PositiveDenominator`.
 
         Returns:
             A `LAF` layer with `len(forms)` units.
@@ -165,8 +203,10 @@ class LAF(SetAggregation):
         Example:
 
         >>> layer = LAF.from_closed_forms(["mean", {"name": "max", "r": 50}])
-        >>> layer(np.array([[[0.1], [0.5]]])).numpy()  # mean, ~max
-        array([[0.3, 0.5069...]], dtype=float32)
+        >>> outputs = layer(np.array([[[0.1], [0.5]], [[0.5], [0.5]]]))
+        >>> keras.ops.convert_to_numpy(outputs)  # max within 2^(1/50)
+        array([[0.3       , 0.5       ],
+               [0.5       , 0.5069...]], dtype=float32)
         """
         exponents = ClosedForm(forms, part="exponents")
         constraint = keras.constraints.get(
@@ -183,10 +223,17 @@ class LAF(SetAggregation):
                 "Pass exponent_constraint=BoundedNonNeg(max_value=...) with a "
                 "larger bound."
             )
+        coefficients = ClosedForm(forms, part="coefficients")
+        if kwargs.get("coefficient_constraint") is None and np.any(
+            coefficients.table()[2:] < 0
+        ):
+            # max/min has delta = -1, out of reach of the default
+            # PositiveDenominator: leave the coefficients unconstrained.
+            kwargs["coefficient_constraint"] = keras.constraints.Constraint()
         return cls(
             units=len(exponents.forms),
             exponent_initializer=exponents,
-            coefficient_initializer=ClosedForm(forms, part="coefficients"),
+            coefficient_initializer=coefficients,
             **kwargs,
         )
 
@@ -260,6 +307,7 @@ class LAF(SetAggregation):
             **super().get_config(),
             "units": self.units,
             "epsilon": self.epsilon,
+            "initialization": self.initialization,
             "exponent_initializer": keras.initializers.serialize(
                 self.exponent_initializer
             ),

@@ -38,7 +38,9 @@ class LSTMAggregation(keras.layers.Layer):
     Example:
 
     >>> layer = LSTMAggregation(units=4)
-    >>> layer(tf.ragged.constant([[[1.0], [2.0]], [[3.0]]], ragged_rank=1))
+    >>> sets = tf.ragged.constant([[[1.0], [2.0]], [[3.0]]], ragged_rank=1)
+    >>> tuple(layer(sets).shape)
+    (2, 4)
     """
 
     def __init__(self, units=32, **kwargs):

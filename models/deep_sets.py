@@ -3,19 +3,21 @@
 import keras
 
 from keras_laf import PerElement
-from keras_laf.models.set_model import aggregation_layer
-from keras_laf.models.set_model import check_widths
-from keras_laf.models.set_model import dense_head
-from keras_laf.models.set_model import element_network
-from keras_laf.models.set_model import set_inputs
+from keras_laf import aggregations
+from keras_laf.models.building_blocks import check_widths
+from keras_laf.models.building_blocks import dense_head
+from keras_laf.models.building_blocks import element_network
+from keras_laf.models.building_blocks import renamed_arguments
+from keras_laf.models.building_blocks import set_inputs
 from keras_laf.validation import check_positive_int
 
 
+@renamed_arguments(units="laf_units")
 def deep_sets(
     input_dim=None,
     output_dim=1,
     aggregation="laf",
-    units=9,
+    laf_units=9,
     vocabulary_size=None,
     embedding_dim=10,
     phi_units=(30,),
@@ -38,24 +40,30 @@ def deep_sets(
     The paper's models, by arguments:
 
     - integer sets: `deep_sets(vocabulary_size=10, embedding_dim=10,
-      phi_units=(), units=9)`: Embedding(10, 10) -> sigmoid -> LAF(9) ->
+      phi_units=(), laf_units=9)`: Embedding(10, 10) -> sigmoid -> LAF(9) ->
       Dense(1);
     - MNIST-digit sets: `deep_sets(input_dim=784, phi_units=(300, 100, 30),
-      rho_units=(1000, 100), units=9)`: 784-300-100-30 (tanh, tanh,
+      rho_units=(1000, 100), laf_units=9)`: 784-300-100-30 (tanh, tanh,
       sigmoid) -> LAF(9) -> 1000-100-1.
 
     Args:
         input_dim: int. Features of each element. Give this or
             `vocabulary_size`.
         output_dim: int. Outputs of the model. Defaults to `1`.
-        aggregation: str. `"laf"` (LAF with `units` units), `"sum"`,
-            `"mean"`, `"max"`, `"deepsets"` (3 sum, 3 max and 3 mean),
-            `"pna"` (mean, max, sum, std, var, skewness, kurtosis) or
-            `"lstm"` (an LSTM over the elements, order-dependent). Defaults
-            to `"laf"`.
-        units: int. LAF units. Defaults to `9`.
+        aggregation: an identifier of `keras_laf.aggregations.get`:
+            `"laf"` (LAF with `laf_units` units), a fixed aggregator such as
+            `"sum"`, `"mean"` or `"max"`, `"deepsets"` (3 sum, 3 max and 3
+            mean), `"pna"` (mean, max, sum, std, var, skewness, kurtosis),
+            a list of fixed aggregator names, or `"lstm"` (an LSTM over the
+            elements, order-dependent). Defaults to `"laf"`.
+        laf_units: int. LAF units (formerly `units`). Defaults to `9`.
         vocabulary_size: int. For sets of integers in `[0, vocabulary_size)`:
-            each element is embedded first. Defaults to `None`.
+            each element is embedded first. As with `keras.layers.Embedding`,
+            an element outside that range is found only when the model runs:
+            on a CPU it raises `InvalidArgumentError` ("indices[...] = 12 is
+            not in [0, 10)"), on a GPU its embedding is silently zero, so
+            check the data first (e.g. `0 <= sets.flat_values < 10`).
+            Defaults to `None`.
         embedding_dim: int. Width of the embedding. Defaults to `10`.
         phi_units: widths of phi's dense layers. Defaults to `(30,)`.
         phi_activation: activation of phi's hidden layers. Defaults to
@@ -95,14 +103,18 @@ def deep_sets(
             check_positive_int(argument, value)
     for argument, value in (
         ("output_dim", output_dim),
-        ("units", units),
+        ("laf_units", laf_units),
         ("embedding_dim", embedding_dim),
         ("lstm_units", lstm_units),
     ):
         check_positive_int(argument, value)
     phi_units = check_widths("phi_units", phi_units)
     rho_units = check_widths("rho_units", rho_units)
-    aggregate = aggregation_layer(aggregation, units, lstm_units)
+    aggregate = aggregations.get(
+        aggregation,
+        units=lstm_units if aggregation == "lstm" else laf_units,
+        name="aggregation",
+    )
 
     if vocabulary_size is None:
         inputs, elements, mask = set_inputs((input_dim,), ragged)

@@ -4,36 +4,20 @@ The model of Section 4.5 of the LAF paper (Pellegrini et al., IJCAI 2021):
 the multi-task network of Corso et al. (PNA, NeurIPS 2020) with its
 neighbour aggregation replaced by LAF units (or by fixed aggregators with
 PNA's scalers, for the baselines). It predicts three node properties and
-three graph properties of a batch of graphs jointly; see
-`keras_laf.datasets.graph_properties`.
+three graph properties of a batch of graphs jointly (the benchmark is in
+`laf_experiments.datasets.graph_properties`).
 
-`graph_network` builds the model, `task_errors` measures the benchmark's
-per-task mean squared errors and `train_and_evaluate` runs one experiment.
+`laf_experiments.graphs` trains it on the benchmark and scores every task.
 """
 
 import keras
-import numpy as np
 
-from keras_laf.datasets.graph_properties import GRAPH_TASKS
-from keras_laf.datasets.graph_properties import NODE_TASKS
 from keras_laf.graphs import DEFAULT_AVERAGE_LOG_DEGREE
 from keras_laf.graphs import GraphReadout
 from keras_laf.graphs import MessagePassing
+from keras_laf.validation import check_positive_int
 
 UPDATES = ("gru", "residual", "none")
-
-
-def _check_positive_int(name, value, minimum=1):
-    if (
-        isinstance(value, bool)
-        or not isinstance(value, (int, np.integer))
-        or value < minimum
-    ):
-        raise ValueError(
-            f"`{name}` expected an integer of at least {minimum}. "
-            f"Received: {name}={value}"
-        )
-    return int(value)
 
 
 def _mlp(inputs, hidden_units, num_outputs, num_layers, name):
@@ -80,7 +64,7 @@ def graph_network(
     instead of Set2Set.
 
     The inputs and outputs are dicts in the disjoint-union form of
-    `keras_laf.datasets.graph_properties.disjoint_union`, whose leading
+    `keras_laf.datasets.disjoint_union`, whose leading
     dimensions are the numbers of nodes, edges and graphs of the batch;
     `PropertyGraphs.to_dataset` yields batches for `fit`, `evaluate` and
     `predict`. Compile with `jit_compile` left at `"auto"` (or `False`):
@@ -129,16 +113,16 @@ def graph_network(
     >>> model = graph_network(aggregation="sum", num_layers=2)
     >>> model.compile("adam", loss="mse")
     """
-    num_node_features = _check_positive_int(
+    num_node_features = check_positive_int(
         "num_node_features", num_node_features
     )
-    num_node_outputs = _check_positive_int("num_node_outputs", num_node_outputs)
-    num_graph_outputs = _check_positive_int(
+    num_node_outputs = check_positive_int("num_node_outputs", num_node_outputs)
+    num_graph_outputs = check_positive_int(
         "num_graph_outputs", num_graph_outputs
     )
-    hidden_units = _check_positive_int("hidden_units", hidden_units)
-    num_layers = _check_positive_int("num_layers", num_layers)
-    num_readout_layers = _check_positive_int(
+    hidden_units = check_positive_int("hidden_units", hidden_units)
+    num_layers = check_positive_int("num_layers", num_layers)
+    num_readout_layers = check_positive_int(
         "num_readout_layers", num_readout_layers
     )
     if update not in UPDATES:
@@ -220,103 +204,3 @@ def graph_network(
         {"node_outputs": node_outputs, "graph_outputs": graph_outputs},
         name=name,
     )
-
-
-def task_errors(model, graphs, batch_size=128):
-    """The mean squared error of each task of the benchmark.
-
-    Args:
-        model: a model of `graph_network` with 3 node and 3 graph outputs.
-        graphs: a `PropertyGraphs`, with normalised labels.
-        batch_size: int. Graphs per prediction batch. Defaults to `128`.
-
-    Returns:
-        A dict: the MSE of each task of `NODE_TASKS` (over all nodes) and
-        `GRAPH_TASKS` (over all graphs), and `"average_log10_mse"`, the
-        mean over the six tasks of log10(MSE), the benchmark's score.
-    """
-    predictions = model.predict(graphs.to_dataset(batch_size), verbose=0)
-    node_labels = np.concatenate(graphs.node_labels)
-    errors = {}
-    node_errors = np.mean((predictions["node_outputs"] - node_labels) ** 2, 0)
-    graph_errors = np.mean(
-        (predictions["graph_outputs"] - graphs.graph_labels) ** 2, 0
-    )
-    for task, error in zip(
-        NODE_TASKS + GRAPH_TASKS, [*node_errors, *graph_errors]
-    ):
-        errors[task] = float(error)
-    errors["average_log10_mse"] = float(
-        np.mean(np.log10([errors[task] for task in NODE_TASKS + GRAPH_TASKS]))
-    )
-    return errors
-
-
-def train_and_evaluate(
-    splits,
-    aggregation="laf",
-    epochs=100,
-    batch_size=128,
-    learning_rate=3e-3,
-    patience=None,
-    seed=None,
-    verbose=0,
-    **model_kwargs,
-):
-    """Trains a `graph_network` on the benchmark and scores every split.
-
-    Args:
-        splits: dict of `PropertyGraphs` from
-            `make_graph_property_splits`: `"train"`, optionally
-            `"validation"` (used for early stopping), and test sets.
-        aggregation: the neighbour aggregation, as for `graph_network`.
-            Defaults to `"laf"`.
-        epochs: int. Training epochs. Defaults to `100`.
-        batch_size: int. Graphs per batch. Defaults to `128`.
-        learning_rate: float. Adam's learning rate. Defaults to `3e-3`,
-            as in PNA's benchmark runs.
-        patience: optional int. Stop when the validation loss has not
-            improved for this many epochs, restoring the best weights.
-        seed: optional int, seeds Keras (weights) and the shuffling.
-        verbose: int. Keras's verbosity. Defaults to `0`.
-        **model_kwargs: further `graph_network` arguments. Unless given,
-            `average_log_degree` is computed on the training graphs.
-
-    Returns:
-        A tuple `(model, history, scores)`: the trained model, the
-        `History` of `fit`, and a dict mapping each split's name to
-        `task_errors` of it.
-    """
-    if seed is not None:
-        keras.utils.set_random_seed(seed)
-    train = splits["train"]
-    model_kwargs.setdefault("average_log_degree", train.average_log_degree())
-    model = graph_network(aggregation=aggregation, **model_kwargs)
-    model.compile(
-        optimizer=keras.optimizers.Adam(learning_rate),
-        loss={"node_outputs": "mse", "graph_outputs": "mse"},
-    )
-    validation = splits.get("validation")
-    callbacks = []
-    if patience is not None and validation is not None:
-        callbacks.append(
-            keras.callbacks.EarlyStopping(
-                patience=patience, restore_best_weights=True
-            )
-        )
-    history = model.fit(
-        train.to_dataset(batch_size, shuffle=True, seed=seed),
-        validation_data=(
-            None if validation is None else validation.to_dataset(batch_size)
-        ),
-        epochs=epochs,
-        # The dataset shuffles itself.
-        shuffle=False,
-        callbacks=callbacks,
-        verbose=verbose,
-    )
-    scores = {
-        name: task_errors(model, graphs, batch_size)
-        for name, graphs in splits.items()
-    }
-    return model, history, scores

@@ -25,10 +25,17 @@ import math
 import numbers
 
 import keras
-import keras_tuner
 
+try:
+    import keras_tuner
+except ImportError:
+    raise ImportError(
+        "The hypermodels of keras_laf.models need KerasTuner. Install it "
+        "with: pip install 'keras-laf[tuner]' (or pip install keras-tuner)."
+    ) from None
+
+from keras_laf import aggregations
 from keras_laf.models.deep_sets import deep_sets
-from keras_laf.models.set_model import AGGREGATIONS
 from keras_laf.models.set_transformer import HEADS
 from keras_laf.models.set_transformer import set_transformer
 from keras_laf.validation import check_positive_int
@@ -40,12 +47,39 @@ DEFAULT_AGGREGATION = "laf"
 LEARNING_RATES = (1e-2, 1e-3, 1e-4)
 
 
-class _SetHyperModel(keras_tuner.HyperModel):
+class SetHyperModel(keras_tuner.HyperModel):
     """The hyperparameters shared by the set hypermodels.
 
     Subclasses set `AGGREGATIONS` (the allowed choices), `_builder` and
     `_reserved` (the builder arguments the hypermodel sets itself), and
     implement `_build_model(aggregation, units)`.
+
+    Args:
+        min_units: int. Fewest LAF units tried. Defaults to `1`.
+        max_units: int. Most LAF units tried. Defaults to `21`.
+        units_step: int. Step between the unit values tried. Defaults to
+            `1`.
+        default_units: int. Units of the first trial and of an empty
+            `HyperParameters`; one of the values tried. Defaults to `None`:
+            9, or the value tried nearest to 9.
+        learning_rates: sequence of positive floats. Adam learning rates
+            tried; one value fixes it. Defaults to `(1e-2, 1e-3, 1e-4)`.
+        default_learning_rate: float. One of `learning_rates`. Defaults to
+            `None`: 1e-3, or the rate nearest to it on a log scale.
+        aggregations: sequence of str. Aggregations tried, among the
+            subclass's `AGGREGATIONS`. Defaults to `("laf",)`.
+        default_aggregation: str. One of `aggregations`. Defaults to
+            `None`: `"laf"` if tried, else the first.
+        loss: the Keras loss. Defaults to `"mae"`.
+        metrics: Keras metrics. Defaults to `("mae",)`, logged as `mae`
+            and `val_mae`.
+        compile_kwargs: dict. Further arguments of `Model.compile`, e.g.
+            `{"run_eagerly": True}`. Defaults to `None`.
+        model_kwargs: dict. Further arguments of the subclass's model
+            builder. Defaults to `None`.
+        name: str. Name of the hypermodel. Defaults to `None`.
+        tunable: bool. Whether the hyperparameters are added to the search
+            space. Defaults to `True`.
     """
 
     AGGREGATIONS = ()
@@ -216,7 +250,7 @@ class _SetHyperModel(keras_tuner.HyperModel):
         raise NotImplementedError
 
 
-class DeepSetsHyperModel(_SetHyperModel):
+class DeepSetsHyperModel(SetHyperModel):
     """A DeepSets hypermodel: the number of LAF units, tuned.
 
     Builds `keras_laf.models.deep_sets` models compiled with Adam and the
@@ -237,33 +271,13 @@ class DeepSetsHyperModel(_SetHyperModel):
             `input_dim`. Defaults to `None`.
         input_dim: int. Features of each element. Defaults to `None`.
         output_dim: int. Outputs of the model. Defaults to `1`.
-        min_units: int. Fewest LAF units tried. Defaults to `1`.
-        max_units: int. Most LAF units tried. Defaults to `21`.
-        units_step: int. Step between the unit values tried. Defaults to
-            `1`.
-        default_units: int. Units of the first trial and of an empty
-            `HyperParameters`; one of the values tried. Defaults to `None`:
-            9, or the value tried nearest to 9.
-        learning_rates: sequence of positive floats. Adam learning rates
-            tried; one value fixes it. Defaults to `(1e-2, 1e-3, 1e-4)`.
-        default_learning_rate: float. One of `learning_rates`. Defaults to
-            `None`: 1e-3, or the rate nearest to it on a log scale.
-        aggregations: sequence of str. Aggregations tried, among
-            `keras_laf.models.AGGREGATIONS` (`"laf"`, `"sum"`, `"mean"`,
-            `"max"`, `"deepsets"`, `"pna"`, `"lstm"`). Defaults to
-            `("laf",)`.
-        default_aggregation: str. One of `aggregations`. Defaults to
-            `None`: `"laf"` if tried, else the first.
-        loss: the Keras loss. Defaults to `"mae"`.
-        metrics: Keras metrics. Defaults to `("mae",)`, logged as `mae`
-            and `val_mae`.
-        compile_kwargs: dict. Further arguments of `Model.compile`, e.g.
-            `{"run_eagerly": True}`. Defaults to `None`.
-        model_kwargs: dict. Further arguments of `deep_sets`, e.g.
-            `{"phi_units": (), "embedding_dim": 10}`. Defaults to `None`.
-        name: str. Name of the hypermodel. Defaults to `None`.
-        tunable: bool. Whether the hyperparameters are added to the search
-            space. Defaults to `True`.
+        **kwargs: the search space and training arguments of
+            `SetHyperModel` (`min_units`, `max_units`, `units_step`,
+            `default_units`, `learning_rates`, `default_learning_rate`,
+            `aggregations` among `keras_laf.aggregations.NAMES`,
+            `default_aggregation`, `loss`, `metrics`, `compile_kwargs`,
+            `model_kwargs`: further arguments of `deep_sets`, e.g.
+            `{"phi_units": (), "embedding_dim": 10}`, `name`, `tunable`).
 
     Example:
 
@@ -277,35 +291,18 @@ class DeepSetsHyperModel(_SetHyperModel):
     ... )
     """
 
-    AGGREGATIONS = AGGREGATIONS
+    AGGREGATIONS = aggregations.NAMES
     _builder = staticmethod(deep_sets)
     _reserved = (
         "aggregation",
-        "units",
+        "laf_units",
         "vocabulary_size",
         "input_dim",
         "output_dim",
     )
 
     def __init__(
-        self,
-        vocabulary_size=None,
-        input_dim=None,
-        output_dim=1,
-        min_units=1,
-        max_units=21,
-        units_step=1,
-        default_units=None,
-        learning_rates=LEARNING_RATES,
-        default_learning_rate=None,
-        aggregations=(DEFAULT_AGGREGATION,),
-        default_aggregation=None,
-        loss="mae",
-        metrics=("mae",),
-        compile_kwargs=None,
-        model_kwargs=None,
-        name=None,
-        tunable=True,
+        self, vocabulary_size=None, input_dim=None, output_dim=1, **kwargs
     ):
         if (input_dim is None) == (vocabulary_size is None):
             raise ValueError(
@@ -320,22 +317,7 @@ class DeepSetsHyperModel(_SetHyperModel):
         if input_dim is not None:
             input_dim = check_positive_int("input_dim", input_dim)
         output_dim = check_positive_int("output_dim", output_dim)
-        super().__init__(
-            min_units=min_units,
-            max_units=max_units,
-            units_step=units_step,
-            default_units=default_units,
-            learning_rates=learning_rates,
-            default_learning_rate=default_learning_rate,
-            aggregations=aggregations,
-            default_aggregation=default_aggregation,
-            loss=loss,
-            metrics=metrics,
-            compile_kwargs=compile_kwargs,
-            model_kwargs=model_kwargs,
-            name=name,
-            tunable=tunable,
-        )
+        super().__init__(**kwargs)
         self.vocabulary_size = vocabulary_size
         self.input_dim = input_dim
         self.output_dim = output_dim
@@ -345,13 +327,13 @@ class DeepSetsHyperModel(_SetHyperModel):
             input_dim=self.input_dim,
             output_dim=self.output_dim,
             aggregation=aggregation,
-            units=units,
+            laf_units=units,
             vocabulary_size=self.vocabulary_size,
             **self.model_kwargs,
         )
 
 
-class SetTransformerHyperModel(_SetHyperModel):
+class SetTransformerHyperModel(SetHyperModel):
     """A Set Transformer hypermodel: the LAF head's units, tuned.
 
     Builds `keras_laf.models.set_transformer` models compiled with Adam and
@@ -365,29 +347,10 @@ class SetTransformerHyperModel(_SetHyperModel):
     Args:
         input_dim: int. Features of each element.
         output_dim: int. Outputs of the model. Defaults to `1`.
-        min_units: int. Fewest LAF units tried. Defaults to `1`.
-        max_units: int. Most LAF units tried. Defaults to `21`.
-        units_step: int. Step between the unit values tried. Defaults to
-            `1`.
-        default_units: int. One of the values tried. Defaults to `None`:
-            9, or the value tried nearest to 9.
-        learning_rates: sequence of positive floats. Adam learning rates
-            tried. Defaults to `(1e-2, 1e-3, 1e-4)`.
-        default_learning_rate: float. One of `learning_rates`. Defaults to
-            `None`: 1e-3, or the rate nearest to it on a log scale.
-        aggregations: sequence of str. Pooling heads tried, `"laf"` and
-            `"pma"`. Defaults to `("laf",)`.
-        default_aggregation: str. One of `aggregations`. Defaults to
-            `None`: `"laf"` if tried, else the first.
-        loss: the Keras loss. Defaults to `"mae"`.
-        metrics: Keras metrics. Defaults to `("mae",)`.
-        compile_kwargs: dict. Further arguments of `Model.compile`.
-            Defaults to `None`.
-        model_kwargs: dict. Further arguments of `set_transformer`, e.g.
-            `{"dim": 32, "encoder": "isab"}`. Defaults to `None`.
-        name: str. Name of the hypermodel. Defaults to `None`.
-        tunable: bool. Whether the hyperparameters are added to the search
-            space. Defaults to `True`.
+        **kwargs: the search space and training arguments of
+            `SetHyperModel`, with `aggregations` the pooling heads tried,
+            `"laf"` and `"pma"`, and `model_kwargs` further arguments of
+            `set_transformer`, e.g. `{"hidden_units": 32, "encoder": "isab"}`.
 
     Example:
 
@@ -402,45 +365,12 @@ class SetTransformerHyperModel(_SetHyperModel):
 
     AGGREGATIONS = HEADS
     _builder = staticmethod(set_transformer)
-    _reserved = ("head", "units", "input_dim", "output_dim")
+    _reserved = ("head", "laf_units", "input_dim", "output_dim")
 
-    def __init__(
-        self,
-        input_dim,
-        output_dim=1,
-        min_units=1,
-        max_units=21,
-        units_step=1,
-        default_units=None,
-        learning_rates=LEARNING_RATES,
-        default_learning_rate=None,
-        aggregations=(DEFAULT_AGGREGATION,),
-        default_aggregation=None,
-        loss="mae",
-        metrics=("mae",),
-        compile_kwargs=None,
-        model_kwargs=None,
-        name=None,
-        tunable=True,
-    ):
+    def __init__(self, input_dim, output_dim=1, **kwargs):
         input_dim = check_positive_int("input_dim", input_dim)
         output_dim = check_positive_int("output_dim", output_dim)
-        super().__init__(
-            min_units=min_units,
-            max_units=max_units,
-            units_step=units_step,
-            default_units=default_units,
-            learning_rates=learning_rates,
-            default_learning_rate=default_learning_rate,
-            aggregations=aggregations,
-            default_aggregation=default_aggregation,
-            loss=loss,
-            metrics=metrics,
-            compile_kwargs=compile_kwargs,
-            model_kwargs=model_kwargs,
-            name=name,
-            tunable=tunable,
-        )
+        super().__init__(**kwargs)
         self.input_dim = input_dim
         self.output_dim = output_dim
 
@@ -449,7 +379,7 @@ class SetTransformerHyperModel(_SetHyperModel):
             input_dim=self.input_dim,
             output_dim=self.output_dim,
             head=aggregation,
-            units=units,
+            laf_units=units,
             **self.model_kwargs,
         )
 

@@ -2,23 +2,24 @@
 
 import keras
 
-from keras_laf import LAF
-from keras_laf import FixedAggregation
 from keras_laf import PermutationEquivariant
-from keras_laf.models.set_model import check_choice
-from keras_laf.models.set_model import element_network
-from keras_laf.models.set_model import set_inputs
+from keras_laf import aggregations
+from keras_laf.models.building_blocks import check_choice
+from keras_laf.models.building_blocks import element_network
+from keras_laf.models.building_blocks import renamed_arguments
+from keras_laf.models.building_blocks import set_inputs
 from keras_laf.validation import check_positive_int
 
 POOLINGS = ("max", "pna", "laf")
 
 
+@renamed_arguments(width="hidden_units", units="laf_units")
 def point_cloud_classifier(
     num_classes=40,
     pooling="max",
-    width=256,
+    hidden_units=256,
     num_equivariant_layers=3,
-    units=10,
+    laf_units=10,
     dropout=0.5,
     input_dim=3,
     ragged=True,
@@ -27,21 +28,23 @@ def point_cloud_classifier(
     """Builds the DeepSets point-cloud classifier used for ModelNet40.
 
     Zaheer et al., "Deep Sets" (NeurIPS 2017): `num_equivariant_layers`
-    layers x -> tanh(W (x - max(x)) + b) of `width` units, a pooling over
+    layers x -> tanh(W (x - max(x)) + b) of `hidden_units` units, a pooling over
     the points, dropout, a dense tanh layer, dropout and a linear layer
-    giving logits. The pooling is `"max"` (DeepSets), `"pna"` (max, min,
-    mean and standard deviation concatenated) or `"laf"` (a sigmoid then
-    LAF with `units` units, the LAF paper's choice). Points are expected
+    giving logits. The pooling is `"max"` (DeepSets), `"pna"` (PNA's mean,
+    max, min and standard deviation concatenated) or `"laf"` (a sigmoid then
+    LAF with `laf_units` units, the LAF paper's choice). Points are expected
     standardised per cloud (zero mean, unit variance), as
-    `keras_laf.datasets` produces them; the model does not standardise.
+    `laf_experiments.datasets` produces them; the model does not
+    standardise.
 
     Args:
         num_classes: int. Number of classes. Defaults to `40`.
         pooling: str. `"max"`, `"pna"` or `"laf"`. Defaults to `"max"`.
-        width: int. Width of the equivariant and dense layers. Defaults to
-            `256`.
+        hidden_units: int. Width of the equivariant and dense layers
+            (formerly `width`). Defaults to `256`.
         num_equivariant_layers: int. Defaults to `3`.
-        units: int. LAF units of the `"laf"` pooling. Defaults to `10`.
+        laf_units: int. LAF units of the `"laf"` pooling (formerly
+            `units`). Defaults to `10`.
         dropout: float in [0, 1). Dropout rate. Defaults to `0.5`.
         input_dim: int. Coordinates per point. Defaults to `3`.
         ragged: bool. Ragged input, or padded clouds and a mask. Defaults
@@ -62,9 +65,9 @@ def point_cloud_classifier(
     check_choice("pooling", pooling, POOLINGS)
     for argument, value in (
         ("num_classes", num_classes),
-        ("width", width),
+        ("hidden_units", hidden_units),
         ("num_equivariant_layers", num_equivariant_layers),
-        ("units", units),
+        ("laf_units", laf_units),
         ("input_dim", input_dim),
     ):
         check_positive_int(argument, value)
@@ -76,22 +79,22 @@ def point_cloud_classifier(
     inputs, points, mask = set_inputs((input_dim,), ragged)
     for index in range(num_equivariant_layers):
         points = PermutationEquivariant(
-            width, activation="tanh", name=f"equivariant_{index}"
+            hidden_units, activation="tanh", name=f"equivariant_{index}"
         )(points, mask=mask)
-    if pooling == "laf":
-        points = element_network(points, (), None, "sigmoid", "squash")
-        pooled = LAF(units=units, name="laf")(points, mask=mask)
-    else:
-        aggregators = (
-            ["max"] if pooling == "max" else ["max", "min", "mean", "std"]
-        )
-        pooled = FixedAggregation(aggregators, name="pooling")(
-            points, mask=mask
-        )
-    features = keras.layers.Dropout(dropout, name="dropout_0")(pooled)
-    features = keras.layers.Dense(width, activation="tanh", name="dense")(
-        features
+    aggregation = (
+        aggregations.PNA_NEIGHBOURHOOD if pooling == "pna" else pooling
     )
+    if aggregations.needs_unit_interval(aggregation):
+        points = element_network(points, (), None, "sigmoid", "squash")
+    pooled = aggregations.get(
+        aggregation,
+        units=laf_units,
+        name="laf" if pooling == "laf" else "pooling",
+    )(points, mask=mask)
+    features = keras.layers.Dropout(dropout, name="dropout_0")(pooled)
+    features = keras.layers.Dense(
+        hidden_units, activation="tanh", name="dense"
+    )(features)
     features = keras.layers.Dropout(dropout, name="dropout_1")(features)
     outputs = keras.layers.Dense(num_classes, name="logits")(features)
     return keras.Model(inputs, outputs, name=name)

@@ -3,31 +3,33 @@
 import keras
 
 from keras_laf import ISAB
-from keras_laf import LAF
 from keras_laf import PMA
 from keras_laf import SAB
-from keras_laf.models.set_model import check_choice
-from keras_laf.models.set_model import check_widths
-from keras_laf.models.set_model import dense_head
-from keras_laf.models.set_model import element_network
-from keras_laf.models.set_model import set_inputs
+from keras_laf import aggregations
+from keras_laf.models.building_blocks import check_choice
+from keras_laf.models.building_blocks import check_widths
+from keras_laf.models.building_blocks import dense_head
+from keras_laf.models.building_blocks import element_network
+from keras_laf.models.building_blocks import renamed_arguments
+from keras_laf.models.building_blocks import set_inputs
 from keras_laf.validation import check_positive_int
 
 HEADS = ("pma", "laf")
 ENCODERS = ("sab", "isab")
 
 
+@renamed_arguments(dim="hidden_units", units="laf_units")
 def set_transformer(
     input_dim,
     output_dim=1,
     head="pma",
     encoder="sab",
     num_blocks=2,
-    dim=64,
+    hidden_units=64,
     num_heads=4,
     num_inducing=16,
     num_seeds=1,
-    units=10,
+    laf_units=10,
     layer_norm=True,
     phi_units=(),
     phi_activation="relu",
@@ -41,13 +43,13 @@ def set_transformer(
     Lee et al., "Set Transformer" (ICML 2019), with the decoder's pooling
     as a choice, as in the LAF paper's comparison: an optional dense
     network on each element, `num_blocks` SAB or ISAB blocks, then either
-    PMA with `num_seeds` seed vectors or a sigmoid and LAF with `units`
-    units, then dense layers and a linear output.
+    PMA with `num_seeds` seed vectors or a sigmoid and LAF with
+    `laf_units` units, then dense layers and a linear output.
 
     The LAF paper's unique-sum models, by arguments:
     `set_transformer(input_dim=784, phi_units=(300, 100, 30), head="pma")`
     (ST-PMA: 2 x SAB(64, 4 heads), PMA(64, 4), Dense(100) ReLU, Dense(1))
-    and the same with `head="laf", units=10` (ST-LAF).
+    and the same with `head="laf", laf_units=10` (ST-LAF).
 
     Args:
         input_dim: int. Features of each element.
@@ -55,11 +57,14 @@ def set_transformer(
         head: str. `"pma"` or `"laf"`. Defaults to `"pma"`.
         encoder: str. `"sab"` or `"isab"`. Defaults to `"sab"`.
         num_blocks: int. Encoder blocks. Defaults to `2`.
-        dim: int. Width of the attention blocks. Defaults to `64`.
-        num_heads: int. Attention heads; must divide `dim`. Defaults to `4`.
+        hidden_units: int. Width of the attention blocks (formerly `dim`).
+            Defaults to `64`.
+        num_heads: int. Attention heads; must divide `hidden_units`.
+            Defaults to `4`.
         num_inducing: int. Inducing points of each ISAB. Defaults to `16`.
         num_seeds: int. Seed vectors of PMA. Defaults to `1`.
-        units: int. LAF units of the `"laf"` head. Defaults to `10`.
+        laf_units: int. LAF units of the `"laf"` head (formerly `units`).
+            Defaults to `10`.
         layer_norm: bool. Layer normalisation in the attention blocks.
             Defaults to `True`.
         phi_units: widths of the dense layers applied to each element
@@ -77,7 +82,7 @@ def set_transformer(
 
     Example:
 
-    >>> model = set_transformer(input_dim=784, head="laf", units=10)
+    >>> model = set_transformer(input_dim=784, head="laf", laf_units=10)
     """
     check_choice("head", head, HEADS)
     check_choice("encoder", encoder, ENCODERS)
@@ -85,17 +90,17 @@ def set_transformer(
         ("input_dim", input_dim),
         ("output_dim", output_dim),
         ("num_blocks", num_blocks),
-        ("dim", dim),
+        ("hidden_units", hidden_units),
         ("num_heads", num_heads),
         ("num_inducing", num_inducing),
         ("num_seeds", num_seeds),
-        ("units", units),
+        ("laf_units", laf_units),
     ):
         check_positive_int(argument, value)
-    if dim % num_heads:
+    if hidden_units % num_heads:
         raise ValueError(
-            "`num_heads` must divide `dim`. "
-            f"Received: dim={dim}, num_heads={num_heads}"
+            "`num_heads` must divide `hidden_units`. Received: "
+            f"hidden_units={hidden_units}, num_heads={num_heads}"
         )
     phi_units = check_widths("phi_units", phi_units)
     rho_units = check_widths("rho_units", rho_units)
@@ -107,18 +112,26 @@ def set_transformer(
         )
     for index in range(num_blocks):
         if encoder == "sab":
-            block = SAB(dim, num_heads, layer_norm=layer_norm)
+            block = SAB(hidden_units, num_heads, layer_norm=layer_norm)
         else:
-            block = ISAB(dim, num_heads, num_inducing, layer_norm=layer_norm)
+            block = ISAB(
+                hidden_units, num_heads, num_inducing, layer_norm=layer_norm
+            )
         block.name = f"encoder_{index}"
         elements = block(elements, mask=mask)
     if head == "pma":
         pooled = PMA(
-            dim, num_heads, num_seeds, layer_norm=layer_norm, name="pma"
+            hidden_units,
+            num_heads,
+            num_seeds,
+            layer_norm=layer_norm,
+            name="pma",
         )(elements, mask=mask)
         pooled = keras.layers.Flatten(name="flatten")(pooled)
     else:
         elements = element_network(elements, (), None, "sigmoid", "squash")
-        pooled = LAF(units=units, name="laf")(elements, mask=mask)
+        pooled = aggregations.get("laf", units=laf_units, name="laf")(
+            elements, mask=mask
+        )
     outputs = dense_head(pooled, rho_units, rho_activation, output_dim, "rho")
     return keras.Model(inputs, outputs, name=name)

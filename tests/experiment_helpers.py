@@ -5,7 +5,7 @@ import json
 
 from matplotlib import image
 
-from keras_laf.experiments import cli
+from laf_experiments import cli
 
 QUIET = ["--quick", "--verbose", "0"]
 

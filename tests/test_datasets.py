@@ -1,33 +1,31 @@
 import logging
 import math
+import socket
 
 import h5py
 import numpy as np
 import pytest
 import tensorflow as tf
 
-from keras_laf.datasets import SOLID_NAMES
-from keras_laf.datasets import TARGETS
-from keras_laf.datasets import TEST_MAX_SIZES
-from keras_laf.datasets import DigitImages
-from keras_laf.datasets import load_digit_images
-from keras_laf.datasets import load_modelnet40
-from keras_laf.datasets import make_mnist_test_datasets
-from keras_laf.datasets import make_mnist_test_sets
-from keras_laf.datasets import make_mnist_training_sets
-from keras_laf.datasets import make_solid_point_clouds
-from keras_laf.datasets import make_test_datasets
-from keras_laf.datasets import make_test_sets
-from keras_laf.datasets import make_test_sets_by_max_size
-from keras_laf.datasets import make_training_sets
-from keras_laf.datasets import make_unique_digit_sets
-from keras_laf.datasets import point_clouds
 from keras_laf.datasets import ragged_set_dataset
-from keras_laf.datasets import sample_test_sets
-from keras_laf.datasets import sample_training_sets
-from keras_laf.datasets import standardize_point_clouds
-from keras_laf.datasets import target_value
-from keras_laf.datasets import target_values
+from laf_experiments.datasets import SOLID_NAMES
+from laf_experiments.datasets import TARGETS
+from laf_experiments.datasets import TEST_MAX_SIZES
+from laf_experiments.datasets import DigitImages
+from laf_experiments.datasets import load_digit_images
+from laf_experiments.datasets import load_modelnet40
+from laf_experiments.datasets import make_solid_point_clouds
+from laf_experiments.datasets import make_test_datasets
+from laf_experiments.datasets import make_test_sets
+from laf_experiments.datasets import make_test_sets_by_max_size
+from laf_experiments.datasets import make_training_sets
+from laf_experiments.datasets import make_unique_digit_sets
+from laf_experiments.datasets import point_clouds
+from laf_experiments.datasets import sample_test_sets
+from laf_experiments.datasets import sample_training_sets
+from laf_experiments.datasets import standardize_point_clouds
+from laf_experiments.datasets import target_value
+from laf_experiments.datasets import target_values
 
 # Hand-computed targets, in the order of TARGETS: count, sum, mean, max,
 # min, inverse_count, median, min_over_max, max_minus_min, std, skewness,
@@ -257,7 +255,7 @@ def test_sklearn_digits_are_upsampled_real_digits(sklearn_train_images):
 
 def test_mnist_sets_images_show_their_digits(sklearn_train_images):
     pool = sklearn_train_images
-    data = make_mnist_training_sets(pool, 30, "sum", seed=2)
+    data = make_training_sets(30, "sum", seed=2, digit_images=pool)
     assert data.source == "sklearn" and data.target == "sum"
     # Same digits as the integer sets of the same seed.
     for digits, expected in zip(
@@ -287,12 +285,14 @@ def test_mnist_sets_images_show_their_digits(sklearn_train_images):
 
 def test_mnist_test_datasets(sklearn_train_images):
     pool = sklearn_train_images
-    data = make_mnist_test_sets(pool, 40, "max", max_size=20)
+    data = make_test_sets(40, "max", max_size=20, digit_images=pool)
     assert data.sizes.max() <= 20
     np.testing.assert_array_equal(
         data.labels, [digits.max() for digits in data.digits]
     )
-    datasets = make_mnist_test_datasets(pool, 4, "min", 4, max_sizes=(5, 10))
+    datasets = make_test_datasets(
+        4, "min", 4, max_sizes=(5, 10), digit_images=pool
+    )
     assert sorted(datasets) == [5, 10]
     images, labels = next(iter(datasets[10]))
     assert images.shape.as_list() == [4, None, 784] and labels.shape == (4, 1)
@@ -332,18 +332,19 @@ def test_bad_digit_arguments_raise(sklearn_train_images):
         split="train",
     )
     with pytest.raises(ValueError, match="no image of the digits"):
-        make_mnist_training_sets(partial, 50, "sum")
+        make_training_sets(50, "sum", digit_images=partial)
 
 
-def test_auto_source_falls_back_to_sklearn(monkeypatch, caplog):
-    tfds = pytest.importorskip("tensorflow_datasets")
+def test_auto_source_falls_back_to_sklearn(monkeypatch, caplog, tmp_path):
+    pytest.importorskip("tensorflow_datasets")
 
-    def offline_load(*args, **kwargs):
-        raise ConnectionError("no network")
+    def offline(address, timeout):
+        raise OSError("no network")
 
-    monkeypatch.setattr(tfds, "load", offline_load)
+    # MNIST is not in the empty data directory, and its server is offline.
+    monkeypatch.setattr(socket, "create_connection", offline)
     with caplog.at_level(logging.WARNING):
-        pool = load_digit_images("test", source="auto")
+        pool = load_digit_images("test", source="auto", data_dir=tmp_path)
     assert pool.source == "sklearn"
     assert "falling back to scikit-learn" in caplog.text
     assert "no network" in caplog.text

@@ -5,9 +5,14 @@ fewer methods where the full set is covered elsewhere; the image sets use
 scikit-learn's digits (`--source sklearn`), so nothing is downloaded.
 """
 
+import argparse
 import importlib
 import math
 import os
+import socket
+import subprocess
+import sys
+import time
 from importlib import metadata
 
 import keras
@@ -20,10 +25,13 @@ from experiment_helpers import read_csv
 from experiment_helpers import read_json
 from experiment_helpers import run
 
-from keras_laf.experiments import cli
-from keras_laf.experiments import common
-from keras_laf.experiments import plots
-from keras_laf.experiments import scalars
+from laf_experiments import cli
+from laf_experiments import common
+from laf_experiments import digit_data
+from laf_experiments import plots
+from laf_experiments import runner
+from laf_experiments import scalars
+from laf_experiments import units
 
 
 def assert_one_line_error(status, err, text):
@@ -41,6 +49,7 @@ def scalars_output(tmp_path_factory):
     return directory
 
 
+@pytest.mark.slow
 def test_scalars_records_every_method_target_and_size(scalars_output):
     results = read_json(scalars_output)
     assert results["experiment"] == "scalars"
@@ -69,6 +78,7 @@ def test_scalars_records_every_method_target_and_size(scalars_output):
     assert {"mae_mean", "mae_std", "num_seeds"} <= set(summary[0])
 
 
+@pytest.mark.slow
 def test_scalars_writes_plots_and_predictions(scalars_output):
     assert_png(scalars_output / "mae.png")
     assert_png(scalars_output / "scatter.png")
@@ -79,6 +89,7 @@ def test_scalars_writes_plots_and_predictions(scalars_output):
     assert not any((scalars_output / "backups").glob("*"))
 
 
+@pytest.mark.slow
 def test_rerun_skips_recorded_runs(scalars_output, capsys):
     before = read_json(scalars_output)["runs"]
     status, out, _ = run(
@@ -90,6 +101,7 @@ def test_rerun_skips_recorded_runs(scalars_output, capsys):
     assert read_json(scalars_output)["runs"] == before
 
 
+@pytest.mark.slow
 def test_results_without_matplotlib(scalars_output, capsys, monkeypatch):
     monkeypatch.setattr(plots, "available", lambda: False)
     status, out, _ = run(
@@ -100,6 +112,7 @@ def test_results_without_matplotlib(scalars_output, capsys, monkeypatch):
     assert "results.json, results.csv, summary.csv\n" in out
 
 
+@pytest.mark.slow
 def test_other_settings_are_refused(scalars_output, capsys):
     status, _, err = run(
         ["scalars", *QUIET, "--epochs", "2", "--output", str(scalars_output)],
@@ -109,6 +122,7 @@ def test_other_settings_are_refused(scalars_output, capsys):
     assert "--overwrite" in err
 
 
+@pytest.mark.slow
 def test_interrupted_command_resumes(tmp_path, capsys, monkeypatch):
     argv = [
         "scalars",
@@ -142,11 +156,17 @@ def test_interrupted_command_resumes(tmp_path, capsys, monkeypatch):
     assert methods == ["laf", "deepsets"]
 
 
-def test_fit_resumes_from_backup(tmp_path):
+def test_fit_resumes_from_backup_with_history_and_summed_time(tmp_path):
     class Interrupt(keras.callbacks.Callback):
         def on_epoch_end(self, epoch, logs=None):
             if epoch == 1:
                 raise KeyboardInterrupt
+
+    class Slow(keras.callbacks.Callback):
+        # Every epoch takes at least 50 ms, so the time of each part is
+        # known from below.
+        def on_epoch_begin(self, epoch, logs=None):
+            time.sleep(0.05)
 
     def model():
         keras.utils.set_random_seed(0)
@@ -163,23 +183,53 @@ def test_fit_resumes_from_backup(tmp_path):
         "lr_patience": 5,
     }
     backup = tmp_path / "backup"
+    history = tmp_path / "run" / "history.csv"
     with pytest.raises(KeyboardInterrupt):
-        common.fit(
+        runner.fit(
             model(),
             train,
             train,
             "mae",
             settings,
             backup,
+            history,
             0,
-            callbacks=[Interrupt()],
+            callbacks=[Slow(), Interrupt()],
         )
-    assert common.backed_up_epoch(backup) == 2
-    result = common.fit(model(), train, train, "mae", settings, backup, 0)
+    assert runner.backed_up_epoch(backup) == 2
+    # The interrupted epoch 1 is backed up, its row written.
+    assert [row["epoch"] for row in read_csv(history)] == ["0", "1"]
+    start = time.perf_counter()
+    result = runner.fit(
+        model(), train, train, "mae", settings, backup, history, 0, [], [Slow()]
+    )
+    second_part = time.perf_counter() - start
     assert result["resumed_from_epoch"] == 2
     assert not backup.exists()
+    rows = read_csv(history)
+    assert [row["epoch"] for row in rows] == ["0", "1", "2", "3"]
+    assert {"loss", "val_loss"} <= set(rows[0])
+    # Two epochs of at least 50 ms before the interruption are counted.
+    assert result["train_seconds"] >= second_part + 0.1 - 1e-3
 
 
+@pytest.mark.slow
+def test_paper_initialization_is_an_optional_method(tmp_path):
+    # Not run by default; when named, its LAF starts as the paper's.
+    assert "laf-paper" not in scalars.METHODS
+    paper = scalars.build_model("laf-paper").get_layer("aggregation")
+    default = scalars.build_model("laf").get_layer("aggregation")
+    assert (paper.initialization, default.initialization) == (
+        "paper",
+        "anchored",
+    )
+    argv = ["scalars", *QUIET, "--targets", "sum", "--methods", "laf-paper"]
+    assert cli.main([*argv, "--output", str(tmp_path)]) == 0
+    records = read_json(tmp_path)["records"]
+    assert {record["method"] for record in records} == {"laf-paper"}
+
+
+@pytest.mark.slow
 def test_mnist_with_scikit_learn_digits(tmp_path, capsys):
     status, out, _ = run(
         [
@@ -209,6 +259,7 @@ def test_mnist_with_scikit_learn_digits(tmp_path, capsys):
     assert_png(tmp_path / "scatter.png")
 
 
+@pytest.mark.slow
 def test_unique_sum_compares_pma_and_laf(tmp_path, capsys):
     status, _, _ = run(
         [
@@ -233,6 +284,7 @@ def test_unique_sum_compares_pma_and_laf(tmp_path, capsys):
     assert_png(tmp_path / "scatter.png")
 
 
+@pytest.mark.slow
 def test_pointcloud_on_generated_solids(tmp_path, capsys):
     status, out, _ = run(
         [
@@ -263,6 +315,7 @@ def test_pointcloud_on_generated_solids(tmp_path, capsys):
     assert_png(tmp_path / "accuracy.png")
 
 
+@pytest.mark.slow
 def test_pointcloud_on_modelnet40_files(tmp_path, capsys):
     h5py = pytest.importorskip("h5py")
     directory = tmp_path / "modelnet40_ply_hdf5_2048"
@@ -440,9 +493,144 @@ def test_help_and_console_script(capsys):
     status, out, _ = run(["scalars", "--help"], capsys)
     assert status == 0
     assert "--train-size" in out and "--targets" in out
-    # The entry point `keras-laf = keras_laf.experiments.cli:main`.
-    module = importlib.import_module("keras_laf.experiments.cli")
+    # The entry point `keras-laf = laf_experiments.cli:main`.
+    module = importlib.import_module("laf_experiments.cli")
     assert callable(module.main)
-    scripts = metadata.entry_points(group="console_scripts", name="keras-laf")
-    for script in scripts:
-        assert script.value == "keras_laf.experiments.cli:main"
+    (script,) = metadata.entry_points(group="console_scripts", name="keras-laf")
+    assert script.value == "laf_experiments.cli:main"
+    assert script.load() is module.main
+
+
+def test_help_version_and_argument_errors_without_tensorflow():
+    # In a fresh interpreter: the parser is built and the arguments are
+    # checked before TensorFlow is imported.
+    script = (
+        "import sys\n"
+        "from laf_experiments import cli\n"
+        "assert cli.main(['scalars', '--epochs', '0']) == 2\n"
+        "assert cli.main(['--help']) == 0\n"
+        "assert cli.main(['--version']) == 0\n"
+        "assert cli.main(['graphs', '--help']) == 0\n"
+        "loaded = [m for m in ('tensorflow', 'keras') if m in sys.modules]\n"
+        "assert not loaded, loaded\n"
+    )
+    completed = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True
+    )
+    assert completed.returncode == 0, completed.stderr
+    assert f"keras-laf {metadata.version('keras-laf')}" in completed.stdout
+    assert "expected a positive integer" in completed.stderr
+
+
+def test_progress_is_one_line_per_epoch_when_not_a_terminal(capsys):
+    # capsys replaces stdout by a buffer, which is not a terminal.
+    for verbose, keras_verbose in ((0, 0), (1, 2), (2, 2), (3, 2)):
+        args = argparse.Namespace(verbose=verbose)
+        cli._set_verbosity(args)
+        assert args.verbose == keras_verbose
+
+
+@pytest.mark.slow
+def test_every_run_has_a_history_csv(scalars_output):
+    runs = read_json(scalars_output)["runs"]
+    for run_record in runs:
+        name = f"{run_record['method']}-{run_record['target']}-seed0"
+        rows = read_csv(scalars_output / "runs" / name / "history.csv")
+        assert [row["epoch"] for row in rows] == ["0"]
+        assert float(rows[0]["loss"]) > 0
+
+
+def test_missing_scikit_learn_is_one_line(tmp_path, capsys, monkeypatch):
+    monkeypatch.setitem(sys.modules, "sklearn.datasets", None)
+    argv = ["mnist", *QUIET, "--source", "sklearn", "--output", str(tmp_path)]
+    status, _, err = run(argv, capsys)
+    assert_one_line_error(
+        status, err, "needs scikit-learn, which is not installed"
+    )
+    assert "pip install 'keras-laf[experiments]'" in err
+
+
+def test_offline_mnist_falls_back_at_once(tmp_path, capsys, monkeypatch):
+    pytest.importorskip("tensorflow_datasets")
+
+    def unreachable(address, timeout):
+        raise OSError(f"no route to {address[0]} within {timeout} s")
+
+    monkeypatch.setattr(socket, "create_connection", unreachable)
+    args = argparse.Namespace(
+        source="auto", data_dir=str(tmp_path), experiment="mnist"
+    )
+    train, test = digit_data.load_digit_pools(args)
+    assert (train.source, test.source) == ("sklearn", "sklearn")
+    out = capsys.readouterr().out
+    assert "storage.googleapis.com cannot be reached" in out
+    assert "using scikit-learn's 8x8 digits" in out
+    args.source = "tfds"
+    with pytest.raises(common.ExperimentError, match="cannot be reached"):
+        digit_data.load_digit_pools(args)
+
+
+@pytest.mark.slow
+def test_units_study_records_every_restart(tmp_path, capsys):
+    argv = [
+        "units",
+        *QUIET,
+        "--targets",
+        "max",
+        "--units",
+        "1,2",
+        "--seeds",
+        "2",
+        "--train-size",
+        "16",
+        "--val-size",
+        "8",
+        "--test-size",
+        "8",
+        "--output",
+        str(tmp_path),
+    ]
+    status, out, _ = run(argv, capsys)
+    assert status == 0, out
+    results = read_json(tmp_path)
+    keys = [(r["target"], r["units"], r["seed"]) for r in results["runs"]]
+    assert sorted(keys) == [("max", u, s) for u in (1, 2) for s in (0, 1)]
+    for summary in results["summary"]:
+        maes = [
+            r["mae"]
+            for r in results["records"]
+            if r["units"] == summary["units"]
+        ]
+        assert summary["num_seeds"] == 2
+        assert summary["mae_mean"] == pytest.approx(np.mean(maes))
+        assert summary["mae_std"] == pytest.approx(np.std(maes))
+    assert_png(tmp_path / "mae_by_units.png")
+    assert (tmp_path / "runs" / "max-2-seed1" / "history.csv").exists()
+
+
+@pytest.mark.parametrize("target", list(units.FUNCTIONS))
+def test_units_targets_match_numpy(target):
+    sets, labels = units.make_sets(50, target, seed=3)
+    sizes = [len(x) for x in sets]
+    assert min(sizes) >= 2 and max(sizes) <= 10
+    assert all(x.shape[1] == 1 and 0 <= x.min() and x.max() <= 1 for x in sets)
+    values = [x[:, 0].astype("float64") for x in sets]
+    expected = {
+        "count": [len(x) for x in values],
+        "sum": [x.sum() for x in values],
+        "mean": [x.mean() for x in values],
+        "moment": [(x**2).mean() for x in values],
+        "moment_power": [((x**2).mean()) ** 2 for x in values],
+        "max": [x.max() for x in values],
+        "min": [x.min() for x in values],
+        "min_over_max": [x.min() / x.max() for x in values],
+        "max_over_min": [x.max() / x.min() for x in values],
+    }[target]
+    np.testing.assert_allclose(labels, expected, rtol=1e-5)
+
+
+def test_units_model_is_laf_then_linear():
+    model = units.build_model(4)
+    assert [layer.name for layer in model.layers] == ["sets", "laf", "output"]
+    assert model.get_layer("laf").units == 4
+    assert model.output_shape == (None, 1)

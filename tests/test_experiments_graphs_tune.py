@@ -16,9 +16,9 @@ from experiment_helpers import read_csv
 from experiment_helpers import read_json
 from experiment_helpers import run
 
-from keras_laf.experiments import cli
-from keras_laf.experiments import graphs
-from keras_laf.experiments import tune
+from laf_experiments import cli
+from laf_experiments import graphs
+from laf_experiments import tune
 
 TASKS = {
     "shortest_path",
@@ -56,6 +56,7 @@ def graphs_output(tmp_path_factory):
     return directory
 
 
+@pytest.mark.slow
 def test_graphs_records_every_method_split_and_task(graphs_output):
     results = read_json(graphs_output)
     assert results["experiment"] == "graphs"
@@ -91,6 +92,7 @@ def test_graphs_records_every_method_split_and_task(graphs_output):
     assert not (graphs_output / "backups").exists()
 
 
+@pytest.mark.slow
 def test_graphs_writes_table_and_plot(graphs_output):
     table = (graphs_output / "table.md").read_text()
     assert "| PNA (paper) | -2.89 | -2.89 | -3.77 | -2.61 | -3.04 |" in table
@@ -100,6 +102,7 @@ def test_graphs_writes_table_and_plot(graphs_output):
     assert_png(graphs_output / "log10_mse.png")
 
 
+@pytest.mark.slow
 def test_graphs_rerun_skips_recorded_runs(graphs_output, capsys):
     before = read_json(graphs_output)["runs"]
     argv = ["graphs", *QUIET, "--methods", "laf,pna"]
@@ -168,7 +171,7 @@ def test_graphs_size_flags():
 def test_graphs_without_networkx(tmp_path, capsys, monkeypatch):
     monkeypatch.setitem(sys.modules, "networkx", None)
     status, _, err = run(["graphs", *QUIET, "--output", str(tmp_path)], capsys)
-    assert_one_line_error(status, err, "pip install 'keras-laf[graphs]'")
+    assert_one_line_error(status, err, "pip install 'keras-laf[experiments]'")
     assert len(err.strip().splitlines()) == 1
 
 
@@ -179,6 +182,7 @@ def tune_output(tmp_path_factory):
     return directory
 
 
+@pytest.mark.slow
 def test_tune_records_the_best_configuration(tune_output):
     results = read_json(tune_output)
     assert results["experiment"] == "tune"
@@ -203,6 +207,7 @@ def test_tune_records_the_best_configuration(tune_output):
     assert (tune_output / "tuner" / "max-seed0" / "oracle.json").exists()
 
 
+@pytest.mark.slow
 def test_tune_rerun_prints_the_recorded_result(tune_output, capsys):
     status, out, _ = run(["tune", *QUIET, "--output", str(tune_output)], capsys)
     assert status == 0
@@ -212,6 +217,7 @@ def test_tune_rerun_prints_the_recorded_result(tune_output, capsys):
     assert "test MAE at maximum size 50: " in out
 
 
+@pytest.mark.slow
 def test_tune_with_hyperband(tmp_path, capsys):
     argv = ["tune", *QUIET, "--tuner", "hyperband", "--target", "count"]
     status, out, _ = run(
@@ -244,6 +250,7 @@ def test_bad_arguments_exit_with_status_2(argv, message, tmp_path, capsys):
     assert_one_line_error(status, err, message)
 
 
+@pytest.mark.slow
 def test_tune_resumes_an_interrupted_search(tmp_path, capsys, monkeypatch):
     make_tuner = tune.make_tuner
 

@@ -2,18 +2,20 @@
 
 import sys
 
+import keras
 import numpy as np
 import pytest
+from seeding import seeded  # noqa: F401
 
-from keras_laf.datasets import graph_properties
-from keras_laf.datasets.graph_properties import GRAPH_TYPES
-from keras_laf.datasets.graph_properties import adjacency_to_edges
-from keras_laf.datasets.graph_properties import disjoint_union
-from keras_laf.datasets.graph_properties import graph_property_labels
-from keras_laf.datasets.graph_properties import make_graph_property_splits
-from keras_laf.datasets.graph_properties import make_property_graphs
-from keras_laf.datasets.graph_properties import node_property_labels
-from keras_laf.datasets.graph_properties import random_graph
+from keras_laf.datasets import adjacency_to_edges
+from keras_laf.datasets import disjoint_union
+from laf_experiments.datasets import graph_properties
+from laf_experiments.datasets.graph_properties import GRAPH_TYPES
+from laf_experiments.datasets.graph_properties import graph_property_labels
+from laf_experiments.datasets.graph_properties import make_graph_property_splits
+from laf_experiments.datasets.graph_properties import make_property_graphs
+from laf_experiments.datasets.graph_properties import node_property_labels
+from laf_experiments.datasets.graph_properties import random_graph
 
 nx = pytest.importorskip("networkx")
 
@@ -258,42 +260,35 @@ def test_missing_networkx_gives_clear_error(monkeypatch):
         graph_properties.random_graph(5)
 
 
-def test_train_and_evaluate_on_tiny_splits():
-    from keras_laf.models.graph_network import train_and_evaluate
+def test_task_errors_match_numpy():
+    from keras_laf.models import graph_network
+    from laf_experiments.graphs import TASKS
+    from laf_experiments.graphs import task_errors
 
-    splits = make_graph_property_splits(
-        num_train=6,
-        num_validation=3,
-        num_test=3,
+    graphs = make_graph_property_splits(
+        num_train=5,
+        num_validation=1,
+        num_test=1,
         train_sizes=(4, 7),
-        test_sizes=((8, 10),),
+        test_sizes=(),
         seed=0,
-    )
-    model, history, scores = train_and_evaluate(
-        splits,
-        aggregation="mean",
-        epochs=2,
-        batch_size=3,
-        patience=1,
-        seed=0,
-        hidden_units=4,
-        num_layers=1,
-        scalers=("identity", "amplification", "attenuation"),
-    )
-    assert len(history.history["loss"]) <= 2
-    assert set(scores) == {"train", "validation", "test-(8,10)"}
-    for errors in scores.values():
-        assert set(errors) == {
-            "shortest_path",
-            "eccentricity",
-            "laplacian_features",
-            "is_connected",
-            "diameter",
-            "spectral_radius",
-            "average_log10_mse",
-        }
-        assert all(np.isfinite(value) for value in errors.values())
-    average_log_degree = model.get_layer("message_passing_1").average_log_degree
-    assert average_log_degree == pytest.approx(
-        splits["train"].average_log_degree()
+    )["train"]
+    keras.utils.set_random_seed(0)
+    model = graph_network(aggregation="mean", hidden_units=4, num_layers=1)
+    errors = task_errors(model, graphs, batch_size=2)
+    predictions = model.predict(graphs.to_dataset(5), verbose=0)
+    squared = [
+        *np.mean(
+            (predictions["node_outputs"] - np.concatenate(graphs.node_labels))
+            ** 2,
+            axis=0,
+        ),
+        *np.mean(
+            (predictions["graph_outputs"] - graphs.graph_labels) ** 2, axis=0
+        ),
+    ]
+    for task, expected in zip(TASKS, squared, strict=True):
+        assert errors[task] == pytest.approx(expected, rel=1e-5)
+    assert errors["average_log10_mse"] == pytest.approx(
+        np.mean(np.log10(squared)), rel=1e-5
     )

@@ -6,8 +6,9 @@ import keras
 import numpy as np
 import pytest
 import tensorflow as tf
+from seeding import seeded  # noqa: F401
 
-from keras_laf.datasets.graph_properties import disjoint_union
+from keras_laf.datasets import disjoint_union
 from keras_laf.graphs import GraphReadout
 from keras_laf.graphs import MessagePassing
 from keras_laf.models.graph_network import graph_network
@@ -387,6 +388,7 @@ def tiny_dataset():
     return dataset.apply(tf.data.experimental.assert_cardinality(2))
 
 
+@pytest.mark.slow
 def test_builder_names_and_fit():
     model = graph_network(
         aggregation="laf",

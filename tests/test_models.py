@@ -9,6 +9,7 @@ import keras
 import numpy as np
 import pytest
 import tensorflow as tf
+from seeding import seeded  # noqa: F401
 
 from keras_laf import datasets
 from keras_laf import models
@@ -21,7 +22,15 @@ CONFIGS = {
             {"input_dim": 3, "phi_units": (4,), "aggregation": aggregation},
             False,
         )
-        for aggregation in models.AGGREGATIONS
+        for aggregation in (
+            "laf",
+            "sum",
+            "mean",
+            "max",
+            "deepsets",
+            "pna",
+            "lstm",
+        )
     },
     "deep_sets_integers": (
         models.deep_sets,
@@ -30,26 +39,31 @@ CONFIGS = {
     ),
     "set_transformer_pma": (
         models.set_transformer,
-        {"input_dim": 3, "dim": 8, "num_heads": 2, "head": "pma"},
+        {"input_dim": 3, "hidden_units": 8, "num_heads": 2, "head": "pma"},
         False,
     ),
     "set_transformer_isab_laf": (
         models.set_transformer,
         {
             "input_dim": 3,
-            "dim": 8,
+            "hidden_units": 8,
             "num_heads": 2,
             "encoder": "isab",
             "num_inducing": 3,
             "head": "laf",
-            "units": 2,
+            "laf_units": 2,
         },
         False,
     ),
     **{
         f"point_cloud_{pooling}": (
             models.point_cloud_classifier,
-            {"num_classes": 4, "pooling": pooling, "width": 8, "units": 2},
+            {
+                "num_classes": 4,
+                "pooling": pooling,
+                "hidden_units": 8,
+                "laf_units": 2,
+            },
             False,
         )
         for pooling in ("max", "pna", "laf")
@@ -82,9 +96,16 @@ def as_padded(sets):
 
 
 @pytest.mark.parametrize("config", sorted(CONFIGS))
+@pytest.mark.slow
 def test_ragged_and_padded_agree_and_fit(config):
     ragged_model, padded_model, integers = build_pair(config)
-    assert all(layer.name for layer in ragged_model.layers)
+    # Every layer is named by the builder: a layer left to Keras's automatic
+    # naming would be called `dense_1` and so on in the second model.
+    builder, kwargs, _ = CONFIGS[config]
+    again = builder(**kwargs)
+    assert [layer.name for layer in again.layers] == [
+        layer.name for layer in ragged_model.layers
+    ]
     sets = make_sets(integers)
     np.testing.assert_allclose(
         padded_model(as_padded(sets)).numpy(),
@@ -147,7 +168,7 @@ def test_save_and_reload(tmp_path, config):
 
 def test_paper_configurations():
     integer_model = models.deep_sets(
-        vocabulary_size=10, embedding_dim=10, phi_units=(), units=9
+        vocabulary_size=10, embedding_dim=10, phi_units=(), laf_units=9
     )
     assert [layer.name for layer in integer_model.layers] == [
         "sets",
@@ -169,7 +190,7 @@ def test_paper_configurations():
     assert mnist_model.get_layer("aggregation").output.shape == (None, 270)
     for head in ("pma", "laf"):
         model = models.set_transformer(
-            input_dim=784, phi_units=(300, 100, 30), head=head, units=10
+            input_dim=784, phi_units=(300, 100, 30), head=head, laf_units=10
         )
         assert model.output_shape == (None, 1)
 
@@ -178,10 +199,14 @@ def test_paper_configurations():
     "builder, kwargs, message",
     [
         (models.deep_sets, {"input_dim": 3, "aggregation": "median"}, "median"),
-        (models.deep_sets, {"input_dim": 3, "units": 0}, "units=0"),
+        (models.deep_sets, {"input_dim": 3, "laf_units": 0}, "laf_units=0"),
         (models.deep_sets, {}, "exactly one"),
         (models.deep_sets, {"input_dim": 3, "phi_units": 5}, "phi_units=5"),
-        (models.set_transformer, {"input_dim": 3, "dim": 10}, "divide"),
+        (
+            models.set_transformer,
+            {"input_dim": 3, "hidden_units": 10},
+            "divide",
+        ),
         (models.set_transformer, {"input_dim": 3, "head": "mean"}, "head"),
         (models.point_cloud_classifier, {"pooling": "sum"}, "pooling"),
         (models.point_cloud_classifier, {"dropout": 1.0}, "dropout=1.0"),
@@ -202,14 +227,15 @@ MIRRORED_SCRIPT = textwrap.dedent(
         cpu, [tf.config.LogicalDeviceConfiguration()] * 2
     )
     from keras_laf import datasets, models
+    from laf_experiments.datasets import make_training_sets
 
-    data = datasets.make_training_sets(64, "max", seed=0)
+    data = make_training_sets(64, "max", seed=0)
     ragged = data.to_dataset(batch_size=16)
     strategy = tf.distribute.MirroredStrategy(["/cpu:0", "/cpu:1"])
     assert strategy.num_replicas_in_sync == 2
     with strategy.scope():
         model = models.deep_sets(
-            vocabulary_size=10, phi_units=(), units=3, ragged=False
+            vocabulary_size=10, phi_units=(), laf_units=3, ragged=False
         )
         model.compile(optimizer="adam", loss="mae")
     history = model.fit(
@@ -221,6 +247,7 @@ MIRRORED_SCRIPT = textwrap.dedent(
 )
 
 
+@pytest.mark.slow
 def test_mirrored_strategy_on_two_logical_cpus():
     completed = subprocess.run(
         [sys.executable, "-c", MIRRORED_SCRIPT],
@@ -229,3 +256,41 @@ def test_mirrored_strategy_on_two_logical_cpus():
         timeout=300,
     )
     assert "distributed ok" in completed.stdout, completed.stderr[-3000:]
+
+
+@pytest.mark.parametrize(
+    "builder, kwargs, old, new",
+    [
+        (
+            models.deep_sets,
+            {"vocabulary_size": 10, "phi_units": ()},
+            {"units": 3},
+            {"laf_units": 3},
+        ),
+        (
+            models.set_transformer,
+            {"input_dim": 3, "num_heads": 2, "head": "laf"},
+            {"dim": 8, "units": 3},
+            {"hidden_units": 8, "laf_units": 3},
+        ),
+        (
+            models.point_cloud_classifier,
+            {"num_classes": 4, "pooling": "laf"},
+            {"width": 8, "units": 3},
+            {"hidden_units": 8, "laf_units": 3},
+        ),
+    ],
+)
+def test_old_width_names_still_work_with_a_deprecation_warning(
+    builder, kwargs, old, new
+):
+    keras.utils.set_random_seed(0)
+    with pytest.warns(DeprecationWarning, match="is deprecated; use"):
+        renamed = builder(**kwargs, **old)
+    keras.utils.set_random_seed(0)
+    current = builder(**kwargs, **new)
+    assert [w.shape for w in renamed.weights] == [
+        w.shape for w in current.weights
+    ]
+    with pytest.raises(ValueError, match="both"):
+        builder(**kwargs, **old, **new)

@@ -24,6 +24,7 @@ def test_tutorials_are_found():
 
 
 @pytest.mark.parametrize("path", TUTORIALS, ids=lambda path: path.stem)
+@pytest.mark.slow
 def test_tutorial_runs_in_quick_mode(path, tmp_path):
     environment = {
         **os.environ,

@@ -57,9 +57,9 @@ import matplotlib.pyplot as plt
 from keras_laf import LAF
 from keras_laf import FixedAggregation
 from keras_laf import PermutationEquivariant
-from keras_laf.datasets import PointClouds
-from keras_laf.datasets import load_modelnet40
-from keras_laf.datasets import make_solid_point_clouds
+from laf_experiments.datasets import PointClouds
+from laf_experiments.datasets import load_modelnet40
+from laf_experiments.datasets import make_solid_point_clouds
 
 NAME = "point_clouds"
 parser = argparse.ArgumentParser(
@@ -195,13 +195,13 @@ default random initialisation behave at first like powers of *sums* over
 the points, and grow with the number of points. With 100 points they
 saturate most tanh units of the dense layer after them (84% at
 initialisation, in our runs), and training stalls: on these solids,
-`point_cloud_classifier(pooling="laf", width=64, dropout=0.0)` stayed at
-chance level for 25 epochs, and a sigmoid followed by a plain sum pooling
-for 10, while the mean trained. So we start the LAF units from aggregators
-of Table 1 of the paper that do not grow with the size of the set, with
-`LAF.from_closed_forms`: the mean, the maximum, the minimum, the second and
-third moments and min/max. Training then moves them wherever the task
-needs.
+`point_cloud_classifier(pooling="laf", hidden_units=64, dropout=0.0)`
+stayed at chance level for 25 epochs, and a sigmoid followed by a plain
+sum pooling for 10, while the mean trained. So we start the LAF units from
+aggregators of Table 1 of the paper that do not grow with the size of the
+set, with `LAF.from_closed_forms`: the mean, the maximum, the minimum, the
+second and third moments and min/max. Training then moves them wherever
+the task needs.
 """
 
 LAF_FORMS = [

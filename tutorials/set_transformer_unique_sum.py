@@ -54,9 +54,9 @@ import tensorflow as tf
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 
-from keras_laf.datasets import load_digit_images
-from keras_laf.datasets import make_unique_digit_sets
 from keras_laf.models import set_transformer
+from laf_experiments.datasets import load_digit_images
+from laf_experiments.datasets import make_unique_digit_sets
 
 NAME = "set_transformer_unique_sum"
 parser = argparse.ArgumentParser(
@@ -181,7 +181,7 @@ def train_and_test(head):
         input_dim=784,
         phi_units=(300, 100, 30),
         head=head,
-        units=10,
+        laf_units=10,
         name=f"set_transformer_{head}",
     )
     if head == "laf":

@@ -63,10 +63,10 @@ import numpy as np
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 
-from keras_laf.datasets import TEST_MAX_SIZES
-from keras_laf.datasets import make_test_sets_by_max_size
-from keras_laf.datasets import make_training_sets
 from keras_laf.models.hypermodels import DeepSetsHyperModel
+from laf_experiments.datasets import TEST_MAX_SIZES
+from laf_experiments.datasets import make_test_sets_by_max_size
+from laf_experiments.datasets import make_training_sets
 
 NAME = "tune_laf_units"
 parser = argparse.ArgumentParser(description=__doc__.split("\n")[1])

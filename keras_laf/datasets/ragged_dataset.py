@@ -3,6 +3,8 @@
 import numpy as np
 import tensorflow as tf
 
+from keras_laf.validation import check_positive_int
+
 
 def ragged_set_dataset(
     sets,
@@ -43,10 +45,7 @@ def ragged_set_dataset(
     >>> batch_sets.shape, batch_labels.shape
     (TensorShape([2, None]), TensorShape([2, 1]))
     """
-    if not isinstance(batch_size, (int, np.integer)) or batch_size < 1:
-        raise ValueError(
-            f"`batch_size` must be a positive int. Received: {batch_size}"
-        )
+    check_positive_int("batch_size", batch_size)
     if len(sets) == 0:
         raise ValueError("`sets` must contain at least one set. Received: []")
     labels = np.asarray(labels, dtype="float32")

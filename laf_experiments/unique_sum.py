@@ -8,18 +8,15 @@ Transformer's attention encoder provides the interaction; its pooling is
 either PMA (the original) or LAF.
 """
 
-from keras_laf.datasets import UNIQUE_REDUCTIONS
-from keras_laf.datasets import make_unique_digit_sets
-from keras_laf.experiments import common
-from keras_laf.experiments import mnist
+from laf_experiments import common
+from laf_experiments import digit_data
+from laf_experiments.datasets import UNIQUE_REDUCTIONS
 
 METHODS = ("st-pma", "st-laf")
 TARGETS = tuple(f"unique_{reduction}" for reduction in UNIQUE_REDUCTIONS)
 DEFAULT_TARGETS = ("unique_sum",)
 MIN_SIZE = 2
 TRAIN_MAX_SIZE = 10
-VALIDATION_SEED = 10_000
-TEST_SEED = 1
 
 DEFAULTS = {
     "train_size": 2_000,
@@ -30,11 +27,7 @@ DEFAULTS = {
     "max_sizes": (5, 10, 20, 30, 40, 50),
 }
 QUICK = {
-    "train_size": 128,
-    "val_size": 32,
-    "test_size": 32,
-    "epochs": 1,
-    "seeds": 1,
+    **common.QUICK_SIZES,
     "max_sizes": (5, 10),
 }
 
@@ -74,7 +67,7 @@ def add_arguments(parser):
         f"(default: {','.join(DEFAULT_TARGETS)})",
     )
     common.add_methods_and_sizes_arguments(group, METHODS, DEFAULTS, QUICK)
-    mnist.add_source_arguments(group)
+    digit_data.add_source_arguments(group)
     common.add_common_arguments(parser, "unique-sum", DEFAULTS, QUICK)
 
 
@@ -86,16 +79,18 @@ def build_model(method):
         input_dim=784,
         phi_units=(300, 100, 30),
         head=method.removeprefix("st-"),
-        units=10,
+        laf_units=10,
         name=f"set_transformer_{method.removeprefix('st-')}",
     )
 
 
 def run(args):
     """Runs `keras-laf unique-sum`."""
+    from laf_experiments.datasets import make_unique_digit_sets
+
     settings = common.resolve_settings(args, extra_names=("max_sizes",))
     common.prepare_output_directory(args.output)
-    train_pool, test_pool = mnist.load_digit_pools(args)
+    train_pool, test_pool = digit_data.load_digit_pools(args)
     settings["image_source"] = train_pool.source
     store = common.open_regression_store(args, settings)
 
@@ -114,7 +109,7 @@ def run(args):
             )
 
         train = sets(args.train_size, seed)
-        validation = sets(args.val_size, VALIDATION_SEED + seed)
+        validation = sets(args.val_size, common.VALIDATION_SEED + seed)
         return (
             train.to_dataset(args.batch_size, shuffle=True, seed=seed),
             validation.to_dataset(args.batch_size),
@@ -128,11 +123,11 @@ def run(args):
                 reduction(target),
                 min_size=MIN_SIZE,
                 max_size=max_size,
-                seed=TEST_SEED * 1_000 + max_size,
+                seed=common.TEST_SEED * 1_000 + max_size,
             )
             for max_size in args.max_sizes
         }
-        return mnist.image_test_data(suite)
+        return digit_data.joined_test_data(suite)
 
     common.run_regression(
         args,

@@ -30,12 +30,13 @@ import math
 
 import numpy as np
 
-from keras_laf.datasets.graph_properties import EXTRAPOLATION_SIZES
-from keras_laf.datasets.graph_properties import GRAPH_TASKS
-from keras_laf.datasets.graph_properties import NODE_TASKS
-from keras_laf.datasets.graph_properties import TRAIN_SIZES
-from keras_laf.experiments import common
-from keras_laf.experiments import plots
+from laf_experiments import common
+from laf_experiments import plots
+from laf_experiments import runner
+from laf_experiments.datasets.constants import EXTRAPOLATION_SIZES
+from laf_experiments.datasets.constants import GRAPH_TASKS
+from laf_experiments.datasets.constants import NODE_TASKS
+from laf_experiments.datasets.constants import TRAIN_SIZES
 
 METHODS = ("laf", "pna", "sum", "max")
 METHOD_LABELS = {
@@ -44,13 +45,8 @@ METHOD_LABELS = {
     "sum": "MPNN (sum)",
     "max": "MPNN (max)",
 }
-# The neighbour aggregation and degree scalers of each method.
-AGGREGATIONS = {
-    "laf": "laf",
-    "pna": ("mean", "max", "min", "std"),
-    "sum": "sum",
-    "max": "max",
-}
+# The degree scalers of each method. Its neighbour aggregation is the
+# aggregation of its name, PNA's being its four neighbourhood aggregators.
 SCALERS = {
     "laf": ("identity",),
     "pna": ("identity", "amplification", "attenuation"),
@@ -130,7 +126,7 @@ features, G1 connectivity, G2 diameter, G3 spectral radius).
 
 Writes results.json, results.csv (method, split, task, seed, log10_mse),
 summary.csv, {TABLE} (our scores beside the paper's) and {PLOT}.
-Needs networkx: pip install 'keras-laf[graphs]'.
+Needs networkx: pip install 'keras-laf[experiments]'.
 
 The default run ({DEFAULTS["train_size"]} training graphs, \
 {DEFAULTS["epochs"]} epochs, {DEFAULTS["laf_units"]} LAF units, one seed)
@@ -232,13 +228,13 @@ def build_model(method, laf_units, hidden_units, num_layers, readout, delta):
         delta: the scalers' average of log(degree + 1) over the training
             graphs.
     """
+    from keras_laf import aggregations
     from keras_laf.models import graph_network
 
-    aggregation = AGGREGATIONS[method]
     return graph_network(
-        aggregation=list(aggregation)
-        if isinstance(aggregation, tuple)
-        else aggregation,
+        aggregation=aggregations.PNA_NEIGHBOURHOOD
+        if method == "pna"
+        else method,
         laf_units=laf_units,
         hidden_units=hidden_units,
         num_layers=num_layers,
@@ -247,6 +243,34 @@ def build_model(method, laf_units, hidden_units, num_layers, readout, delta):
         readout_aggregation=None if readout == "method" else readout,
         name=f"graph_network_{method}",
     )
+
+
+def task_errors(model, graphs, batch_size=128):
+    """The mean squared error of each task of the benchmark.
+
+    Args:
+        model: a model of `graph_network` with 3 node and 3 graph outputs.
+        graphs: a `PropertyGraphs`, with normalised labels.
+        batch_size: int. Graphs per prediction batch. Defaults to `128`.
+
+    Returns:
+        A dict: the MSE of each task of `NODE_TASKS` (over all nodes) and
+        `GRAPH_TASKS` (over all graphs), and `"average_log10_mse"`, the
+        mean over the six tasks of log10(MSE), the benchmark's score.
+    """
+    predictions = model.predict(graphs.to_dataset(batch_size), verbose=0)
+    node_labels = np.concatenate(graphs.node_labels)
+    errors = {}
+    node_errors = np.mean((predictions["node_outputs"] - node_labels) ** 2, 0)
+    graph_errors = np.mean(
+        (predictions["graph_outputs"] - graphs.graph_labels) ** 2, 0
+    )
+    for task, error in zip(TASKS, [*node_errors, *graph_errors]):
+        errors[task] = float(error)
+    errors["average_log10_mse"] = float(
+        np.mean(np.log10([errors[task] for task in TASKS]))
+    )
+    return errors
 
 
 def split_name(low, high):
@@ -270,17 +294,6 @@ def graph_records(runs):
     ]
 
 
-def _check_networkx():
-    try:
-        import networkx  # noqa: F401
-    except ImportError:
-        raise common.ExperimentError(
-            "the graphs experiment needs networkx to generate the graphs. "
-            "Install it with: pip install 'keras-laf[graphs]' (or pip "
-            "install networkx)."
-        ) from None
-
-
 def _log10(value):
     return math.log10(value) if value > 0 else float("nan")
 
@@ -289,10 +302,11 @@ def run(args):
     """Runs `keras-laf graphs`."""
     import keras
 
-    from keras_laf.datasets.graph_properties import make_graph_property_splits
-    from keras_laf.models.graph_network import task_errors
+    from laf_experiments.datasets.graph_properties import (
+        make_graph_property_splits,
+    )
 
-    _check_networkx()
+    common.require("networkx", "networkx", "keras-laf graphs")
     experiment = args.experiment
     settings = common.resolve_settings(
         args,
@@ -305,112 +319,103 @@ def run(args):
     )
     settings["readout"] = args.readout
     settings["data_seed"] = DATA_SEED
-    output = common.prepare_output_directory(args.output)
-    store = common.ResultStore(
-        output,
-        experiment,
+    store = common.open_store(
+        args,
         settings,
-        key_fields=KEY_FIELDS,
-        records=graph_records,
+        KEY_FIELDS,
+        graph_records,
         group_fields=("method", "split", "task"),
         value_field="log10_mse",
-        overwrite=args.overwrite,
     )
+    output = store.directory
     test_sizes = (TRAIN_SIZES, *args.extrapolation_sizes)
-    splits = None
-    total = args.seeds * len(args.methods)
-    done = 0
-    for seed in range(args.seeds):
-        for method in args.methods:
-            done += 1
-            key = {"method": method, "seed": seed}
-            prefix = f"[{done}/{total}] {method}, seed {seed}"
-            if store.find(**key) is not None:
-                common.log(experiment, f"{prefix}: already recorded")
-                continue
-            if splits is None:
-                common.log(
-                    experiment,
-                    f"generating {args.train_size} training, "
-                    f"{args.val_size} validation and {len(test_sizes)} x "
-                    f"{args.test_size} test graphs",
-                )
-                splits = make_graph_property_splits(
-                    num_train=args.train_size,
-                    num_validation=args.val_size,
-                    num_test=args.test_size,
-                    train_sizes=TRAIN_SIZES,
-                    test_sizes=test_sizes,
-                    seed=DATA_SEED,
-                )
-            backup = store.backup_directory(**key)
-            epoch = common.backed_up_epoch(backup)
-            resuming = f", resuming after epoch {epoch}" if epoch else ""
-            common.log(experiment, f"{prefix}: training{resuming}")
-            keras.utils.set_random_seed(seed)
-            model = build_model(
-                method,
+
+    def make_splits(key):
+        common.log(
+            experiment,
+            f"generating {args.train_size} training, {args.val_size} "
+            f"validation and {len(test_sizes)} x {args.test_size} test "
+            "graphs",
+        )
+        return make_graph_property_splits(
+            num_train=args.train_size,
+            num_validation=args.val_size,
+            num_test=args.test_size,
+            train_sizes=TRAIN_SIZES,
+            test_sizes=test_sizes,
+            seed=DATA_SEED,
+        )
+
+    # The same graphs for every run.
+    splits = common.cached(make_splits, lambda key: DATA_SEED)
+
+    def training_data(key):
+        return (
+            splits(key)["train"].to_dataset(
+                args.batch_size, shuffle=True, seed=key["seed"]
+            ),
+            splits(key)["validation"].to_dataset(args.batch_size),
+        )
+
+    def evaluate(key, model):
+        test = []
+        for low, high in test_sizes:
+            errors = task_errors(
+                model, splits(key)[f"test-({low},{high})"], PREDICT_BATCH_SIZE
+            )
+            log10_mse = {task: _log10(errors[task]) for task in TASKS}
+            log10_mse[AVERAGE] = errors["average_log10_mse"]
+            test.append(
+                {
+                    "split": split_name(low, high),
+                    "min_nodes": low,
+                    "max_nodes": high - 1,
+                    "mse": {task: errors[task] for task in TASKS},
+                    "log10_mse": log10_mse,
+                }
+            )
+        scores = test[0]["log10_mse"]
+        tasks = " ".join(
+            f"{TASK_LABELS[task]} {scores[task]:.2f}" for task in TASKS
+        )
+        summary = (
+            f"log10 MSE on {test[0]['split']} nodes: {tasks}; average "
+            f"{scores[AVERAGE]:.2f}, on {test[-1]['split']} nodes "
+            f"{test[-1]['log10_mse'][AVERAGE]:.2f}"
+        )
+        if not np.isfinite(scores[AVERAGE]):
+            summary += (
+                "; training diverged (a loss of NaN), try a smaller "
+                "--learning-rate"
+            )
+        return {"test": test}, summary
+
+    runner.run_all(
+        args,
+        store,
+        keys=[
+            {"method": method, "seed": seed}
+            for seed in range(args.seeds)
+            for method in args.methods
+        ],
+        describe=lambda key: f"{key['method']}, seed {key['seed']}",
+        train=runner.fitting(
+            args,
+            settings,
+            training_data,
+            build_model=lambda key: build_model(
+                key["method"],
                 args.laf_units,
                 args.hidden_units,
                 args.num_layers,
                 args.readout,
-                splits["train"].average_log_degree(),
-            )
-            training = common.fit(
-                model,
-                splits["train"].to_dataset(
-                    args.batch_size, shuffle=True, seed=seed
-                ),
-                splits["validation"].to_dataset(args.batch_size),
-                loss={"node_outputs": "mse", "graph_outputs": "mse"},
-                settings=settings,
-                backup_directory=backup,
-                verbose=args.verbose,
-                callbacks=[keras.callbacks.TerminateOnNaN()],
-            )
-            test = []
-            for low, high in test_sizes:
-                errors = task_errors(
-                    model, splits[f"test-({low},{high})"], PREDICT_BATCH_SIZE
-                )
-                log10_mse = {task: _log10(errors[task]) for task in TASKS}
-                log10_mse[AVERAGE] = errors["average_log10_mse"]
-                test.append(
-                    {
-                        "split": split_name(low, high),
-                        "min_nodes": low,
-                        "max_nodes": high - 1,
-                        "mse": {task: errors[task] for task in TASKS},
-                        "log10_mse": log10_mse,
-                    }
-                )
-            store.add(
-                {
-                    **key,
-                    "epochs": settings["epochs"],
-                    **training,
-                    "test": test,
-                }
-            )
-            scores = test[0]["log10_mse"]
-            tasks = " ".join(
-                f"{TASK_LABELS[task]} {scores[task]:.2f}" for task in TASKS
-            )
-            common.log(
-                experiment,
-                f"{prefix}: log10 MSE on {test[0]['split']} nodes: {tasks}; "
-                f"average {scores[AVERAGE]:.2f}, on {test[-1]['split']} "
-                f"nodes {test[-1]['log10_mse'][AVERAGE]:.2f} "
-                f"({training['train_seconds']:.1f} s)",
-            )
-            if not np.isfinite(scores[AVERAGE]):
-                common.log(
-                    experiment,
-                    f"{prefix}: training diverged (a loss of NaN); try a "
-                    "smaller --learning-rate",
-                )
-            keras.backend.clear_session()
-    store.remove_empty_backups()
+                splits(key)["train"].average_log_degree(),
+            ),
+            loss={"node_outputs": "mse", "graph_outputs": "mse"},
+            callbacks=lambda: [keras.callbacks.TerminateOnNaN()],
+        ),
+        evaluate=evaluate,
+    )
     written = []
     if store.runs:
         (output / TABLE).write_text(results_table(store.summary, settings))
@@ -420,14 +425,7 @@ def run(args):
             written.append(PLOT)
         else:
             common.log(experiment, plots.MISSING)
-    common.log(
-        experiment,
-        f"results in {output}: "
-        + ", ".join(
-            [common.RESULTS_JSON, common.RESULTS_CSV, common.SUMMARY_CSV]
-            + written
-        ),
-    )
+    runner.report_written(args, store, written)
 
 
 def _find(summary, method, split, task):
@@ -541,8 +539,9 @@ def plot_results(summary, path):
 
     The left panel shows the log10 MSE of every task on the test graphs
     of the training sizes, one bar per method (with the paper's values as
-    black ticks); the right one the average log10 MSE against the number
-    of nodes of the test graphs, the training sizes shaded.
+    diamonds of the method's colour); the right one the average log10 MSE
+    against the number of nodes of the test graphs, the training sizes
+    shaded.
     """
     from matplotlib.figure import Figure
 
@@ -555,7 +554,6 @@ def plot_results(summary, path):
     labels = [*(TASK_LABELS[task] for task in TASKS), "Average"]
     positions = np.arange(len(labels))
     width = 0.8 / len(methods)
-    paper_drawn = False
     for index, method in enumerate(methods):
         label = METHOD_LABELS[method]
         records = [
@@ -578,13 +576,13 @@ def plot_results(summary, path):
             tasks_axis.scatter(
                 offsets,
                 scores,
-                marker="_",
-                s=160,
-                color="black",
+                marker="D",
+                s=28,
+                color=_COLORS[method],
+                edgecolor="black",
                 zorder=3,
-                label=None if paper_drawn else "paper",
+                label=f"{label} (paper)",
             )
-            paper_drawn = True
         points = [
             (
                 np.mean([int(part) for part in split.split("-")]),

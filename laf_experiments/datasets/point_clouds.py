@@ -21,24 +21,10 @@ import pathlib
 import numpy as np
 import tensorflow as tf
 
-SOLID_NAMES = (
-    "sphere",
-    "cube",
-    "cylinder",
-    "cone",
-    "torus",
-    "pyramid",
-    "ellipsoid",
-    "octahedron",
-)
-MODELNET40_HELP = (
-    "Expected the `modelnet40_ply_hdf5_2048` directory of PointNet: HDF5 "
-    "files `ply_data_train*.h5` and `ply_data_test*.h5` holding `data` "
-    "(N, 2048, 3) and `label` (N, 1), and `shape_names.txt`. It is "
-    "distributed as `modelnet40_ply_hdf5_2048.zip`, see "
-    "https://github.com/charlesq34/pointnet (originally "
-    "https://shapenet.cs.stanford.edu/media/modelnet40_ply_hdf5_2048.zip)."
-)
+from keras_laf.validation import check_positive_int
+from laf_experiments.datasets.constants import MODELNET40_HELP
+from laf_experiments.datasets.constants import SOLID_NAMES
+
 MIN_AXIS_SCALE = 0.8
 MAX_AXIS_SCALE = 1.25
 
@@ -91,10 +77,7 @@ class PointClouds:
         >>> clouds = make_solid_point_clouds(64, num_points=100)
         >>> dataset = clouds.to_dataset(batch_size=16, shuffle=True, seed=0)
         """
-        if not isinstance(batch_size, (int, np.integer)) or batch_size < 1:
-            raise ValueError(
-                f"`batch_size` must be a positive int. Received: {batch_size}"
-            )
+        check_positive_int("batch_size", batch_size)
         dataset = tf.data.Dataset.from_tensor_slices((self.points, self.labels))
         if shuffle:
             dataset = dataset.shuffle(len(self.labels), seed=seed)
@@ -159,7 +142,7 @@ def load_modelnet40(directory, split="train", num_points=1000, seed=0):
         raise ValueError(
             f"`split` must be 'train' or 'test'. Received: {split!r}"
         )
-    _check_positive_int("num_points", num_points)
+    check_positive_int("num_points", num_points)
     directory = pathlib.Path(directory)
     if not directory.is_dir():
         raise FileNotFoundError(
@@ -226,8 +209,8 @@ def make_solid_point_clouds(num_clouds, num_points=1000, seed=0):
     >>> clouds.points.shape
     (1000, 100, 3)
     """
-    _check_positive_int("num_clouds", num_clouds)
-    _check_positive_int("num_points", num_points)
+    check_positive_int("num_clouds", num_clouds)
+    check_positive_int("num_points", num_points)
     rng = np.random.default_rng(seed)
     labels = rng.integers(0, len(SOLID_NAMES), size=num_clouds)
     points = np.zeros((num_clouds, num_points, 3))
@@ -245,11 +228,6 @@ def make_solid_point_clouds(num_clouds, num_points=1000, seed=0):
         labels=labels.astype("int32"),
         class_names=SOLID_NAMES,
     )
-
-
-def _check_positive_int(name, value):
-    if not isinstance(value, (int, np.integer)) or value < 1:
-        raise ValueError(f"`{name}` must be a positive int. Received: {value}")
 
 
 def _random_rotations(count, rng):

@@ -7,10 +7,9 @@
   every finished run, so re-running a command skips them, and
   `backups/<run>/` holds the `keras.callbacks.BackupAndRestore` state of an
   unfinished run, so its training resumes at the last finished epoch.
-- Training with Adam, the paper's loss and `ReduceLROnPlateau`.
-- The loop of the set-regression experiments (`scalars`, `mnist`,
-  `unique-sum`): train every method on every target and seed, then measure
-  the MAE on test sets of growing maximum size.
+- The set-regression experiments (`scalars`, `mnist`, `unique-sum`):
+  every method on every target and seed through `runner.run_all`, then the
+  MAE on test sets of growing maximum size.
 - `ExperimentError`: a problem the user can fix (a missing data
   directory, an unwritable output directory, results of other settings),
   reported by `keras-laf` as one line with exit status 2.
@@ -18,15 +17,15 @@
 
 import argparse
 import csv
+import importlib
 import json
 import os
 import pathlib
 import shutil
-import time
 
 import numpy as np
 
-from keras_laf.experiments import plots
+from laf_experiments import plots
 
 # The optimiser settings of the paper: Adam, learning rate 1e-3, batches of
 # 64 sets, the learning rate decayed when the validation loss plateaus.
@@ -39,7 +38,15 @@ RESULTS_JSON = "results.json"
 RESULTS_CSV = "results.csv"
 SUMMARY_CSV = "summary.csv"
 BACKUPS = "backups"
+RUNS = "runs"
+HISTORY_CSV = "history.csv"
 PREDICTIONS = "predictions"
+# Seeds of the data of the set experiments: training sets use the run's
+# seed, validation sets `VALIDATION_SEED + seed`, and the test sets are the
+# same for every run.
+VALIDATION_SEED = 10_000
+TEST_SEED = 1
+PREDICT_BATCH_SIZE = 256
 LOCK_FILE = ".keras-laf.lock"
 
 # The output directories locked by this process.
@@ -67,6 +74,14 @@ _SETTING_FLAGS = (
         "epochs without validation improvement before the decay",
     ),
 )
+# The sizes of `--quick` runs of the set experiments: a smoke test.
+QUICK_SIZES = {
+    "train_size": 128,
+    "val_size": 32,
+    "test_size": 32,
+    "epochs": 1,
+    "seeds": 1,
+}
 OPTIMIZER_DEFAULTS = {
     "batch_size": PAPER_BATCH_SIZE,
     "learning_rate": PAPER_LEARNING_RATE,
@@ -77,6 +92,34 @@ OPTIMIZER_DEFAULTS = {
 
 class ExperimentError(Exception):
     """A problem the user can fix, reported in one line with exit status 2."""
+
+
+class MissingDependency(ExperimentError, ImportError):
+    """An optional package that a command needs is not installed."""
+
+
+def require(module, package, purpose):
+    """Imports an optional dependency, or says in one line how to install it.
+
+    Args:
+        module: the module to import, e.g. `"sklearn.datasets"`.
+        package: its name on PyPI, e.g. `"scikit-learn"`.
+        purpose: what needs it, e.g. `"keras-laf graphs"`.
+
+    Returns:
+        The imported module.
+
+    Raises:
+        MissingDependency: the module cannot be imported.
+    """
+    try:
+        return importlib.import_module(module)
+    except ImportError:
+        raise MissingDependency(
+            f"{purpose} needs {package}, which is not installed. Install "
+            f"it with: pip install 'keras-laf[experiments]' (or pip install "
+            f"{package})."
+        ) from None
 
 
 def log(experiment, message):
@@ -232,10 +275,11 @@ def add_common_arguments(parser, experiment, defaults, quick):
     group.add_argument(
         "--verbose",
         type=int,
-        choices=(0, 1, 2),
+        choices=(0, 1, 2, 3),
         default=1,
-        help="Keras verbosity: 0 silent, 1 progress bars, 2 one line per "
-        "epoch (default: 1)",
+        help="0 silent, 1 progress bars (one line per epoch when the "
+        "output is not a terminal), 2 one line per epoch, 3 the same and "
+        "TensorFlow's start-up logging (default: 1)",
     )
     group = parser.add_argument_group("training")
     for name, flag, kind, text in _SETTING_FLAGS:
@@ -426,7 +470,7 @@ class ResultStore:
         self.save()
 
     def _discard(self):
-        for name in (BACKUPS, PREDICTIONS):
+        for name in (BACKUPS, PREDICTIONS, RUNS):
             shutil.rmtree(self.directory / name, ignore_errors=True)
         for name in (RESULTS_JSON, RESULTS_CSV, SUMMARY_CSV):
             (self.directory / name).unlink(missing_ok=True)
@@ -501,6 +545,10 @@ class ResultStore:
         """The `BackupAndRestore` directory of a run."""
         return self.directory / BACKUPS / self.run_name(**key)
 
+    def history_path(self, **key):
+        """The per-epoch `history.csv` of a run."""
+        return self.directory / RUNS / self.run_name(**key) / HISTORY_CSV
+
     def predictions_path(self, **key):
         """The `.npz` file of a run's test predictions."""
         return self.directory / PREDICTIONS / f"{self.run_name(**key)}.npz"
@@ -546,92 +594,6 @@ def _write_csv(path, rows):
     os.replace(temporary, path)
 
 
-def fit(
-    model,
-    train_data,
-    validation_data,
-    loss,
-    settings,
-    backup_directory,
-    verbose=1,
-    metrics=None,
-    callbacks=(),
-):
-    """Compiles and trains a model with the paper's optimiser settings.
-
-    Adam with `settings["learning_rate"]`, the given loss, and
-    `ReduceLROnPlateau` on the validation loss. `BackupAndRestore` saves
-    the weights, the optimiser state (the learning rate included) and the
-    epoch to `backup_directory` after every epoch and restores them when a
-    backup exists there, so an interrupted training continues where it
-    stopped; the backup is deleted once training ends. The plateau
-    counter of `ReduceLROnPlateau` starts afresh on resumption.
-
-    Args:
-        model: an uncompiled `keras.Model`.
-        train_data: the training `tf.data.Dataset`, already shuffled.
-        validation_data: the validation `tf.data.Dataset`.
-        loss: a Keras loss.
-        settings: dict with `epochs`, `learning_rate`, `lr_factor` and
-            `lr_patience`.
-        backup_directory: the run's `BackupAndRestore` directory.
-        verbose: Keras verbosity.
-        metrics: optional Keras metrics.
-        callbacks: further Keras callbacks, called after the backup.
-
-    Returns:
-        Dict with `train_seconds`, `resumed_from_epoch` and the last
-        `val_loss` (None when nothing was left to train).
-    """
-    import keras
-
-    model.compile(
-        optimizer=keras.optimizers.Adam(settings["learning_rate"]),
-        loss=loss,
-        metrics=metrics,
-    )
-    backup_directory = pathlib.Path(backup_directory)
-    callbacks = [
-        keras.callbacks.BackupAndRestore(
-            str(backup_directory), double_checkpoint=True
-        ),
-        keras.callbacks.ReduceLROnPlateau(
-            monitor="val_loss",
-            factor=settings["lr_factor"],
-            patience=settings["lr_patience"],
-            verbose=1 if verbose else 0,
-        ),
-        *callbacks,
-    ]
-    resumed_from = backed_up_epoch(backup_directory)
-    start = time.perf_counter()
-    history = model.fit(
-        train_data,
-        validation_data=validation_data,
-        epochs=settings["epochs"],
-        callbacks=callbacks,
-        verbose=verbose,
-        shuffle=False,
-    )
-    seconds = time.perf_counter() - start
-    shutil.rmtree(backup_directory, ignore_errors=True)
-    val_losses = history.history.get("val_loss") or [None]
-    return {
-        "train_seconds": round(seconds, 3),
-        "resumed_from_epoch": resumed_from,
-        "val_loss": None if val_losses[-1] is None else float(val_losses[-1]),
-    }
-
-
-def backed_up_epoch(backup_directory):
-    """The number of epochs saved by `BackupAndRestore`, 0 if none."""
-    path = pathlib.Path(backup_directory) / "training_metadata.json"
-    try:
-        return int(json.loads(path.read_text())["epoch"])
-    except (OSError, ValueError, KeyError, TypeError):
-        return 0
-
-
 # The set-regression experiments: scalars, mnist and unique-sum.
 
 REGRESSION_KEY = ("method", "target", "seed")
@@ -652,18 +614,29 @@ def regression_records(runs):
     ]
 
 
-def open_regression_store(args, settings):
-    """Checks the output directory and opens its `ResultStore`."""
-    directory = prepare_output_directory(args.output)
+def open_store(args, settings, key_fields, records, group_fields, value_field):
+    """Checks `args.output` and opens its `ResultStore` (see there)."""
     return ResultStore(
-        directory,
+        prepare_output_directory(args.output),
         args.experiment,
         settings,
-        key_fields=REGRESSION_KEY,
-        records=regression_records,
+        key_fields=key_fields,
+        records=records,
+        group_fields=group_fields,
+        value_field=value_field,
+        overwrite=args.overwrite,
+    )
+
+
+def open_regression_store(args, settings):
+    """The `ResultStore` of a set-regression experiment."""
+    return open_store(
+        args,
+        settings,
+        REGRESSION_KEY,
+        regression_records,
         group_fields=("method", "target", "max_size"),
         value_field="mae",
-        overwrite=args.overwrite,
     )
 
 
@@ -678,12 +651,12 @@ def run_regression(
 ):
     """Trains every method on every target and seed; tests and plots them.
 
-    For each target, seed and method not yet recorded in `store`: seeds
-    Keras with the seed, builds and trains the model with the MAE loss
-    (`fit`), predicts the test sets of every maximum size at once, and
-    records the MAE of each maximum size and saves the predictions. Then
-    plots the MAE against the maximum test-set size (`mae.png`) and true
-    against predicted values (`scatter.png`).
+    Every target, seed and method is one run of `runner.run_all`, trained
+    with the MAE loss; its model predicts the test sets of every maximum
+    size at once, and the run records the MAE of each maximum size and
+    saves the predictions. Then plots the MAE against the maximum test-set
+    size (`mae.png`, mean and a band of one standard deviation over the
+    seeds) and true against predicted values (`scatter.png`).
 
     Args:
         args: parsed arguments with `targets`, `methods`, `seeds` and
@@ -698,82 +671,78 @@ def run_regression(
         build_model: function `(method)` returning an uncompiled model.
         method_labels: optional dict of the methods' names in the plots.
     """
-    import keras
+    from laf_experiments import runner
 
-    experiment = args.experiment
-    total = len(args.targets) * args.seeds * len(args.methods)
-    done = 0
-    for target in args.targets:
-        test_data = None
-        for seed in range(args.seeds):
-            training_data = None
-            for method in args.methods:
-                done += 1
-                key = {"method": method, "target": target, "seed": seed}
-                prefix = f"[{done}/{total}] {method} on {target}, seed {seed}"
-                if store.find(**key) is not None:
-                    log(experiment, f"{prefix}: already recorded")
-                    continue
-                if test_data is None:
-                    test_data = make_test_data(target)
-                if training_data is None:
-                    training_data = make_training_data(target, seed)
-                backup = store.backup_directory(**key)
-                epoch = backed_up_epoch(backup)
-                resuming = f", resuming after epoch {epoch}" if epoch else ""
-                log(experiment, f"{prefix}: training{resuming}")
-                keras.utils.set_random_seed(seed)
-                model = build_model(method)
-                training = fit(
-                    model,
-                    *training_data,
-                    loss="mean_absolute_error",
-                    settings=settings,
-                    backup_directory=backup,
-                    verbose=args.verbose,
-                )
-                test_dataset, labels, max_sizes = test_data
-                predictions = model.predict(test_dataset, verbose=0)[:, 0]
-                errors = np.abs(predictions - labels)
-                test = [
-                    {
-                        "max_size": int(size),
-                        "mae": float(errors[max_sizes == size].mean()),
-                    }
-                    for size in np.unique(max_sizes)
-                ]
-                path = store.predictions_path(**key)
-                path.parent.mkdir(exist_ok=True)
-                np.savez_compressed(
-                    path,
-                    labels=labels,
-                    predictions=predictions,
-                    max_sizes=max_sizes,
-                )
-                store.add(
-                    {
-                        **key,
-                        "epochs": settings["epochs"],
-                        **training,
-                        "test": test,
-                    }
-                )
-                maes = ", ".join(
-                    f"{item['max_size']}: {item['mae']:.4g}" for item in test
-                )
-                log(
-                    experiment,
-                    f"{prefix}: MAE by max test-set size {maes} "
-                    f"({training['train_seconds']:.1f} s)",
-                )
-                keras.backend.clear_session()
-    store.remove_empty_backups()
-    paths = plot_regression(store, args.experiment, method_labels)
-    log(
-        experiment,
-        f"results in {store.directory}: "
-        + ", ".join([RESULTS_JSON, RESULTS_CSV, SUMMARY_CSV, *paths]),
+    keys = [
+        {"method": method, "target": target, "seed": seed}
+        for target in args.targets
+        for seed in range(args.seeds)
+        for method in args.methods
+    ]
+    training_data = cached(
+        lambda key: make_training_data(key["target"], key["seed"]),
+        lambda key: (key["target"], key["seed"]),
     )
+    test_data = cached(
+        lambda key: make_test_data(key["target"]), lambda key: key["target"]
+    )
+
+    def evaluate(key, model):
+        test_dataset, labels, max_sizes = test_data(key)
+        predictions = model.predict(test_dataset, verbose=0)[:, 0]
+        errors = np.abs(predictions - labels)
+        test = [
+            {
+                "max_size": int(size),
+                "mae": float(errors[max_sizes == size].mean()),
+            }
+            for size in np.unique(max_sizes)
+        ]
+        path = store.predictions_path(**key)
+        path.parent.mkdir(exist_ok=True)
+        np.savez_compressed(
+            path, labels=labels, predictions=predictions, max_sizes=max_sizes
+        )
+        maes = ", ".join(
+            f"{item['max_size']}: {item['mae']:.4g}" for item in test
+        )
+        return {"test": test}, f"MAE by max test-set size {maes}"
+
+    runner.run_all(
+        args,
+        store,
+        keys,
+        describe=lambda key: (
+            f"{key['method']} on {key['target']}, seed {key['seed']}"
+        ),
+        train=runner.fitting(
+            args,
+            settings,
+            training_data,
+            build_model=lambda key: build_model(key["method"]),
+            loss="mean_absolute_error",
+        ),
+        evaluate=evaluate,
+    )
+    paths = plot_regression(store, args.experiment, method_labels)
+    runner.report_written(args, store, paths)
+
+
+def cached(make, cache_key):
+    """`make(key)`, computed once per `cache_key(key)`.
+
+    Only the last value is kept: the runs come grouped by `cache_key`.
+    """
+    cached = {}
+
+    def get(key):
+        wanted = cache_key(key)
+        if wanted not in cached:
+            cached.clear()
+            cached[wanted] = make(key)
+        return cached[wanted]
+
+    return get
 
 
 def plot_regression(store, experiment, method_labels=None):
@@ -830,18 +799,25 @@ def plot_regression(store, experiment, method_labels=None):
 
 
 def add_methods_and_sizes_arguments(
-    group, methods, defaults, quick, paper_sizes=None
+    group, methods, defaults, quick, paper_sizes=None, optional_methods=()
 ):
-    """Adds `--methods` and `--max-sizes`, shared by the set experiments."""
+    """Adds `--methods` and `--max-sizes`, shared by the set experiments.
+
+    `methods` run by default; `optional_methods` only when named.
+    """
 
     def sizes(values):
         return ",".join(map(str, values))
 
+    optional = (
+        f"; also: {','.join(optional_methods)}" if optional_methods else ""
+    )
     group.add_argument(
         "--methods",
-        type=choice_list(methods, "method"),
+        type=choice_list((*methods, *optional_methods), "method"),
         default=methods,
-        help=f"comma-separated methods (default: {','.join(methods)})",
+        help=f"comma-separated methods (default: {','.join(methods)}"
+        f"{optional})",
     )
     paper = f"; paper: {sizes(paper_sizes)}" if paper_sizes else ""
     group.add_argument(

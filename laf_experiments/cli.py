@@ -4,6 +4,9 @@
     keras-laf mnist        # sets of digit images
     keras-laf pointcloud   # point-cloud classification
     keras-laf unique-sum   # Set Transformer, PMA against LAF pooling
+    keras-laf graphs       # PNA's graph-properties benchmark
+    keras-laf tune         # KerasTuner search of the LAF units
+    keras-laf units        # test MAE against the LAF units (Appendix B)
 
 Every subcommand is a module of `SUBCOMMANDS` exposing `HELP` (one line),
 `DESCRIPTION`, `add_arguments(parser)` and `run(args)`; add a line there to
@@ -15,18 +18,22 @@ argparse does for bad arguments.
 import argparse
 import importlib
 import logging
+import os
 import sys
+import tempfile
+from importlib import metadata
 
-from keras_laf.experiments.common import ExperimentError
-from keras_laf.experiments.common import release_output_directories
+from laf_experiments.common import ExperimentError
+from laf_experiments.common import release_output_directories
 
 SUBCOMMANDS = {
-    "scalars": "keras_laf.experiments.scalars",
-    "mnist": "keras_laf.experiments.mnist",
-    "pointcloud": "keras_laf.experiments.pointcloud",
-    "unique-sum": "keras_laf.experiments.unique_sum",
-    "graphs": "keras_laf.experiments.graphs",
-    "tune": "keras_laf.experiments.tune",
+    "scalars": "laf_experiments.scalars",
+    "mnist": "laf_experiments.mnist",
+    "pointcloud": "laf_experiments.pointcloud",
+    "unique-sum": "laf_experiments.unique_sum",
+    "graphs": "laf_experiments.graphs",
+    "tune": "laf_experiments.tune",
+    "units": "laf_experiments.units",
 }
 
 PROG = "keras-laf"
@@ -43,6 +50,9 @@ def build_parser():
         "where it stopped when run again.",
         epilog=f"Run '{PROG} COMMAND --help' for the options of a command.",
     )
+    parser.add_argument(
+        "--version", action="version", version=f"%(prog)s {_version()}"
+    )
     subparsers = parser.add_subparsers(
         dest="command", metavar="COMMAND", required=True
     )
@@ -57,6 +67,48 @@ def build_parser():
         module.add_arguments(subparser)
         subparser.set_defaults(run=module.run)
     return parser
+
+
+def _version():
+    try:
+        return metadata.version("keras-laf")
+    except metadata.PackageNotFoundError:
+        return "unknown (not installed)"
+
+
+def _import_tensorflow_quietly():
+    # TensorFlow's shared libraries print their start-up messages (CUDA
+    # probing, oneDNN, CPU features) from C++ while they load, before any
+    # log level applies, so file descriptor 2 goes to a temporary file
+    # meanwhile; it is replayed if the import fails.
+    sys.stderr.flush()
+    saved = os.dup(2)
+    with tempfile.TemporaryFile() as captured:
+        os.dup2(captured.fileno(), 2)
+        try:
+            import keras_laf  # noqa: F401
+        except BaseException:
+            os.dup2(saved, 2)
+            captured.seek(0)
+            sys.stderr.write(captured.read().decode(errors="replace"))
+            raise
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+
+
+def _set_verbosity(args):
+    # TensorFlow is imported here, after parsing, so that `--help` and bad
+    # arguments do not wait for it; its start-up logging shows only with
+    # --verbose 3.
+    if args.verbose < 3:
+        os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+        _import_tensorflow_quietly()
+    # Keras's progress bar rewrites its line with carriage returns, which
+    # a log file keeps: one line per epoch there instead.
+    args.verbose = min(args.verbose, 2)
+    if args.verbose == 1 and not sys.stdout.isatty():
+        args.verbose = 2
 
 
 class _RetracingFilter(logging.Filter):
@@ -84,6 +136,7 @@ def main(argv=None):
         args = parser.parse_args(argv)
     except SystemExit as exit:
         return exit.code
+    _set_verbosity(args)
     try:
         args.run(args)
     except ExperimentError as error:

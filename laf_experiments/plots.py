@@ -28,6 +28,11 @@ _STYLES = {
     "st-laf": ("tab:red", "o"),
 }
 _DPI = 100
+# The narrowest figure, in inches, that holds a title of about 60
+# characters and a legend of two long method names on one row.
+_MIN_FIGURE_WIDTH = 6.4
+# Inches of figure width per legend entry on one row.
+_LEGEND_ENTRY_WIDTH = 2.4
 
 
 def available():
@@ -36,8 +41,9 @@ def available():
 
 
 MISSING = (
-    "matplotlib is not installed, so no figures were drawn (pip install "
-    "matplotlib, then run the command again to draw them)"
+    "matplotlib is not installed, so no figures were drawn. Install it "
+    "with: pip install 'keras-laf[experiments]' (or pip install "
+    "matplotlib), then run the command again to draw them."
 )
 
 
@@ -48,12 +54,19 @@ def _figure(num_panels, max_columns, panel_size):
     rows = math.ceil(num_panels / columns)
     width, height = panel_size
     figure = Figure(
-        figsize=(width * columns, height * rows + 0.8), layout="constrained"
+        figsize=(max(width * columns, _MIN_FIGURE_WIDTH), height * rows + 0.8),
+        layout="constrained",
     )
     axes = figure.subplots(rows, columns, squeeze=False)
     for unused in axes.flat[num_panels:]:
         unused.set_visible(False)
     return figure, list(axes.flat)
+
+
+def _legend_columns(figure, num_entries):
+    # As many entries on a row as the figure's width holds.
+    fitting = int(figure.get_figwidth() // _LEGEND_ENTRY_WIDTH)
+    return max(1, min(num_entries, fitting))
 
 
 def _label(method, method_labels):
@@ -131,7 +144,7 @@ def plot_error_by_size(
         handles,
         labels,
         loc="outside lower center",
-        ncol=len(methods),
+        ncol=_legend_columns(figure, len(methods)),
         frameon=False,
     )
     if title:

@@ -1,4 +1,6 @@
-"""Sets of digits 0..9 labelled by an aggregation target, as in LAF.
+"""Sets of digits 0..9 labelled by an aggregation target, as in LAF: the
+digits as integers (`IntegerSets`) or as images of handwritten digits
+(`MnistSets`, with `digit_images`).
 
 Training sets follow the paper: the size `n` of each set is uniform in
 `{min_size, ..., max_size}` (default 2..10) and its elements are i.i.d.
@@ -27,22 +29,76 @@ Pass `diversify=False` for test sets drawn like the training sets.
 Seeds: training sets use `np.random.default_rng(seed)`, test sets
 `np.random.default_rng([seed, M])`, so each maximum size has its own
 reproducible stream whichever other sizes are requested.
+
+Image sets: the digit sets are drawn as above (same sizes, same test-set
+diversification, same seeds), then every digit is replaced by an image of
+that digit drawn uniformly at random, with replacement, from a
+`DigitImages` pool: the MNIST train split for training sets and the test
+split for test sets in the paper (see `load_digit_images`). The choice of
+images uses `np.random.default_rng([seed, 0])` for training sets and
+`np.random.default_rng([seed, max_size, 0])` for test sets.
+
+`make_unique_digit_sets` builds the SetTransformer task of the paper: sets
+of digit images labelled by the sum (or mean, or count) of their DISTINCT
+digits.
 """
 
 import dataclasses
 
 import numpy as np
 
-from keras_laf.datasets.aggregation_targets import check_target
-from keras_laf.datasets.aggregation_targets import target_values
 from keras_laf.datasets.ragged_dataset import ragged_set_dataset
+from keras_laf.validation import check_positive_int
+from laf_experiments.datasets.aggregation_targets import check_target
+from laf_experiments.datasets.aggregation_targets import target_values
+from laf_experiments.datasets.constants import NUM_DIGITS
+from laf_experiments.datasets.constants import TEST_MAX_SIZES
+from laf_experiments.datasets.constants import UNIQUE_REDUCTIONS
 
-NUM_DIGITS = 10
-TEST_MAX_SIZES = tuple(range(5, 51, 5))
+
+class _LabelledSets:
+    # What the sets of digits and of digit images share: each set is a row
+    # of `element_rows`, indices into `element_table` (or the elements
+    # themselves when it is None).
+
+    element_table = None
+
+    @property
+    def sizes(self):
+        """int64 NumPy array: the size of each set."""
+        return np.array([len(row) for row in self.element_rows])
+
+    def to_dataset(self, batch_size, shuffle=False, seed=None):
+        """Builds a `tf.data.Dataset` of ragged batches of these sets.
+
+        Args:
+            batch_size: positive int, the number of sets per batch.
+            shuffle: whether to shuffle the sets, afresh at every epoch.
+            seed: optional int seed of the shuffling.
+
+        Returns:
+            A `tf.data.Dataset` of `(sets, labels)`: a `tf.RaggedTensor`,
+            int32 `(batch, None)` for digits or float32
+            `(batch, None, 784)` for images, and float32 labels
+            `(batch, 1)`.
+
+        Example:
+
+        >>> data = make_training_sets(100, "sum")
+        >>> dataset = data.to_dataset(batch_size=32, shuffle=True, seed=0)
+        """
+        return ragged_set_dataset(
+            self.element_rows,
+            self.labels,
+            batch_size,
+            shuffle=shuffle,
+            seed=seed,
+            element_table=self.element_table,
+        )
 
 
 @dataclasses.dataclass(frozen=True)
-class IntegerSets:
+class IntegerSets(_LabelledSets):
     """Sets of digits with their labels, as NumPy arrays.
 
     Attributes:
@@ -56,30 +112,39 @@ class IntegerSets:
     target: str
 
     @property
-    def sizes(self):
-        """int64 NumPy array `(len(sets),)`: the size of each set."""
-        return np.array([len(elements) for elements in self.sets])
+    def element_rows(self):
+        return self.sets
 
-    def to_dataset(self, batch_size, shuffle=False, seed=None):
-        """Builds a `tf.data.Dataset` of ragged batches of these sets.
 
-        Args:
-            batch_size: positive int, the number of sets per batch.
-            shuffle: whether to shuffle the sets, afresh at every epoch.
-            seed: optional int seed of the shuffling.
+@dataclasses.dataclass(frozen=True)
+class MnistSets(_LabelledSets):
+    """Sets of digit images with their digits and labels, as NumPy arrays.
 
-        Returns:
-            A `tf.data.Dataset` of `(sets, labels)`: an int32
-            `tf.RaggedTensor` `(batch, None)` and float32 `(batch, 1)`.
+    Attributes:
+        digits: list of int32 NumPy arrays, the digits of each set.
+        image_indices: list of int32 NumPy arrays, for each set the rows of
+            `images` showing its digits, in the same order as `digits`.
+        images: float32 NumPy array `(num_images, 784)`, the image pool.
+        labels: float32 NumPy array `(len(digits),)`, the label of each set.
+        target: the label's name: one of `TARGETS`, or `"unique_sum"`,
+            `"unique_mean"`, `"unique_count"`.
+        source: where the images come from, `"tfds"` or `"sklearn"`.
+    """
 
-        Example:
+    digits: list
+    image_indices: list
+    images: np.ndarray
+    labels: np.ndarray
+    target: str
+    source: str
 
-        >>> data = make_training_sets(100, "sum")
-        >>> dataset = data.to_dataset(batch_size=32, shuffle=True, seed=0)
-        """
-        return ragged_set_dataset(
-            self.sets, self.labels, batch_size, shuffle=shuffle, seed=seed
-        )
+    @property
+    def element_rows(self):
+        return self.image_indices
+
+    @property
+    def element_table(self):
+        return self.images
 
 
 def sample_training_sets(num_sets, min_size=2, max_size=10, seed=0):
@@ -157,7 +222,9 @@ def sample_test_sets(num_sets, max_size, min_size=2, seed=1, diversify=True):
     return _first_columns(digits, sizes)
 
 
-def make_training_sets(num_sets, target, min_size=2, max_size=10, seed=0):
+def make_training_sets(
+    num_sets, target, min_size=2, max_size=10, seed=0, digit_images=None
+):
     """Samples labelled training sets of digits (see `sample_training_sets`).
 
     Args:
@@ -166,9 +233,11 @@ def make_training_sets(num_sets, target, min_size=2, max_size=10, seed=0):
         min_size: positive int, the smallest set size.
         max_size: int, the largest set size, at least `min_size`.
         seed: non-negative int seed.
+        digit_images: optional `DigitImages` pool (the train split in the
+            paper): the digits become images drawn from it.
 
     Returns:
-        An `IntegerSets`.
+        An `IntegerSets`, or an `MnistSets` with `digit_images`.
 
     Example:
 
@@ -177,11 +246,17 @@ def make_training_sets(num_sets, target, min_size=2, max_size=10, seed=0):
     """
     check_target(target)
     sets = sample_training_sets(num_sets, min_size, max_size, seed)
-    return _label(sets, target)
+    return _label(sets, target, digit_images, [seed, 0])
 
 
 def make_test_sets(
-    num_sets, target, max_size, min_size=2, seed=1, diversify=True
+    num_sets,
+    target,
+    max_size,
+    min_size=2,
+    seed=1,
+    diversify=True,
+    digit_images=None,
 ):
     """Samples labelled test sets of digits (see `sample_test_sets`).
 
@@ -192,9 +267,11 @@ def make_test_sets(
         min_size: positive int, the smallest set size.
         seed: non-negative int seed.
         diversify: whether to diversify the elements.
+        digit_images: optional `DigitImages` pool (the test split in the
+            paper): the digits become images drawn from it.
 
     Returns:
-        An `IntegerSets`.
+        An `IntegerSets`, or an `MnistSets` with `digit_images`.
 
     Example:
 
@@ -203,7 +280,7 @@ def make_test_sets(
     """
     check_target(target)
     sets = sample_test_sets(num_sets, max_size, min_size, seed, diversify)
-    return _label(sets, target)
+    return _label(sets, target, digit_images, [seed, max_size, 0])
 
 
 def make_test_sets_by_max_size(
@@ -213,6 +290,7 @@ def make_test_sets_by_max_size(
     min_size=2,
     seed=1,
     diversify=True,
+    digit_images=None,
 ):
     """Samples labelled test sets for several maximum sizes.
 
@@ -224,9 +302,11 @@ def make_test_sets_by_max_size(
         min_size: positive int, the smallest set size.
         seed: non-negative int seed.
         diversify: whether to diversify the elements.
+        digit_images: optional `DigitImages` pool: image sets.
 
     Returns:
-        Dict mapping each maximum size to an `IntegerSets`.
+        Dict mapping each maximum size to an `IntegerSets` (an `MnistSets`
+        with `digit_images`).
 
     Example:
 
@@ -236,7 +316,7 @@ def make_test_sets_by_max_size(
     """
     return {
         max_size: make_test_sets(
-            num_sets, target, max_size, min_size, seed, diversify
+            num_sets, target, max_size, min_size, seed, diversify, digit_images
         )
         for max_size in max_sizes
     }
@@ -250,6 +330,7 @@ def make_test_datasets(
     min_size=2,
     seed=1,
     diversify=True,
+    digit_images=None,
 ):
     """Builds ragged test datasets of digit sets for several maximum sizes.
 
@@ -262,11 +343,11 @@ def make_test_datasets(
         min_size: positive int, the smallest set size.
         seed: non-negative int seed.
         diversify: whether to diversify the elements.
+        digit_images: optional `DigitImages` pool: image sets.
 
     Returns:
         Dict mapping each maximum size to an unshuffled `tf.data.Dataset`
-        of `(sets, labels)`: int32 `tf.RaggedTensor` `(batch, None)` and
-        float32 `(batch, 1)`.
+        of `(sets, labels)` (see `IntegerSets.to_dataset`).
 
     Example:
 
@@ -274,7 +355,7 @@ def make_test_datasets(
     >>> dataset_for_size_50 = datasets[50]
     """
     suite = make_test_sets_by_max_size(
-        num_sets, target, max_sizes, min_size, seed, diversify
+        num_sets, target, max_sizes, min_size, seed, diversify, digit_images
     )
     return {
         max_size: data.to_dataset(batch_size)
@@ -282,9 +363,12 @@ def make_test_datasets(
     }
 
 
-def _label(sets, target):
+def _label(sets, target, digit_images, image_seed):
     labels = target_values(target, sets).astype("float32")
-    return IntegerSets(sets=sets, labels=labels, target=target)
+    if digit_images is None:
+        return IntegerSets(sets=sets, labels=labels, target=target)
+    rng = np.random.default_rng(image_seed)
+    return _with_images(sets, labels, target, digit_images, rng)
 
 
 def _first_columns(matrix, sizes):
@@ -296,14 +380,8 @@ def _first_columns(matrix, sizes):
 
 
 def _check_arguments(num_sets, min_size, max_size, seed):
-    if not isinstance(num_sets, (int, np.integer)) or num_sets < 1:
-        raise ValueError(
-            f"`num_sets` must be a positive int. Received: {num_sets}"
-        )
-    if not isinstance(min_size, (int, np.integer)) or min_size < 1:
-        raise ValueError(
-            f"`min_size` must be a positive int. Received: {min_size}"
-        )
+    check_positive_int("num_sets", num_sets)
+    check_positive_int("min_size", min_size)
     if not isinstance(max_size, (int, np.integer)) or max_size < min_size:
         raise ValueError(
             "`max_size` must be an int no smaller than `min_size` "
@@ -311,3 +389,80 @@ def _check_arguments(num_sets, min_size, max_size, seed):
         )
     if not isinstance(seed, (int, np.integer)) or seed < 0:
         raise ValueError(f"`seed` must be a non-negative int. Received: {seed}")
+
+
+def make_unique_digit_sets(
+    digit_images, num_sets, reduction="sum", min_size=2, max_size=5, seed=0
+):
+    """Samples sets of digit images labelled from their distinct digits.
+
+    The digits are drawn as in `sample_training_sets` (size uniform in
+    `{min_size, ..., max_size}`, digits uniform in 0..9) and the label
+    reduces the set of DISTINCT digits: e.g. the digits `[3, 3, 5]` give
+    `unique_sum` 8, `unique_mean` 4 and `unique_count` 2.
+
+    Args:
+        digit_images: the image pool, a `DigitImages`.
+        num_sets: positive int, the number of sets.
+        reduction: `"sum"`, `"mean"` or `"count"` of the distinct digits.
+        min_size: positive int, the smallest set size.
+        max_size: int, the largest set size, at least `min_size`.
+        seed: non-negative int seed.
+
+    Returns:
+        An `MnistSets` whose target is `"unique_" + reduction`.
+
+    Example:
+
+    >>> pool = load_digit_images("train", source="sklearn")
+    >>> data = make_unique_digit_sets(pool, 1000, reduction="mean")
+    """
+    if reduction not in UNIQUE_REDUCTIONS:
+        raise ValueError(
+            f"`reduction` must be one of {UNIQUE_REDUCTIONS}. "
+            f"Received: {reduction!r}"
+        )
+    digits = sample_training_sets(num_sets, min_size, max_size, seed)
+    present = np.zeros((num_sets, NUM_DIGITS), dtype=bool)
+    sizes = [len(elements) for elements in digits]
+    set_ids = np.repeat(np.arange(num_sets), sizes)
+    present[set_ids, np.concatenate(digits)] = True
+    unique_count = present.sum(axis=1)
+    unique_sum = present @ np.arange(NUM_DIGITS)
+    labels = {
+        "sum": unique_sum,
+        "mean": unique_sum / unique_count,
+        "count": unique_count,
+    }[reduction]
+    rng = np.random.default_rng([seed, 0])
+    return _with_images(
+        digits, labels, f"unique_{reduction}", digit_images, rng
+    )
+
+
+def _with_images(digits, labels, target, digit_images, rng):
+    # Replaces every digit by a uniformly drawn image of it from the pool.
+    pool_labels = digit_images.labels
+    counts = np.bincount(pool_labels, minlength=NUM_DIGITS)
+    flat_digits = np.concatenate(digits)
+    missing = np.setdiff1d(flat_digits, np.flatnonzero(counts))
+    if missing.size:
+        raise ValueError(
+            f"The image pool has no image of the digits {missing.tolist()}. "
+            f"Received a pool of {len(pool_labels)} images with digit counts "
+            f"{counts.tolist()}."
+        )
+    by_digit = np.argsort(pool_labels, kind="stable")
+    starts = np.cumsum(counts) - counts
+    offsets = rng.integers(0, counts[flat_digits])
+    flat_indices = by_digit[starts[flat_digits] + offsets].astype("int32")
+    sizes = [len(elements) for elements in digits]
+    boundaries = np.cumsum(sizes)[:-1]
+    return MnistSets(
+        digits=digits,
+        image_indices=np.split(flat_indices, boundaries),
+        images=digit_images.images,
+        labels=np.asarray(labels, dtype="float32"),
+        target=target,
+        source=digit_images.source,
+    )

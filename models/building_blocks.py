@@ -11,14 +11,50 @@ form, the way to train with `tf.distribute` (Keras cannot distribute ragged
 batches).
 """
 
+import functools
+import warnings
+
 import keras
 
-from keras_laf import LAF
-from keras_laf import FixedAggregation
-from keras_laf import LSTMAggregation
 from keras_laf import PerElement
 
-AGGREGATIONS = ("laf", "sum", "mean", "max", "deepsets", "pna", "lstm")
+
+def renamed_arguments(**new_names):
+    """Keeps the old names of renamed builder arguments working.
+
+    Every builder calls the LAF units `laf_units` and the width of its
+    hidden layers `hidden_units`; an old name given to the decorated
+    builder is passed on under its new name with a `DeprecationWarning`.
+
+    Args:
+        **new_names: the new name of each old argument name, e.g.
+            `units="laf_units"`.
+    """
+
+    def decorate(builder):
+        @functools.wraps(builder)
+        def build(*args, **kwargs):
+            for old, new in new_names.items():
+                if old not in kwargs:
+                    continue
+                if new in kwargs:
+                    raise ValueError(
+                        f"`{builder.__name__}` got both `{old}` and its new "
+                        f"name `{new}`; give `{new}` only. Received: "
+                        f"{old}={kwargs[old]!r}, {new}={kwargs[new]!r}"
+                    )
+                warnings.warn(
+                    f"`{builder.__name__}({old}=...)` is deprecated; use "
+                    f"`{new}=` instead.",
+                    DeprecationWarning,
+                    stacklevel=2,
+                )
+                kwargs[new] = kwargs.pop(old)
+            return builder(*args, **kwargs)
+
+        return build
+
+    return decorate
 
 
 def check_widths(name, widths):
@@ -74,17 +110,6 @@ def element_network(elements, widths, activation, output_activation, name):
         )
         elements = PerElement(layer, name=f"{name}_{index}")(elements)
     return elements
-
-
-def aggregation_layer(aggregation, units, lstm_units, name="aggregation"):
-    """The aggregation layer named by `aggregation` (see AGGREGATIONS)."""
-    check_choice("aggregation", aggregation, AGGREGATIONS)
-    if aggregation == "laf":
-        return LAF(units=units, name=name)
-    if aggregation == "lstm":
-        return LSTMAggregation(units=lstm_units, name=name)
-    presets = {"deepsets": "deepsets", "pna": "pna"}
-    return FixedAggregation(presets.get(aggregation, [aggregation]), name=name)
 
 
 def dense_head(features, widths, activation, output_dim, name):

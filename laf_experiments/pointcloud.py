@@ -7,7 +7,7 @@ with the cross-entropy of the logits, and compared by test accuracy over
 several seeds, for clouds of 100 and 1000 points.
 
 ModelNet40 is read from its HDF5 files (`--data-dir`, see
-`keras_laf.datasets.load_modelnet40`); without `--data-dir` the clouds are
+`laf_experiments.datasets.load_modelnet40`); without `--data-dir` the clouds are
 sampled from the surfaces of eight simple solids instead, which needs no
 download.
 """
@@ -16,12 +16,11 @@ import pathlib
 
 import numpy as np
 
-from keras_laf.datasets import SOLID_NAMES
-from keras_laf.datasets import load_modelnet40
-from keras_laf.datasets import make_solid_point_clouds
-from keras_laf.datasets.point_clouds import MODELNET40_HELP
-from keras_laf.experiments import common
-from keras_laf.experiments import plots
+from laf_experiments import common
+from laf_experiments import plots
+from laf_experiments import runner
+from laf_experiments.datasets import SOLID_NAMES
+from laf_experiments.datasets.constants import MODELNET40_HELP
 
 METHODS = ("deepsets", "pna", "laf")
 POOLINGS = {"deepsets": "max", "pna": "pna", "laf": "laf"}
@@ -32,11 +31,10 @@ METHOD_LABELS = {
 }
 KEY_FIELDS = ("method", "num_points", "seed")
 # Seeds of the data: generated training clouds use the run's seed,
-# validation clouds `VALIDATION_SEED + seed`, test clouds `TEST_SEED`; the
-# ModelNet40 validation clouds are a fixed random part of its train split.
-VALIDATION_SEED = 10_000
+# validation clouds `common.VALIDATION_SEED + seed`, test clouds
+# `TEST_SEED`; the ModelNet40 validation clouds are a fixed random part of
+# its train split.
 TEST_SEED = 20_000
-PREDICT_BATCH_SIZE = 256
 
 DEFAULTS = {
     "train_size": 800,
@@ -140,8 +138,8 @@ def build_model(method, num_classes, width=256):
     return point_cloud_classifier(
         num_classes=num_classes,
         pooling=POOLINGS[method],
-        width=width,
-        units=10,
+        hidden_units=width,
+        laf_units=10,
         ragged=False,
         name=f"point_cloud_{method}",
     )
@@ -180,6 +178,8 @@ class _ModelNet40:
     # ModelNet40 at one number of points: train, validation and test parts.
 
     def __init__(self, directory, num_points, args):
+        from laf_experiments.datasets import load_modelnet40
+
         try:
             train = load_modelnet40(directory, "train", num_points)
             test = load_modelnet40(directory, "test", num_points)
@@ -190,7 +190,7 @@ class _ModelNet40:
                 f"--val-size {args.val_size} leaves no training clouds: the "
                 f"train split of {directory} has {len(train.labels)}."
             )
-        order = np.random.default_rng(VALIDATION_SEED).permutation(
+        order = np.random.default_rng(common.VALIDATION_SEED).permutation(
             len(train.labels)
         )
         self.validation = _subset(train, order[: args.val_size])
@@ -208,17 +208,21 @@ class _Solids:
     def __init__(self, num_points, args):
         self.num_points = num_points
         self.args = args
-        self.test = make_solid_point_clouds(
-            args.test_size, num_points, seed=TEST_SEED
-        )
+        self.test = self._make(args.test_size, num_points, seed=TEST_SEED)
         self.num_classes = len(SOLID_NAMES)
 
+    @staticmethod
+    def _make(num_clouds, num_points, seed):
+        from laf_experiments.datasets import make_solid_point_clouds
+
+        return make_solid_point_clouds(num_clouds, num_points, seed=seed)
+
     def training_data(self, seed):
-        train = make_solid_point_clouds(
-            self.args.train_size, self.num_points, seed=seed
-        )
-        validation = make_solid_point_clouds(
-            self.args.val_size, self.num_points, seed=VALIDATION_SEED + seed
+        train = self._make(self.args.train_size, self.num_points, seed=seed)
+        validation = self._make(
+            self.args.val_size,
+            self.num_points,
+            seed=common.VALIDATION_SEED + seed,
         )
         return train, validation
 
@@ -254,85 +258,75 @@ def run(args):
         )
     else:
         settings["data"] = f"modelnet40:{directory.resolve()}"
-    output = common.prepare_output_directory(args.output)
-    store = common.ResultStore(
-        output,
-        experiment,
+    store = common.open_store(
+        args,
         settings,
-        key_fields=KEY_FIELDS,
-        records=classification_records,
+        KEY_FIELDS,
+        classification_records,
         group_fields=("method", "num_points"),
         value_field="accuracy",
-        overwrite=args.overwrite,
     )
-    loss = keras.losses.SparseCategoricalCrossentropy(from_logits=True)
-    total = len(args.num_points) * args.seeds * len(args.methods)
-    done = 0
-    for num_points in args.num_points:
-        data = None
-        for seed in range(args.seeds):
-            training_data = None
-            for method in args.methods:
-                done += 1
-                key = {"method": method, "num_points": num_points, "seed": seed}
-                prefix = (
-                    f"[{done}/{total}] {method} on {num_points} points, "
-                    f"seed {seed}"
-                )
-                if store.find(**key) is not None:
-                    common.log(experiment, f"{prefix}: already recorded")
-                    continue
-                if data is None:
-                    if args.data_dir is None:
-                        data = _Solids(num_points, args)
-                    else:
-                        data = _ModelNet40(directory, num_points, args)
-                if training_data is None:
-                    train, validation = data.training_data(seed)
-                    training_data = (
-                        _to_model_inputs(
-                            train, args.batch_size, shuffle=True, seed=seed
-                        ),
-                        _to_model_inputs(validation, args.batch_size),
-                    )
-                backup = store.backup_directory(**key)
-                epoch = common.backed_up_epoch(backup)
-                resuming = f", resuming after epoch {epoch}" if epoch else ""
-                common.log(experiment, f"{prefix}: training{resuming}")
-                keras.utils.set_random_seed(seed)
-                model = build_model(method, data.num_classes, args.width)
-                training = common.fit(
-                    model,
-                    *training_data,
-                    loss=loss,
-                    settings=settings,
-                    backup_directory=backup,
-                    verbose=args.verbose,
-                    metrics=["accuracy"],
-                )
-                logits = model.predict(
-                    _to_model_inputs(data.test, PREDICT_BATCH_SIZE), verbose=0
-                )
-                accuracy = float(
-                    np.mean(np.argmax(logits, axis=-1) == data.test.labels)
-                )
-                store.add(
-                    {
-                        **key,
-                        "accuracy": accuracy,
-                        "num_classes": data.num_classes,
-                        "num_test_clouds": len(data.test.labels),
-                        "epochs": settings["epochs"],
-                        **training,
-                    }
-                )
-                common.log(
-                    experiment,
-                    f"{prefix}: test accuracy {accuracy:.4f} "
-                    f"({training['train_seconds']:.1f} s)",
-                )
-                keras.backend.clear_session()
-    store.remove_empty_backups()
+    output = store.directory
+    data_by_points = common.cached(
+        lambda key: (
+            _Solids(key["num_points"], args)
+            if args.data_dir is None
+            else _ModelNet40(directory, key["num_points"], args)
+        ),
+        lambda key: key["num_points"],
+    )
+
+    def make_training_data(key):
+        train, validation = data_by_points(key).training_data(key["seed"])
+        return (
+            _to_model_inputs(
+                train, args.batch_size, shuffle=True, seed=key["seed"]
+            ),
+            _to_model_inputs(validation, args.batch_size),
+        )
+
+    def evaluate(key, model):
+        data = data_by_points(key)
+        logits = model.predict(
+            _to_model_inputs(data.test, common.PREDICT_BATCH_SIZE), verbose=0
+        )
+        accuracy = float(
+            np.mean(np.argmax(logits, axis=-1) == data.test.labels)
+        )
+        results = {
+            "accuracy": accuracy,
+            "num_classes": data.num_classes,
+            "num_test_clouds": len(data.test.labels),
+        }
+        return results, f"test accuracy {accuracy:.4f}"
+
+    runner.run_all(
+        args,
+        store,
+        keys=[
+            {"method": method, "num_points": num_points, "seed": seed}
+            for num_points in args.num_points
+            for seed in range(args.seeds)
+            for method in args.methods
+        ],
+        describe=lambda key: (
+            f"{key['method']} on {key['num_points']} points, seed {key['seed']}"
+        ),
+        train=runner.fitting(
+            args,
+            settings,
+            training_data=common.cached(
+                make_training_data,
+                lambda key: (key["num_points"], key["seed"]),
+            ),
+            build_model=lambda key: build_model(
+                key["method"], data_by_points(key).num_classes, args.width
+            ),
+            loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
+            metrics=["accuracy"],
+        ),
+        evaluate=evaluate,
+    )
     written = []
     if store.runs:
         drawn = plots.available()
@@ -347,11 +341,4 @@ def run(args):
             method_labels=METHOD_LABELS,
         )
         written = ["accuracy.md", "accuracy.png"] if drawn else ["accuracy.md"]
-    common.log(
-        experiment,
-        f"results in {output}: "
-        + ", ".join(
-            [common.RESULTS_JSON, common.RESULTS_CSV, common.SUMMARY_CSV]
-            + written
-        ),
-    )
+    runner.report_written(args, store, written)

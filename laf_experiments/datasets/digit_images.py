@@ -15,18 +15,27 @@ in `[0, 1]` with their digit labels, from one of two sources:
   the remaining 20% (360).
 
 `source="auto"` tries MNIST first and, if that fails (e.g. offline, as on
-CI), logs a one-line warning and uses scikit-learn's digits.
+CI: when MNIST is not downloaded yet, its server is tried for a few
+seconds first), logs a one-line warning and uses scikit-learn's digits.
 """
 
 import dataclasses
 import logging
+import socket
 
 import numpy as np
+
+from laf_experiments import common
 
 SOURCES = ("auto", "tfds", "sklearn")
 SPLITS = ("train", "test")
 IMAGE_SIZE = 28
 SKLEARN_TRAIN_FRACTION = 0.8
+
+# Where tensorflow-datasets downloads MNIST from, and how long to wait for
+# it before falling back.
+MNIST_HOST = "storage.googleapis.com"
+CONNECTION_TIMEOUT = 3.0
 
 _SKLEARN_DIGIT_SIZE = 20
 _TFDS_BATCH_SIZE = 10_000
@@ -95,8 +104,18 @@ def load_digit_images(split="train", source="auto", data_dir=None):
 
 
 def _load_tfds_mnist(split, data_dir):
-    import tensorflow_datasets as tfds
-
+    tfds = common.require("tensorflow_datasets", "tensorflow-datasets", "MNIST")
+    # tensorflow-datasets warns through absl about the folder of a data set
+    # not downloaded yet, which is what `is_prepared` asks.
+    absl_logger = logging.getLogger("absl")
+    level = absl_logger.level
+    absl_logger.setLevel(logging.ERROR)
+    try:
+        prepared = tfds.builder("mnist", data_dir=data_dir).is_prepared()
+    finally:
+        absl_logger.setLevel(level)
+    if not prepared:
+        _check_connection(MNIST_HOST)
     dataset = tfds.load(
         "mnist", split=split, as_supervised=True, data_dir=data_dir
     )
@@ -114,16 +133,26 @@ def _load_tfds_mnist(split, data_dir):
     )
 
 
-def _load_sklearn_digits(split):
+def _check_connection(host):
+    # tensorflow-datasets retries a failed download for minutes: a short
+    # connection test first lets an offline machine give up in seconds.
     try:
-        from sklearn.datasets import load_digits
-    except ImportError as error:
-        raise ImportError(
-            "Digit images need either MNIST through tensorflow-datasets or "
-            "scikit-learn's digits for the offline fallback, and "
-            "scikit-learn is not installed: `pip install scikit-learn`."
-        ) from error
-    digits = load_digits()
+        socket.create_connection((host, 443), CONNECTION_TIMEOUT).close()
+    except OSError as error:
+        raise ConnectionError(
+            f"MNIST is not in the tensorflow-datasets directory and its "
+            f"download server {host} cannot be reached within "
+            f"{CONNECTION_TIMEOUT:g} s ({error.strerror or error})"
+        ) from None
+
+
+def _load_sklearn_digits(split):
+    sklearn_datasets = common.require(
+        "sklearn.datasets",
+        "scikit-learn",
+        "The offline digit images (scikit-learn's digits)",
+    )
+    digits = sklearn_datasets.load_digits()
     num_train = int(SKLEARN_TRAIN_FRACTION * len(digits.target))
     part = (
         slice(None, num_train) if split == "train" else slice(num_train, None)

@@ -26,13 +26,11 @@ import warnings
 
 import numpy as np
 
-from keras_laf.datasets import TARGETS
-from keras_laf.datasets import TEST_MAX_SIZES
-from keras_laf.datasets import make_test_sets_by_max_size
-from keras_laf.datasets import make_training_sets
-from keras_laf.experiments import common
-from keras_laf.experiments import plots
-from keras_laf.experiments import scalars
+from laf_experiments import common
+from laf_experiments import plots
+from laf_experiments import runner
+from laf_experiments.datasets import TARGETS
+from laf_experiments.datasets import TEST_MAX_SIZES
 
 TUNERS = ("random", "hyperband")
 DEFAULT_TARGET = "max"
@@ -59,11 +57,7 @@ DEFAULTS = {
     "max_sizes": TEST_MAX_SIZES,
 }
 QUICK = {
-    "train_size": 128,
-    "val_size": 32,
-    "test_size": 32,
-    "epochs": 1,
-    "seeds": 1,
+    **common.QUICK_SIZES,
     "min_units": 1,
     "max_units": 3,
     "units_step": 1,
@@ -210,13 +204,15 @@ def _trials(tuner, epochs):
 
 
 def _test_errors(model, target, args):
+    from laf_experiments.datasets import make_test_sets_by_max_size
+
     suite = make_test_sets_by_max_size(
-        args.test_size, target, args.max_sizes, seed=scalars.TEST_SEED
+        args.test_size, target, args.max_sizes, seed=common.TEST_SEED
     )
     test = []
     for max_size, data in suite.items():
         predictions = model.predict(
-            data.to_dataset(scalars.PREDICT_BATCH_SIZE), verbose=0
+            data.to_dataset(common.PREDICT_BATCH_SIZE), verbose=0
         )[:, 0]
         test.append(
             {
@@ -247,7 +243,9 @@ def run(args):
     """Runs `keras-laf tune`."""
     import keras
 
+    common.require("keras_tuner", "keras-tuner", "keras-laf tune")
     from keras_laf.models.hypermodels import DeepSetsHyperModel
+    from laf_experiments.datasets import make_training_sets
 
     experiment = args.experiment
     settings = common.resolve_settings(
@@ -270,31 +268,24 @@ def run(args):
     if args.tuner == "hyperband":
         # Hyperband chooses its number of trials.
         del settings["max_trials"]
-    output = common.prepare_output_directory(args.output)
-    store = common.ResultStore(
-        output,
-        experiment,
+    store = common.open_store(
+        args,
         settings,
-        key_fields=KEY_FIELDS,
-        records=trial_records,
+        KEY_FIELDS,
+        trial_records,
         group_fields=("target", "units"),
         value_field="val_loss",
-        overwrite=args.overwrite,
     )
+    output = store.directory
     if args.overwrite:
         shutil.rmtree(output / TUNER_DIRECTORY, ignore_errors=True)
     target = args.target
-    for seed in range(args.seeds):
-        key = {"target": target, "seed": seed}
-        prefix = f"[{seed + 1}/{args.seeds}] {target}, seed {seed}"
-        recorded = store.find(**key)
-        if recorded is not None:
-            common.log(experiment, f"{prefix}: already recorded")
-            _report(experiment, recorded)
-            continue
+
+    def train(key, store):
+        seed = key["seed"]
         train = make_training_sets(args.train_size, target, seed=seed)
         validation = make_training_sets(
-            args.val_size, target, seed=scalars.VALIDATION_SEED + seed
+            args.val_size, target, seed=common.VALIDATION_SEED + seed
         )
         hypermodel = DeepSetsHyperModel(
             vocabulary_size=10,
@@ -305,7 +296,6 @@ def run(args):
             aggregations=("laf",),
             model_kwargs={"phi_units": (), "embedding_dim": 10},
         )
-        keras.utils.set_random_seed(seed)
         tuner = make_tuner(
             hypermodel,
             args,
@@ -320,7 +310,7 @@ def run(args):
             resuming = f", resuming after {searched} trial{plural}"
         common.log(
             experiment,
-            f"{prefix}: {args.tuner} search of {args.min_units} to "
+            f"{args.tuner} search of {args.min_units} to "
             f"{args.max_units} LAF units{resuming}",
         )
         start = time.perf_counter()
@@ -342,7 +332,6 @@ def run(args):
                 verbose=args.verbose,
             )
         seconds = time.perf_counter() - start
-        trials = _trials(tuner, args.epochs)
         best = {
             name: value
             for name, value in tuner.get_best_hyperparameters(1)[
@@ -354,20 +343,35 @@ def run(args):
             warnings.filterwarnings("ignore", message=_OPTIMIZER_WARNING)
             model = tuner.get_best_models(1)[0]
         best_trial = tuner.oracle.get_best_trials(1)[0]
-        run_record = {
-            **key,
+        return model, {
             "tuner": args.tuner,
             "best_hyperparameters": best,
             "best_units": int(best["units"]),
             "best_trial": best_trial.trial_id,
             "best_val_loss": float(best_trial.score),
-            "test": _test_errors(model, target, args),
-            "search_seconds": round(seconds, 3),
-            "trials": trials,
+            "train_seconds": round(seconds, 3),
+            "trials": _trials(tuner, args.epochs),
         }
-        store.add(run_record)
-        _report(experiment, run_record)
-        keras.backend.clear_session()
+
+    def evaluate(key, model):
+        test = _test_errors(model, target, args)
+        largest = test[-1]
+        return {"test": test}, (
+            f"test MAE at maximum size {largest['max_size']}: "
+            f"{largest['mae']:.4g}"
+        )
+
+    runner.run_all(
+        args,
+        store,
+        keys=[{"target": target, "seed": seed} for seed in range(args.seeds)],
+        describe=lambda key: f"{key['target']}, seed {key['seed']}",
+        train=train,
+        evaluate=evaluate,
+    )
+    for run in store.runs:
+        if run["target"] == target and run["seed"] < args.seeds:
+            _report(experiment, run)
     written = []
     if store.runs:
         if plots.available():
@@ -375,14 +379,7 @@ def run(args):
             written.append(PLOT)
         else:
             common.log(experiment, plots.MISSING)
-    common.log(
-        experiment,
-        f"results in {output}: "
-        + ", ".join(
-            [common.RESULTS_JSON, common.RESULTS_CSV, common.SUMMARY_CSV]
-            + written
-        ),
-    )
+    runner.report_written(args, store, written)
 
 
 def plot_trials(runs, path):

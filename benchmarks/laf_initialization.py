@@ -1,0 +1,279 @@
+"""Which LAF initialisation trains reliably: a seed study on the paper's task.
+
+The paper's integer model, Embedding(10, 10) -> sigmoid -> LAF(9) ->
+Dense(1), is trained with the MAE loss and Adam (learning rate 1e-3) on
+sets of 2..10 digits, once per (initialisation, target, seed), and tested on
+diversified sets of up to `--max-size` digits. Each result is appended to a
+JSON-lines file as soon as it is known, so an interrupted study resumes
+where it stopped; the summary (mean and std over seeds of the test MAE at
+the largest size, and the largest |prediction| over the largest label, which
+shows poles) is printed and written beside it.
+
+    python benchmarks/laf_initialization.py --seeds 3 \
+        --initializations paper,anchored --targets count,sum,max,min
+
+Candidates (`CANDIDATES`): the layer's two presets, `anchored` (the
+default) and `paper`, so the study measures exactly what users get, and
+variants of the default built from `keras_laf.initializers.AnchoredLAF`;
+`deepsets` replaces LAF by the DeepSets aggregation (3 sums, 3 maxima,
+3 means) as the reference.
+"""
+
+import argparse
+import json
+import os
+import pathlib
+import sys
+import time
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+
+import keras  # noqa: E402
+import numpy as np  # noqa: E402
+
+import keras_laf  # noqa: E402
+import keras_laf.initializers  # noqa: E402
+from laf_experiments.datasets import make_test_sets  # noqa: E402
+from laf_experiments.datasets import make_training_sets  # noqa: E402
+
+
+def anchored_variant(anchor_every=3, anchors=("max", "min"), **kwargs):
+    return {
+        "exponent_initializer": keras_laf.initializers.AnchoredLAF(
+            "exponents", anchors=anchors, anchor_every=anchor_every
+        ),
+        "coefficient_initializer": keras_laf.initializers.AnchoredLAF(
+            "coefficients", anchors=anchors, anchor_every=anchor_every
+        ),
+        **kwargs,
+    }
+
+
+class ClipDenominator(keras.constraints.Constraint):
+    """gamma, delta clipped at 0 only: they may both reach 0."""
+
+    def __call__(self, w):
+        return keras.ops.concatenate([w[:2], keras.ops.maximum(w[2:], 0.0)])
+
+
+# Name -> keyword arguments of `keras_laf.LAF`.
+CANDIDATES = {
+    "anchored": {},
+    "paper": {"initialization": "paper"},
+    # Random units with positive denominators only, no max/min anchors.
+    "positive": anchored_variant(anchors=()),
+    # Anchors at every other unit.
+    "anchored2": anchored_variant(anchor_every=2),
+    # The first version of the default: the denominator clipped at 0
+    # without the rescale of `PositiveDenominator`.
+    "anchored_clip_only": {"coefficient_constraint": ClipDenominator()},
+    # The anchored start with the denominator's sign left free.
+    "anchored_free": {"coefficient_constraint": keras.constraints.Constraint()},
+}
+
+VALIDATION_SEED = 10_000
+TEST_SEED = 1
+
+
+def padded(sets, labels):
+    """Digit sets as padded int arrays, a float mask and labels."""
+    size = max(len(elements) for elements in sets)
+    digits = np.zeros((len(sets), size), "int32")
+    mask = np.zeros((len(sets), size), "float32")
+    for row, elements in enumerate(sets):
+        digits[row, : len(elements)] = elements
+        mask[row, : len(elements)] = 1.0
+    return (digits, mask), np.asarray(labels, "float32")[:, None]
+
+
+def build_model(initialization, units):
+    digits = keras.Input(shape=(None,), dtype="int32", name="digits")
+    mask = keras.Input(shape=(None,), dtype="float32", name="mask")
+    elements = keras.layers.Embedding(10, 10, name="embedding")(digits)
+    elements = keras.layers.Activation("sigmoid", name="sigmoid")(elements)
+    if initialization == "deepsets":
+        # The reference: 3 sums, 3 maxima and 3 means, as wide as LAF(9).
+        aggregation = keras_laf.FixedAggregation("deepsets", name="deepsets")
+    else:
+        aggregation = keras_laf.LAF(
+            units, name="laf", **CANDIDATES[initialization]
+        )
+    aggregated = aggregation(elements, mask=keras.ops.cast(mask, "bool"))
+    output = keras.layers.Dense(1, name="output")(aggregated)
+    return keras.Model([digits, mask], output, name="integer_laf")
+
+
+def run_one(initialization, target, seed, settings):
+    keras.utils.set_random_seed(seed)
+    train = make_training_sets(settings["train_size"], target, seed=seed)
+    validation = make_training_sets(
+        settings["val_size"], target, seed=VALIDATION_SEED + seed
+    )
+    test = make_test_sets(
+        settings["test_size"], target, settings["max_size"], seed=TEST_SEED
+    )
+    model = build_model(initialization, settings["units"])
+    model.compile(
+        optimizer=keras.optimizers.Adam(settings["learning_rate"]),
+        loss="mae",
+        steps_per_execution=16,
+    )
+    started = time.perf_counter()
+    history = model.fit(
+        *padded(train.sets, train.labels),
+        validation_data=padded(validation.sets, validation.labels),
+        batch_size=64,
+        epochs=settings["epochs"],
+        shuffle=True,
+        verbose=0,
+    )
+    seconds = time.perf_counter() - started
+    inputs, labels = padded(test.sets, test.labels)
+    predictions = model.predict(inputs, batch_size=512, verbose=0)
+    errors = np.abs(predictions - labels)[:, 0]
+    largest_label = float(np.max(np.abs(labels)))
+    keras.backend.clear_session()
+    return {
+        "initialization": initialization,
+        "target": target,
+        "seed": seed,
+        "test_mae": float(np.mean(errors)),
+        "test_mae_largest_sets": float(
+            np.mean(errors[test.sizes >= 0.8 * settings["max_size"]])
+        ),
+        "validation_mae": float(history.history["val_loss"][-1]),
+        "max_abs_prediction_over_max_label": float(
+            np.max(np.abs(predictions)) / max(largest_label, 1e-9)
+        ),
+        "finite": bool(np.all(np.isfinite(predictions))),
+        "train_seconds": seconds,
+        **settings,
+    }
+
+
+def summarize(records):
+    groups = {}
+    for record in records:
+        key = (record["target"], record["initialization"])
+        groups.setdefault(key, []).append(record)
+    rows = []
+    for (target, initialization), group in sorted(groups.items()):
+        maes = np.array([record["test_mae"] for record in group])
+        poles = max(
+            record["max_abs_prediction_over_max_label"] for record in group
+        )
+        rows.append(
+            {
+                "target": target,
+                "initialization": initialization,
+                "seeds": len(group),
+                "test_mae_mean": float(maes.mean()),
+                "test_mae_std": float(maes.std()),
+                "test_mae_worst": float(maes.max()),
+                "worst_max_abs_prediction_over_max_label": float(poles),
+            }
+        )
+    return rows
+
+
+def parse_list(text):
+    return [item for item in text.split(",") if item]
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawTextHelpFormatter
+    )
+    parser.add_argument(
+        "--initializations", type=parse_list, default=["paper", "anchored"]
+    )
+    parser.add_argument(
+        "--targets",
+        type=parse_list,
+        default=["count", "sum", "mean", "max", "min", "inverse_count"],
+    )
+    parser.add_argument("--seeds", type=int, default=3)
+    parser.add_argument("--first-seed", type=int, default=0)
+    parser.add_argument("--train-size", type=int, default=20_000)
+    parser.add_argument("--val-size", type=int, default=1_000)
+    parser.add_argument("--test-size", type=int, default=1_000)
+    parser.add_argument("--epochs", type=int, default=15)
+    parser.add_argument("--units", type=int, default=9)
+    parser.add_argument("--max-size", type=int, default=50)
+    parser.add_argument("--learning-rate", type=float, default=1e-3)
+    parser.add_argument(
+        "--output",
+        type=pathlib.Path,
+        default=pathlib.Path("benchmarks/results/laf_initialization.jsonl"),
+    )
+    args = parser.parse_args(argv)
+    settings = {
+        "train_size": args.train_size,
+        "val_size": args.val_size,
+        "test_size": args.test_size,
+        "epochs": args.epochs,
+        "units": args.units,
+        "max_size": args.max_size,
+        "learning_rate": args.learning_rate,
+    }
+    args.output.parent.mkdir(parents=True, exist_ok=True)
+    records = []
+    if args.output.exists():
+        records = [
+            json.loads(line)
+            for line in args.output.read_text().splitlines()
+            if line.strip()
+        ]
+
+    def recorded(initialization, target, seed):
+        return any(
+            record["initialization"] == initialization
+            and record["target"] == target
+            and record["seed"] == seed
+            and all(record[key] == value for key, value in settings.items())
+            for record in records
+        )
+
+    jobs = [
+        (initialization, target, seed)
+        for seed in range(args.first_seed, args.first_seed + args.seeds)
+        for target in args.targets
+        for initialization in args.initializations
+    ]
+    for index, (initialization, target, seed) in enumerate(jobs, 1):
+        if recorded(initialization, target, seed):
+            continue
+        record = run_one(initialization, target, seed, settings)
+        records.append(record)
+        with args.output.open("a") as file:
+            file.write(json.dumps(record) + "\n")
+        poles = record["max_abs_prediction_over_max_label"]
+        print(
+            f"[{index}/{len(jobs)}] {initialization:>10} {target:>14} "
+            f"seed {seed}: test MAE {record['test_mae']:.4g} "
+            f"(largest sets {record['test_mae_largest_sets']:.4g}), "
+            f"|pred|/max label {poles:.3g}, {record['train_seconds']:.0f} s",
+            flush=True,
+        )
+    selected = [
+        record
+        for record in records
+        if all(record[key] == value for key, value in settings.items())
+    ]
+    rows = summarize(selected)
+    args.output.with_suffix(".summary.json").write_text(
+        json.dumps(rows, indent=1)
+    )
+    for row in rows:
+        poles = row["worst_max_abs_prediction_over_max_label"]
+        print(
+            f"{row['target']:>14} {row['initialization']:>10}: "
+            f"MAE {row['test_mae_mean']:.4g} ± {row['test_mae_std']:.2g} "
+            f"(worst {row['test_mae_worst']:.4g}, "
+            f"|pred|/max label {poles:.3g}, {row['seeds']} seeds)"
+        )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

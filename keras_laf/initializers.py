@@ -1,0 +1,131 @@
+"""Starting parameters of LAF units.
+
+`AnchoredLAF` is the default start of `keras_laf.LAF`: most units start at
+random exponents with a positive denominator, and every third unit starts
+as a maximum or minimum of Table 1 of the paper, which a randomly started
+unit does not reach in training. `benchmarks/laf_initialization.py` is the
+seed study behind the choice; the README gives its figures.
+"""
+
+import keras
+import numpy as np
+from keras import ops
+
+from keras_laf.closed_forms import ClosedForm
+from keras_laf.validation import check_positive_int
+
+_PARTS = {"exponents": 8, "coefficients": 4}
+
+
+@keras.saving.register_keras_serializable(package="keras_laf")
+class AnchoredLAF(keras.initializers.Initializer):
+    """Initializes LAF units: random units with anchors at max and min.
+
+    Unit k is an anchor when `(k + 1) % anchor_every == 0`: the anchors take
+    the aggregators of `anchors` in turn (by default the maximum, then the
+    minimum, of Table 1). The other units are random: exponents uniform in
+    [0, 1] as in the paper, numerator coefficients alpha, beta normal with
+    standard deviation 0.01 as in the paper, and denominator coefficients
+    gamma, delta uniform in [0.5, 1], so that every denominator starts
+    positive (and stays so under `keras_laf.constraints.PositiveDenominator`).
+
+    Used in pairs, one for the exponents and one for the coefficients, by
+    `keras_laf.LAF`; the anchors sit at the same units in both.
+
+    Args:
+        part: `"exponents"` (shape `(8, units)`) or `"coefficients"` (shape
+            `(4, units)`).
+        anchors: list of closed forms (names or dicts accepted by
+            `keras_laf.closed_form`) the anchor units cycle through.
+            Defaults to `("max", "min")`. An empty list means no anchors.
+        anchor_every: int. Every `anchor_every`-th unit is an anchor.
+            Defaults to `3`.
+        seed: optional int seed of the random units.
+
+    Example:
+
+    >>> exponents = AnchoredLAF("exponents", seed=0)((8, 3))
+    >>> keras.ops.convert_to_numpy(exponents)[:2, 2].tolist()  # unit 3: max
+    [0.019999999552965164, 50.0]
+    """
+
+    def __init__(
+        self,
+        part,
+        anchors=("max", "min"),
+        anchor_every=3,
+        seed=None,
+    ):
+        if part not in _PARTS:
+            raise ValueError(
+                "`part` must be 'exponents' or 'coefficients'. "
+                f"Received: part={part!r}"
+            )
+        if isinstance(anchors, (str, dict)):
+            raise ValueError(
+                "`anchors` must be a list of closed forms, e.g. "
+                f"['max', 'min']. Received: anchors={anchors!r}"
+            )
+        self.part = part
+        self.anchors = list(anchors)
+        # Validates the forms now rather than at the first call.
+        self._anchor_table = (
+            ClosedForm(self.anchors, part=part).table() if anchors else None
+        )
+        self.anchor_every = check_positive_int("anchor_every", anchor_every)
+        if seed is not None and (
+            isinstance(seed, bool) or not isinstance(seed, int)
+        ):
+            raise ValueError(
+                f"`seed` must be an int or None. Received: seed={seed!r}"
+            )
+        self.seed = seed
+
+    def _random_part(self, units, dtype):
+        if self.part == "exponents":
+            return keras.initializers.RandomUniform(0.0, 1.0, seed=self.seed)(
+                (8, units), dtype=dtype
+            )
+        numerator = keras.initializers.RandomNormal(0.0, 0.01, seed=self.seed)(
+            (2, units), dtype=dtype
+        )
+        denominator = keras.initializers.RandomUniform(
+            0.5, 1.0, seed=self.seed
+        )((2, units), dtype=dtype)
+        return ops.concatenate([numerator, denominator], axis=0)
+
+    def anchor_units(self, units):
+        """Indices of the anchor units among `units`, in order."""
+        if self._anchor_table is None:
+            return []
+        return list(range(self.anchor_every - 1, units, self.anchor_every))
+
+    def __call__(self, shape, dtype=None):
+        rows = _PARTS[self.part]
+        if len(shape) != 2 or shape[0] != rows:
+            raise ValueError(
+                f"AnchoredLAF initializes {self.part} of shape ({rows}, "
+                f"units). Received: shape={shape}"
+            )
+        units = shape[1]
+        values = self._random_part(units, dtype)
+        anchor_units = self.anchor_units(units)
+        if not anchor_units:
+            return values
+        # (rows, units): the anchor's parameters at anchor units, 0 elsewhere.
+        table = np.zeros((rows, units), "float32")
+        is_anchor = np.zeros((units,), bool)
+        for position, unit in enumerate(anchor_units):
+            table[:, unit] = self._anchor_table[:, position % len(self.anchors)]
+            is_anchor[unit] = True
+        return ops.where(
+            is_anchor, ops.convert_to_tensor(table, dtype=dtype), values
+        )
+
+    def get_config(self):
+        return {
+            "part": self.part,
+            "anchors": self.anchors,
+            "anchor_every": self.anchor_every,
+            "seed": self.seed,
+        }

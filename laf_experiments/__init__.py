@@ -1,0 +1,16 @@
+"""The paper's application: the experiments of LAF, run by `keras-laf`.
+
+Installed beside the `keras_laf` library with the `experiments` extra
+(`pip install "keras-laf[experiments]"`), which brings its dependencies
+(matplotlib, tensorflow-datasets, scikit-learn, networkx, keras-tuner).
+
+One module per subcommand (`scalars`, `mnist`, `unique_sum`,
+`pointcloud`, `graphs`, `tune`, `units`), each exposing `HELP`,
+`DESCRIPTION`, `add_arguments(parser)` and `run(args)`; `cli.SUBCOMMANDS`
+lists them. They import TensorFlow only in `run`, so the parser is built
+without it. What they share: `common` (argument parsing, the output
+directory and its recorded results, errors), `runner` (the loop of
+every experiment: skip what is recorded, resume, seed, train, evaluate,
+record), `digit_data` (the data of the experiments on sets of digits),
+`plots` (figures and tables) and `datasets` (the paper's data sets).
+"""

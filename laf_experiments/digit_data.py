@@ -1,0 +1,182 @@
+"""What the experiments on sets of digits share: the `--source` and
+`--data-dir` arguments and the loading of digit images (`mnist`,
+`unique-sum`), test sets of several sizes joined into one dataset, and the
+data of the regression on digit sets (`scalars`, `mnist`).
+"""
+
+import numpy as np
+
+from laf_experiments import common
+from laf_experiments.datasets import SOURCES
+from laf_experiments.datasets import load_digit_images
+
+# Methods run only when named: LAF started with the paper's scheme
+# (`LAF(initialization="paper")`) instead of the layer's default.
+OPTIONAL_METHODS = ("laf-paper",)
+
+
+def aggregation(method, laf_units):
+    """The `aggregation` argument of `deep_sets` for a method name."""
+    if method == "laf-paper":
+        from keras_laf import LAF
+
+        return LAF(laf_units, initialization="paper", name="aggregation")
+    return method
+
+
+def add_source_arguments(group):
+    """Adds `--source` and `--data-dir`, the origin of the digit images."""
+    group.add_argument(
+        "--source",
+        choices=SOURCES,
+        default="auto",
+        help="digit images: 'tfds' (MNIST), 'sklearn' (scikit-learn's "
+        "digits, no download) or 'auto' (MNIST, else scikit-learn's; "
+        "default: auto)",
+    )
+    group.add_argument(
+        "--data-dir",
+        metavar="DIR",
+        help="tensorflow-datasets data directory for MNIST",
+    )
+
+
+def load_digit_pools(args):
+    """Loads the train and test digit images of `args.source`.
+
+    With `--source auto`, MNIST is tried once; if it cannot be loaded
+    (tensorflow-datasets missing, or no download possible), both splits
+    come from scikit-learn's digits and a line says why.
+
+    Returns:
+        The train and test `DigitImages`.
+
+    Raises:
+        ExperimentError: `--source tfds` and MNIST cannot be loaded, or a
+            needed package is missing.
+    """
+    source = args.source
+    if source != "sklearn":
+        try:
+            return _log_pools(
+                args,
+                [
+                    load_digit_images(split, "tfds", args.data_dir)
+                    for split in ("train", "test")
+                ],
+            )
+        except common.MissingDependency as error:
+            if source == "tfds":
+                raise
+            reason = str(error)
+        except Exception as error:
+            if source == "tfds":
+                raise common.ExperimentError(
+                    f"MNIST could not be loaded with tensorflow-datasets "
+                    f"({type(error).__name__}: {error}). Use --source "
+                    "sklearn or --source auto to work offline."
+                ) from None
+            reason = f"{type(error).__name__}: {error}"
+        common.log(
+            args.experiment,
+            f"MNIST could not be loaded ({reason}); using scikit-learn's "
+            "8x8 digits upsampled to 28x28 instead",
+        )
+    return _log_pools(
+        args,
+        [load_digit_images(split, "sklearn") for split in ("train", "test")],
+    )
+
+
+def _log_pools(args, pools):
+    common.log(
+        args.experiment,
+        f"digit images from {pools[0].source}: {len(pools[0].labels)} "
+        f"train, {len(pools[1].labels)} test",
+    )
+    return pools
+
+
+def joined_test_data(suite, batch_size=common.PREDICT_BATCH_SIZE):
+    """Joins test sets of several maximum sizes into one dataset.
+
+    Args:
+        suite: dict from maximum size to `IntegerSets`, or to `MnistSets`
+            sharing one image pool.
+        batch_size: sets per batch.
+
+    Returns:
+        The unshuffled dataset, the labels and the maximum size of every
+        set, as expected by `common.run_regression`.
+    """
+    from keras_laf.datasets import ragged_set_dataset
+
+    parts = list(suite.values())
+    rows = [row for data in parts for row in data.element_rows]
+    labels = np.concatenate([data.labels for data in parts])
+    max_sizes = np.concatenate(
+        [np.full(len(data.labels), size) for size, data in suite.items()]
+    )
+    dataset = ragged_set_dataset(
+        rows, labels, batch_size, element_table=parts[0].element_table
+    )
+    return dataset, labels, max_sizes
+
+
+def run_digit_regression(
+    args, build_model, default_targets, quick_targets, images=False
+):
+    """Runs `scalars` or `mnist`: `common.run_regression` on sets of digits.
+
+    Training and validation sets are drawn with `make_training_sets`
+    (validation seed `VALIDATION_SEED + seed`), test sets with
+    `make_test_sets_by_max_size` (seed `TEST_SEED`) at `args.max_sizes`.
+
+    Args:
+        args: the parsed arguments of `scalars` or `mnist`.
+        build_model: function `(method)` returning an uncompiled model.
+        default_targets: the targets without `--targets`.
+        quick_targets: the targets with `--quick` and without `--targets`.
+        images: whether the digits are images (`load_digit_pools`).
+    """
+    from laf_experiments.datasets import make_test_sets_by_max_size
+    from laf_experiments.datasets import make_training_sets
+
+    if args.targets is None:
+        args.targets = quick_targets if args.quick else default_targets
+    settings = common.resolve_settings(args, extra_names=("max_sizes",))
+    train_images, test_images = None, None
+    if images:
+        common.prepare_output_directory(args.output)
+        train_images, test_images = load_digit_pools(args)
+        settings["image_source"] = train_images.source
+    store = common.open_regression_store(args, settings)
+
+    def make_training_data(target, seed):
+        train, validation = (
+            make_training_sets(
+                num_sets, target, seed=data_seed, digit_images=train_images
+            )
+            for num_sets, data_seed in (
+                (args.train_size, seed),
+                (args.val_size, common.VALIDATION_SEED + seed),
+            )
+        )
+        return (
+            train.to_dataset(args.batch_size, shuffle=True, seed=seed),
+            validation.to_dataset(args.batch_size),
+        )
+
+    def make_test_data(target):
+        suite = make_test_sets_by_max_size(
+            args.test_size,
+            target,
+            args.max_sizes,
+            seed=common.TEST_SEED,
+            digit_images=test_images,
+        )
+        return joined_test_data(suite)
+
+    common.run_regression(
+        args, settings, store, make_training_data, make_test_data, build_model
+    )

@@ -1,0 +1,145 @@
+"""Every public layer through the shared `run_layer_test`."""
+
+import keras
+import numpy as np
+import pytest
+from layer_test_case import run_layer_test
+from seeding import seeded  # noqa: F401
+
+import keras_laf
+
+BATCH, SET_SIZE, FEATURES = 2, 3, 2
+
+
+def _sets(seed=0):
+    # Two sets of 3 slots with 2 features in (0, 1); the second set has
+    # one padded slot.
+    rng = np.random.default_rng(seed)
+    values = rng.uniform(0.1, 0.9, (BATCH, SET_SIZE, FEATURES))
+    mask = np.array([[True, True, True], [True, True, False]])
+    return values.astype("float32"), mask
+
+
+def _set_case(layer_cls, init_kwargs, output_shape, keeps_set_axis=False):
+    values, mask = _sets()
+    return dict(
+        layer_cls=layer_cls,
+        init_kwargs=init_kwargs,
+        inputs={"inputs": values, "mask": mask},
+        expected_output_shape=output_shape,
+        masks={"inputs": "mask"},
+        output_mask="mask" if keeps_set_axis else None,
+    )
+
+
+def _mab_case():
+    values, mask = _sets()
+    query, query_mask = _sets(seed=1)
+    return dict(
+        layer_cls=keras_laf.MAB,
+        init_kwargs={"dim": 4, "num_heads": 2},
+        inputs={
+            "query": query,
+            "value": values,
+            "query_mask": query_mask,
+            "value_mask": mask,
+        },
+        positional=["query", "value"],
+        expected_output_shape=(BATCH, SET_SIZE, 4),
+        masks={"query": "query_mask", "value": "value_mask"},
+        output_mask="query_mask",
+    )
+
+
+def _graph():
+    # Two graphs of 3 and 2 nodes; edges in both directions.
+    rng = np.random.default_rng(2)
+    node_features = rng.uniform(0.1, 0.9, (5, FEATURES)).astype("float32")
+    edges = np.array([[0, 1], [1, 0], [1, 2], [2, 1], [3, 4], [4, 3]])
+    return {
+        "node_features": node_features,
+        "edge_source": edges[:, 0].astype("int32"),
+        "edge_target": edges[:, 1].astype("int32"),
+    }
+
+
+CASES = {
+    "LAF": _set_case(keras_laf.LAF, {"units": 3}, (BATCH, FEATURES * 3)),
+    # No weights to train (Keras warns on fitting a model without any).
+    "FixedAggregation": {
+        **_set_case(
+            keras_laf.FixedAggregation,
+            {"aggregators": ["sum", "max", "std"]},
+            (BATCH, FEATURES * 3),
+        ),
+        "run_training": False,
+    },
+    "LSTMAggregation": _set_case(
+        keras_laf.LSTMAggregation, {"units": 4}, (BATCH, 4)
+    ),
+    "PerElement": _set_case(
+        keras_laf.PerElement,
+        {"layer": keras.layers.Dense(4)},
+        (BATCH, SET_SIZE, 4),
+        keeps_set_axis=True,
+    ),
+    "PermutationEquivariant": _set_case(
+        keras_laf.PermutationEquivariant,
+        {"units": 4},
+        (BATCH, SET_SIZE, 4),
+        keeps_set_axis=True,
+    ),
+    "MAB": _mab_case(),
+    "SAB": _set_case(
+        keras_laf.SAB,
+        {"dim": 4, "num_heads": 2},
+        (BATCH, SET_SIZE, 4),
+        keeps_set_axis=True,
+    ),
+    "ISAB": _set_case(
+        keras_laf.ISAB,
+        {"dim": 4, "num_heads": 2, "num_inducing": 2},
+        (BATCH, SET_SIZE, 4),
+        keeps_set_axis=True,
+    ),
+    "PMA": _set_case(
+        keras_laf.PMA,
+        {"dim": 4, "num_heads": 2, "num_seeds": 2},
+        (BATCH, 2, 4),
+    ),
+    "MessagePassing": dict(
+        layer_cls=keras_laf.MessagePassing,
+        init_kwargs={"units": 4, "aggregation": "laf", "laf_units": 2},
+        inputs=_graph(),
+        positional=["node_features", "edge_source", "edge_target"],
+        expected_output_shape=(5, 4),
+    ),
+    "GraphReadout": dict(
+        layer_cls=keras_laf.GraphReadout,
+        init_kwargs={"aggregation": "laf", "laf_units": 2},
+        inputs={
+            "node_features": _graph()["node_features"],
+            "node_graph_ids": np.array([0, 0, 0, 1, 1], "int32"),
+        },
+        positional=["node_features", "node_graph_ids"],
+        expected_output_shape=(2, FEATURES * 2),
+    ),
+}
+
+
+def test_every_public_layer_has_a_case():
+    public_layers = {
+        name
+        for name in keras_laf.__all__
+        if isinstance(getattr(keras_laf, name), type)
+        and issubclass(getattr(keras_laf, name), keras.layers.Layer)
+        # The abstract base of LAF and FixedAggregation.
+        and name != "SetAggregation"
+    }
+    assert public_layers == set(CASES)
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_layer(name, tmp_path):
+    keras.utils.set_random_seed(0)
+    run_layer_test(tmp_path=tmp_path, **CASES[name])

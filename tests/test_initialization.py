@@ -1,0 +1,236 @@
+"""LAF's starting parameters: the anchored default and the paper's scheme."""
+
+import keras
+import numpy as np
+import pytest
+
+import keras_laf
+from keras_laf import LAF
+from keras_laf import closed_form
+from keras_laf.constraints import BoundedNonNeg
+from keras_laf.constraints import PositiveDenominator
+from keras_laf.initializers import AnchoredLAF
+
+
+@pytest.fixture(autouse=True)
+def seeded():
+    keras.utils.set_random_seed(0)
+
+
+def built(layer, features=1):
+    layer.build((None, None, features))
+    return (
+        keras.ops.convert_to_numpy(layer.exponents),
+        keras.ops.convert_to_numpy(layer.coefficients),
+    )
+
+
+def test_anchors_are_max_and_min_in_turn_at_every_third_unit():
+    exponents, coefficients = built(LAF(units=9))
+    for unit, name in ((2, "max"), (5, "min"), (8, "max")):
+        expected_exponents, expected_coefficients = closed_form(name)
+        np.testing.assert_array_equal(exponents[:, unit], expected_exponents)
+        np.testing.assert_array_equal(
+            coefficients[:, unit], expected_coefficients
+        )
+
+
+def test_random_units_have_paper_exponents_and_positive_denominators():
+    exponents, coefficients = built(LAF(units=3000))
+    random_units = np.arange(3000) % 3 != 2
+    exponents, coefficients = (
+        exponents[:, random_units],
+        coefficients[:, random_units],
+    )
+    assert exponents.min() >= 0 and exponents.max() <= 1
+    assert abs(exponents.mean() - 0.5) < 0.01
+    assert abs(coefficients[:2].std() - 0.01) < 0.001
+    assert abs(coefficients[:2].mean()) < 0.001
+    assert coefficients[2:].min() >= 0.5 and coefficients[2:].max() <= 1
+    assert abs(coefficients[2:].mean() - 0.75) < 0.01
+
+
+def test_anchor_units_compute_max_and_min():
+    layer = LAF(units=6)
+    values = np.array([[[0.1], [0.8], [0.3]], [[0.5], [0.45], [0.2]]])
+    outputs = keras.ops.convert_to_numpy(layer(values.astype("float32")))
+    # max and min within the n^(1/50) factor of Table 1's approximation.
+    np.testing.assert_allclose(outputs[:, 2], [0.8, 0.5], rtol=0.03)
+    np.testing.assert_allclose(outputs[:, 5], [0.1, 0.2], atol=0.03)
+
+
+def test_fresh_default_layer_has_no_pole_on_large_sets():
+    # Positive denominators: a fresh layer stays bounded on sets far
+    # larger than any it was trained on; the paper's start does not.
+    rng = np.random.default_rng(0)
+    values = rng.random((64, 1000, 1)).astype("float32")
+    mask = np.arange(1000)[None, :] < rng.integers(1, 1000, (64, 1))
+    worst = {}
+    for initialization in ("anchored", "paper"):
+        outputs = []
+        for seed in range(20):
+            keras.utils.set_random_seed(seed)
+            layer = LAF(units=9, initialization=initialization)
+            outputs.append(keras.ops.convert_to_numpy(layer(values, mask=mask)))
+        worst[initialization] = np.abs(np.array(outputs)).max()
+    assert worst["anchored"] < 10
+    assert worst["paper"] > 10 * worst["anchored"]
+
+
+def test_paper_initialization_is_exactly_the_papers():
+    layer = LAF(units=3000, initialization="paper")
+    exponents, coefficients = built(layer)
+    assert isinstance(
+        layer.exponent_initializer, keras.initializers.RandomUniform
+    )
+    assert isinstance(
+        layer.coefficient_initializer, keras.initializers.RandomNormal
+    )
+    assert isinstance(layer.exponent_constraint, BoundedNonNeg)
+    assert layer.coefficient_constraint is None
+    assert exponents.min() >= 0 and exponents.max() <= 1
+    assert abs(exponents.mean() - 0.5) < 0.01
+    assert abs(coefficients.mean()) < 0.001
+    assert abs(coefficients.std() - 0.01) < 0.001
+
+
+def test_default_is_anchored_with_non_negative_denominator():
+    layer = LAF(units=2)
+    assert layer.initialization == "anchored"
+    assert isinstance(layer.exponent_initializer, AnchoredLAF)
+    assert isinstance(layer.coefficient_constraint, PositiveDenominator)
+    assert isinstance(layer.exponent_constraint, BoundedNonNeg)
+
+
+def test_positive_denominator_is_projected_after_each_step():
+    # A regularizer whose gradient is 1000 for every coefficient: one SGD
+    # step takes them all far below 0; the projection restarts the
+    # denominator at gamma = 1 while the numerator's stay negative.
+    layer = LAF(
+        units=3,
+        coefficient_regularizer=lambda weights: 1000.0 * keras.ops.sum(weights),
+    )
+    model = keras.Sequential([keras.Input((4, 1)), layer])
+    model.compile(optimizer=keras.optimizers.SGD(1.0), loss="mae")
+    values = np.full((8, 4, 1), 0.5, "float32")
+    model.fit(values, np.zeros((8, 3), "float32"), verbose=0)
+    coefficients = keras.ops.convert_to_numpy(layer.coefficients)
+    np.testing.assert_array_equal(coefficients[2:], [[1.0] * 3, [0.0] * 3])
+    assert coefficients[:2].max() < -900.0
+
+
+def test_positive_denominator_keeps_each_units_function():
+    # Columns: clipped and rescaled, rescaled only, left alone, restarted.
+    weights = np.array(
+        [
+            [0.3, 0.2, 1.0, 0.7],
+            [-0.1, 0.4, -2.0, 0.1],
+            [-1.0, 0.2, 3.0, -0.5],
+            [0.25, 0.3, 0.0, -0.1],
+        ],
+        "float32",
+    )
+    projected = keras.ops.convert_to_numpy(
+        PositiveDenominator()(keras.ops.convert_to_tensor(weights))
+    )
+    expected = np.array(
+        [
+            [1.2, 0.4, 1.0, 0.7],
+            [-0.4, 0.8, -2.0, 0.1],
+            [0.0, 0.4, 3.0, 1.0],
+            [1.0, 0.6, 0.0, 0.0],
+        ],
+        "float32",
+    )
+    np.testing.assert_allclose(projected, expected, rtol=1e-6)
+    # Columns 1 and 2 had gamma, delta >= 0: the same functions.
+    exponents = np.random.default_rng(0).random((8, 4)).astype("float32")
+    values = np.random.default_rng(1).random((5, 7, 2)).astype("float32")
+
+    def outputs(coefficients):
+        return keras.ops.convert_to_numpy(
+            keras_laf.laf(values, exponents, coefficients)
+        )
+
+    np.testing.assert_allclose(
+        outputs(projected)[..., 1:3], outputs(weights)[..., 1:3], rtol=1e-5
+    )
+
+
+def test_config_round_trip_keeps_the_preset():
+    for initialization in ("anchored", "paper"):
+        layer = LAF(units=4, initialization=initialization)
+        restored = LAF.from_config(layer.get_config())
+        assert restored.initialization == initialization
+        assert type(restored.coefficient_constraint) is type(
+            layer.coefficient_constraint
+        )
+        assert type(restored.coefficient_initializer) is type(
+            layer.coefficient_initializer
+        )
+
+
+def test_saved_model_keeps_the_constraint(tmp_path):
+    # Uncompiled: the constraint is part of the layer's config, and an unbuilt
+    # optimizer would reload with a warning about its variables.
+    model = keras.Sequential([keras.Input((3, 2)), LAF(units=3, name="laf")])
+    path = tmp_path / "model.keras"
+    model.save(path)
+    restored = keras.models.load_model(path)
+    assert isinstance(
+        restored.get_layer("laf").coefficient_constraint, PositiveDenominator
+    )
+
+
+def test_from_closed_forms_leaves_max_over_min_reachable():
+    ratio = LAF.from_closed_forms(["max/min"])
+    assert not isinstance(ratio.coefficient_constraint, PositiveDenominator)
+    _, coefficients = built(ratio)
+    assert coefficients[3, 0] == -1.0
+    assert isinstance(
+        LAF.from_closed_forms(["max", "min"]).coefficient_constraint,
+        PositiveDenominator,
+    )
+
+
+def test_anchored_initializer_is_seeded_and_serializable():
+    first = AnchoredLAF("coefficients", anchors=["mean"], seed=3)
+    second = AnchoredLAF.from_config(first.get_config())
+    np.testing.assert_array_equal(
+        keras.ops.convert_to_numpy(first((4, 5))),
+        keras.ops.convert_to_numpy(second((4, 5))),
+    )
+    no_anchors = keras.ops.convert_to_numpy(
+        AnchoredLAF("coefficients", anchors=[], seed=3)((4, 6))
+    )
+    assert no_anchors[2:].min() >= 0.5
+
+
+@pytest.mark.parametrize(
+    "arguments, message",
+    [
+        ({"part": "weights"}, "Received: part='weights'"),
+        ({"part": "exponents", "anchors": "max"}, "Received: anchors='max'"),
+        ({"part": "exponents", "anchors": ["median"]}, "Unknown closed form"),
+        ({"part": "exponents", "anchor_every": 0}, "anchor_every=0"),
+        ({"part": "exponents", "seed": "1"}, "Received: seed='1'"),
+    ],
+)
+def test_anchored_initializer_rejects_bad_arguments(arguments, message):
+    with pytest.raises(ValueError, match=message):
+        AnchoredLAF(**arguments)
+
+
+def test_anchored_initializer_rejects_wrong_shape():
+    with pytest.raises(ValueError, match=r"Received: shape=\(4, 3\)"):
+        AnchoredLAF("exponents")((4, 3))
+
+
+@pytest.mark.parametrize("initialization", ["Paper", "default", None, 1])
+def test_bad_initialization_is_rejected(initialization):
+    with pytest.raises(ValueError, match="Received: initialization="):
+        LAF(units=2, initialization=initialization)
+
+
+def test_initializer_is_exported():
+    assert keras_laf.initializers.AnchoredLAF is AnchoredLAF
