@@ -177,15 +177,15 @@ def integer_sets(num_sets, seed=0):
 @pytest.mark.parametrize(
     "builder",
     [
-        lambda: models.deep_sets(vocabulary_size=10, units=3, ragged=False),
+        lambda: models.deep_sets(vocabulary_size=10, laf_units=3, ragged=False),
         lambda: models.set_transformer(
-            input_dim=1, dim=8, num_heads=2, ragged=False
+            input_dim=1, hidden_units=8, num_heads=2, ragged=False
         ),
         lambda: models.point_cloud_classifier(
             num_classes=3,
-            width=8,
+            hidden_units=8,
             pooling="laf",
-            units=4,
+            laf_units=4,
             input_dim=1,
             ragged=False,
         ),
@@ -304,7 +304,7 @@ DATA_PARALLEL_SCRIPT = textwrap.dedent(
     mask = (rng.uniform(size=(64, 5)) < 0.8).astype("float32")
     sums = (digits * mask).sum(1, keepdims=True)
     model = models.deep_sets(
-        vocabulary_size=10, phi_units=(), units=3, ragged=False
+        vocabulary_size=10, phi_units=(), laf_units=3, ragged=False
     )
     model.compile(optimizer="adam", loss="mae")
     history = model.fit([digits, mask], sums, batch_size=16, epochs=2,
