@@ -78,6 +78,6 @@ setup(
         # Kept for existing installs: parts of `experiments`.
         "digits": ["scikit-learn"],
         "graphs": ["networkx"],
-        "dev": ["pytest", "ruff", "scipy", *EXPERIMENTS],
+        "dev": ["pytest", "ruff", "scipy", "jax[cpu]", *EXPERIMENTS],
     },
 )

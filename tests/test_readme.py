@@ -56,6 +56,7 @@ def test_every_section_with_code_is_found():
         "Saving and loading",
         "Tuning the number of units",
         "Distributed training",
+        "Backends",
     ]
 
 
