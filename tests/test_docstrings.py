@@ -51,7 +51,6 @@ EXAMPLES = collect_examples()
 # an example is fixed, its entry must go.
 KNOWN_FAILURES = {
     "keras_laf.closed_forms.ClosedForm": "prints a tensor, shows nothing",
-    "keras_laf.ops.laf": "prints a tensor, shows nothing",
     "laf_experiments.datasets.digit_sets.make_unique_digit_sets": (
         "uses load_digit_images without importing it"
     ),
