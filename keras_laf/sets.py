@@ -70,14 +70,36 @@ def is_traced(tensor):
     return False
 
 
-def checked_indices(indices, limit, name, items):
-    """`indices` as int32, checked to lie in `[0, limit)`.
+def _checked(tensor, find_error, assertions):
+    """`tensor`, its values checked where the backend allows.
 
-    Eagerly, indices out of range raise a ValueError. In a traced
-    TensorFlow function (`Model.fit`, `predict`, `tf.function`) the check
-    is a `tf.debugging` assertion that raises `tf.errors.InvalidArgumentError`
-    when the batch runs. Traced JAX functions cannot check values: there,
-    out-of-range indices are dropped or clamped by JAX's gather and scatter.
+    Eagerly `find_error(numpy_values)` returns a message (raised as a
+    ValueError) or None. In a traced TensorFlow function the
+    `assertions(tf, tensor)` run with the batch and raise
+    `tf.errors.InvalidArgumentError`. Traced JAX functions cannot check
+    values, nor can a functional model under construction.
+    """
+    if not is_traced(tensor):
+        message = find_error(ops.convert_to_numpy(tensor))
+        if message is not None:
+            raise ValueError(message)
+        return tensor
+    if keras.config.backend() != "tensorflow" or isinstance(
+        tensor, keras.KerasTensor
+    ):
+        return tensor
+    tf = _tensorflow()
+    with tf.control_dependencies(assertions(tf, tensor)):
+        return tf.identity(tensor)
+
+
+def checked_indices(indices, limit, name, items):
+    """`indices` as int32, checked to lie in `[0, limit)` (see `_checked`).
+
+    Out-of-range indices raise a ValueError eagerly and, on TensorFlow, a
+    `tf.errors.InvalidArgumentError` in traced functions (`Model.fit`,
+    `predict`, `tf.function`). Inside `jax.jit` JAX's gathers and
+    scatters drop or clamp them.
 
     Args:
         indices: int tensor.
@@ -85,33 +107,29 @@ def checked_indices(indices, limit, name, items):
         name: str, the argument's name, for the message.
         items: str, what the indices count (`"nodes"`, `"sets"`).
     """
-    indices = ops.cast(indices, "int32")
-    if not is_traced(indices) and not is_traced(limit):
-        values = ops.convert_to_numpy(indices)
-        limit = int(ops.convert_to_numpy(limit))
-        if values.size and (values.min() < 0 or values.max() >= limit):
-            raise ValueError(
-                f"`{name}` must hold indices in [0, {limit}) of the {items}. "
+
+    def find_error(values):
+        upper = int(ops.convert_to_numpy(limit))
+        if values.size and (values.min() < 0 or values.max() >= upper):
+            return (
+                f"`{name}` must hold indices in [0, {upper}) of the {items}. "
                 f"Received indices from {values.min()} to {values.max()}"
             )
-        return indices
-    if keras.config.backend() != "tensorflow" or isinstance(
-        indices, keras.KerasTensor
-    ):
-        return indices
-    tf = _tensorflow()
-    assertions = [
-        tf.debugging.assert_non_negative(
-            indices, message=f"`{name}` holds a negative index"
-        ),
-        tf.debugging.assert_less(
-            indices,
-            tf.cast(limit, "int32"),
-            message=f"`{name}` holds an index beyond the {items}",
-        ),
-    ]
-    with tf.control_dependencies(assertions):
-        return tf.identity(indices)
+        return None
+
+    def assertions(tf, indices):
+        return [
+            tf.debugging.assert_non_negative(
+                indices, message=f"`{name}` holds a negative index"
+            ),
+            tf.debugging.assert_less(
+                indices,
+                tf.cast(limit, "int32"),
+                message=f"`{name}` holds an index beyond the {items}",
+            ),
+        ]
+
+    return _checked(ops.cast(indices, "int32"), find_error, assertions)
 
 
 class PaddedSets:
@@ -316,28 +334,27 @@ def _check_mask(values, mask):
 
 
 def _checked_zero_one(mask):
-    """A numeric `mask`, checked to hold only 0 and 1 (as `checked_indices`)."""
-    if not is_traced(mask):
-        values = ops.convert_to_numpy(mask)
+    """A numeric `mask`, checked to hold only 0 and 1 (see `_checked`)."""
+
+    def find_error(values):
         wrong = values[(values != 0) & (values != 1)]
         if wrong.size:
-            raise ValueError(
+            return (
                 "A numeric `mask` must hold only 0 (padding) and 1 (real "
                 f"elements). Received a mask holding {wrong.flat[0]}"
             )
-        return mask
-    if keras.config.backend() != "tensorflow" or isinstance(
-        mask, keras.KerasTensor
-    ):
-        return mask
-    tf = _tensorflow()
-    check = tf.debugging.assert_equal(
-        mask * (1 - mask),
-        tf.zeros_like(mask),
-        message="A numeric `mask` must hold only 0 and 1",
-    )
-    with tf.control_dependencies([check]):
-        return tf.identity(mask)
+        return None
+
+    def assertions(tf, mask):
+        return [
+            tf.debugging.assert_equal(
+                mask * (1 - mask),
+                tf.zeros_like(mask),
+                message="A numeric `mask` must hold only 0 and 1",
+            )
+        ]
+
+    return _checked(mask, find_error, assertions)
 
 
 def as_set_batch(inputs, mask=None, segment_ids=None, num_segments=None):
