@@ -133,7 +133,20 @@ def _sum_over_chunks(function, chunks):
         return tuple(total + output for total, output in zip(totals, outputs))
 
     upper = ops.shape(chunks[0])[0] if num_chunks is None else num_chunks
-    return ops.fori_loop(1, upper, add_chunk, totals)
+    if keras.config.backend() != "tensorflow":
+        return ops.fori_loop(1, upper, add_chunk, totals)
+    import tensorflow as tf
+
+    # A bound on the iterations lets XLA size the lists in which TensorFlow
+    # keeps the loop's values whenever it records the loop for a gradient
+    # (the custom gradient of `_power_sums` never uses them).
+    _, totals = tf.while_loop(
+        lambda index, totals: index < upper,
+        lambda index, totals: (index + 1, add_chunk(index, totals)),
+        (1, totals),
+        maximum_iterations=upper - 1,
+    )
+    return totals
 
 
 def _map_over_chunks(function, chunks):
