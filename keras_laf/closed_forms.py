@@ -140,7 +140,11 @@ class ClosedForm(keras.initializers.Initializer):
 
     >>> initializer = ClosedForm(["sum", {"name": "max", "r": 20}],
     ...                          part="coefficients")
-    >>> initializer((4, 2))
+    >>> keras.ops.convert_to_numpy(initializer((4, 2)))
+    array([[1., 1.],
+           [0., 0.],
+           [1., 1.],
+           [0., 0.]], dtype=float32)
     """
 
     def __init__(self, forms, part):

@@ -64,9 +64,10 @@ class LAF(SetAggregation):
             normal with standard deviation 0.01), and gamma, delta are kept
             >= 0 with gamma + delta >= 1 by
             `keras_laf.constraints.PositiveDenominator`, so no unit has a
-            pole on large sets (see `keras_laf.initializers.AnchoredLAF`). `"paper"` is the paper's scheme exactly:
-            exponents uniform in [0, 1], coefficients normal with standard
-            deviation 0.01, only the exponents projected onto >= 0. The
+            pole on large sets (see `keras_laf.initializers.AnchoredLAF`).
+            `"paper"` is the paper's scheme exactly: exponents uniform in
+            [0, 1], coefficients normal with standard deviation 0.01, only
+            the exponents projected onto >= 0. The
             README gives the seed study behind the default.
         exponent_initializer: initializer of the exponents, shape
             `(8, units)`. Defaults to the `initialization` preset's.

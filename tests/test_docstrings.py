@@ -49,13 +49,7 @@ EXAMPLES = collect_examples()
 
 # Examples that fail today in files other changes own, and why. Strict: once
 # an example is fixed, its entry must go.
-KNOWN_FAILURES = {
-    "keras_laf.closed_forms.ClosedForm": "prints a tensor, shows nothing",
-    "laf_experiments.datasets.digit_sets.make_unique_digit_sets": (
-        "uses load_digit_images without importing it"
-    ),
-    "laf_experiments.datasets.point_clouds.load_modelnet40": "needs ModelNet40",
-}
+KNOWN_FAILURES = {}
 
 
 def example_param(test):

@@ -414,6 +414,7 @@ def make_unique_digit_sets(
 
     Example:
 
+    >>> from laf_experiments.datasets import load_digit_images
     >>> pool = load_digit_images("train", source="sklearn")
     >>> data = make_unique_digit_sets(pool, 1000, reduction="mean")
     """

@@ -133,8 +133,10 @@ def load_modelnet40(directory, split="train", num_points=1000, seed=0):
 
     Example:
 
-    >>> clouds = load_modelnet40("data/modelnet40_ply_hdf5_2048", "test")
-    >>> dataset = clouds.to_dataset(batch_size=32)
+    >>> clouds = load_modelnet40(  # doctest: +SKIP
+    ...     "data/modelnet40_ply_hdf5_2048", "test"
+    ... )
+    >>> dataset = clouds.to_dataset(batch_size=32)  # doctest: +SKIP
     """
     import h5py
 
