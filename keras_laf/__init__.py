@@ -19,7 +19,7 @@ from keras_laf.fixed_aggregation import PNA_AGGREGATORS
 from keras_laf.fixed_aggregation import FixedAggregation
 from keras_laf.graphs import GraphReadout
 from keras_laf.graphs import MessagePassing
-from keras_laf.laf import LAF
+from keras_laf.laf_layer import LAF
 from keras_laf.lstm_aggregation import LSTMAggregation
 from keras_laf.ops import laf
 from keras_laf.per_element import PerElement

@@ -20,7 +20,7 @@ layer everywhere.
 from keras_laf.fixed_aggregation import AGGREGATOR_NAMES
 from keras_laf.fixed_aggregation import AGGREGATOR_PRESETS
 from keras_laf.fixed_aggregation import FixedAggregation
-from keras_laf.laf import LAF
+from keras_laf.laf_layer import LAF
 from keras_laf.lstm_aggregation import LSTMAggregation
 
 # The aggregations that aggregate every feature on its own, and all of

@@ -36,3 +36,10 @@ def pytest_collection_modifyitems(config, items):
         else:
             continue
         item.add_marker(pytest.mark.skip(reason=reason))
+
+
+@pytest.fixture(autouse=True)
+def seeded():
+    """The same starting weights in every run: seeds Python, NumPy and
+    Keras with 0 before each test."""
+    keras.utils.set_random_seed(0)

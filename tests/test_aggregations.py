@@ -2,7 +2,6 @@
 
 import numpy as np
 import pytest
-from seeding import seeded  # noqa: F401
 
 import keras_laf
 from keras_laf import aggregations

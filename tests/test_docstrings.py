@@ -63,7 +63,7 @@ def example_param(test):
 
 def test_examples_are_found_in_layers_and_models():
     names = {test.name for test in EXAMPLES}
-    assert "keras_laf.laf.LAF" in names
+    assert "keras_laf.laf_layer.LAF" in names
     assert "keras_laf.models.deep_sets.deep_sets" in names
     assert len(EXAMPLES) >= 40
 

@@ -4,7 +4,6 @@ import keras
 import numpy as np
 import pytest
 from layer_test_case import run_layer_test
-from seeding import seeded  # noqa: F401
 
 import keras_laf
 

@@ -5,7 +5,6 @@ import numpy as np
 import pytest
 import scipy.stats
 import tensorflow as tf
-from seeding import seeded  # noqa: F401
 
 from keras_laf import FixedAggregation
 from keras_laf import LSTMAggregation

@@ -5,7 +5,6 @@ import sys
 import keras
 import numpy as np
 import pytest
-from seeding import seeded  # noqa: F401
 
 from keras_laf.datasets import adjacency_to_edges
 from keras_laf.datasets import disjoint_union

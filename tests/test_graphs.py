@@ -6,7 +6,6 @@ import keras
 import numpy as np
 import pytest
 import tensorflow as tf
-from seeding import seeded  # noqa: F401
 
 from keras_laf.datasets import disjoint_union
 from keras_laf.graphs import GraphReadout

@@ -4,7 +4,6 @@ import keras
 import keras_tuner as kt
 import numpy as np
 import pytest
-from seeding import seeded  # noqa: F401
 
 from keras_laf import LAF
 from keras_laf import PMA

@@ -12,11 +12,6 @@ from keras_laf.constraints import PositiveDenominator
 from keras_laf.initializers import AnchoredLAF
 
 
-@pytest.fixture(autouse=True)
-def seeded():
-    keras.utils.set_random_seed(0)
-
-
 def built(layer, features=1):
     layer.build((None, None, features))
     return (

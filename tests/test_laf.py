@@ -6,7 +6,6 @@ import keras
 import numpy as np
 import pytest
 import tensorflow as tf
-from seeding import seeded  # noqa: F401
 
 import keras_laf
 from keras_laf import LAF

@@ -9,7 +9,6 @@ import keras
 import numpy as np
 import pytest
 import tensorflow as tf
-from seeding import seeded  # noqa: F401
 
 from keras_laf import datasets
 from keras_laf import models
