@@ -303,6 +303,12 @@ class LAF(SetAggregation):
             for k in range(self.units)
         ]
 
+    @classmethod
+    def from_config(cls, config):
+        # Layers saved before `initialization` existed were built with the
+        # paper's scheme and no coefficient constraint; keep them so.
+        return super().from_config({"initialization": "paper", **config})
+
     def get_config(self):
         return {
             **super().get_config(),

@@ -165,6 +165,14 @@ def test_config_round_trip_keeps_the_preset():
         )
 
 
+def test_config_saved_before_presets_keeps_the_papers_behaviour():
+    config = LAF(units=2, initialization="paper").get_config()
+    del config["initialization"]
+    restored = LAF.from_config(config)
+    assert restored.initialization == "paper"
+    assert restored.coefficient_constraint is None
+
+
 def test_saved_model_keeps_the_constraint(tmp_path):
     # Uncompiled: the constraint is part of the layer's config, and an unbuilt
     # optimizer would reload with a warning about its variables.
