@@ -380,21 +380,7 @@ def _laf_math(values, sets, exponents, coefficients, epsilon, output_limit):
     """LAF units applied to each feature of each set of a set layout.
 
     The plain `keras.ops` computation; `laf_over_sets` compiles it on
-    TensorFlow.
-
-    Args:
-        values: float `(elements..., features)`, padding zeroed.
-        sets: `PaddedSets` or `SegmentSets`, the layout of `values`.
-        exponents: `(8, units)`, rows a..h, all >= 0.
-        coefficients: `(4, units)`, rows alpha, beta, gamma, delta.
-        epsilon: float, floor of x and 1 - x inside the logarithm and of
-            the magnitude of the denominator.
-        output_limit: float, the output is clipped into
-            `[-output_limit, output_limit]`.
-
-    Returns:
-        float32 `(sets, features, units)`; NaN for every feature of a set
-        with a NaN or infinite real element in that feature.
+    TensorFlow. Arguments and result as `laf_over_sets`.
     """
     values = ops.cast(values, "float32")
     # NaN or inf in a real element makes its set's output NaN, so that the
