@@ -196,12 +196,12 @@ be.
 The top row shows four units of Table 1. The two rows below show units with
 random parameters: exponents uniform in [0, 2], numerator coefficients
 standard normal and denominator coefficients uniform in [0.1, 1]. (The
-layer's default initializers draw exponents in [0, 1] and coefficients
-from N(0, 0.01^2); the scale of the coefficients cancels in the ratio. We
-keep the denominator positive here because a denominator that changes
-sign has a pole along a curve of the square, which would swamp the
-picture; the layer floors the magnitude of the denominator at `epsilon`,
-so such poles stay finite.)
+layer's default start draws exponents in [0, 1], numerator coefficients
+from N(0, 0.01^2) and denominator coefficients in [0.5, 1], and makes
+every third unit a maximum or a minimum; the scale of the coefficients
+cancels in the ratio. The denominator stays positive, as the layer keeps
+it by default: a denominator that changes sign has a pole along a curve
+of the square, which would swamp the picture.)
 """
 
 grid = np.linspace(0.0, 1.0, 101, dtype="float32")

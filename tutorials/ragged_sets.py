@@ -147,9 +147,7 @@ print("segments vs ragged:", relative_difference(from_segments, from_ragged))
 The padded and the ragged forms run the same computation and agree
 exactly. The segment form is computed by other kernels (TensorFlow's
 segment sums instead of one XLA-compiled function over the padded sets),
-so it agrees up to float32 rounding. (A freshly initialised LAF unit can
-have a small denominator and large outputs, which makes the rounding
-visible in absolute terms; hence the relative difference.)
+so it agrees up to float32 rounding; hence the relative difference.
 
 The figure shows the padded form of the first sets of the batch: each row
 is a set, each column a position in it, the colour the first feature. The

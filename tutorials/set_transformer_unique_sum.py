@@ -255,10 +255,11 @@ for before, after in zip(initial_formulas["laf"][:3], learned_formulas[:3]):
     print(f"before: {before}\nafter:  {after}\n")
 
 """
-The units start from the paper's initialisation: exponents uniform in
-[0, 1] and coefficients of both signs around 0.01. A denominator can then
-start close to zero and give some sets very large outputs at the start of
-training (compare the loss of the first epoch of the two models). If the
+The units start from the layer's default: every third unit a maximum or
+a minimum, the others random with a positive denominator, which stays
+positive in training (`initialization="paper"` gives the paper's start,
+whose denominators can start close to zero and give some sets very large
+outputs). If the
 formulas barely change during training, the network around LAF, the
 encoder before it and the dense layers after it, did most of the
 learning. In a model of your own, `LAF.from_closed_forms` starts the units
