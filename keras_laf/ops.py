@@ -139,12 +139,14 @@ def _sum_over_chunks(function, chunks):
 
     # A bound on the iterations lets XLA size the lists in which TensorFlow
     # keeps the loop's values whenever it records the loop for a gradient
-    # (the custom gradient of `_power_sums` never uses them).
+    # (the custom gradient of `_power_sums` never uses them). It is at
+    # least 1: with a single chunk, known only at run time, a bound of 0
+    # gives lists of size 0 that XLA refuses to compile the body against.
     _, totals = tf.while_loop(
         lambda index, totals: index < upper,
         lambda index, totals: (index + 1, add_chunk(index, totals)),
         (1, totals),
-        maximum_iterations=upper - 1,
+        maximum_iterations=ops.maximum(upper - 1, 1),
     )
     return totals
 
