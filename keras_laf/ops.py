@@ -97,12 +97,13 @@ def _to_chunks(tensor, max_chunk_size):
     zero-padded by less than one element per chunk.
     """
     size, *rest = _shape(tensor)
-    if isinstance(size, int):
-        num_chunks = max(-(-size // max_chunk_size), 1)
-        chunk_size = max(-(-size // num_chunks), 1)
-    else:
-        num_chunks = ops.maximum(-(-size // max_chunk_size), 1)
-        chunk_size = ops.maximum(-(-size // num_chunks), 1)
+    if not isinstance(size, int):
+        # A size known only at run time (a TensorFlow trace with a dynamic
+        # set axis) gives one chunk: XLA failed to compile the loops over a
+        # run-time number of chunks once the suite had retraced them.
+        return ops.expand_dims(tensor, 0)
+    num_chunks = max(-(-size // max_chunk_size), 1)
+    chunk_size = max(-(-size // num_chunks), 1)
     padding = num_chunks * chunk_size - size
     tensor = ops.pad(tensor, [[0, padding]] + [[0, 0]] * len(rest))
     return ops.reshape(tensor, (num_chunks, chunk_size, *rest))
@@ -132,21 +133,20 @@ def _sum_over_chunks(function, chunks):
         )
         return tuple(total + output for total, output in zip(totals, outputs))
 
-    upper = ops.shape(chunks[0])[0] if num_chunks is None else num_chunks
+    # `_to_chunks` gives a static number of chunks.
+    upper = num_chunks
     if keras.config.backend() != "tensorflow":
         return ops.fori_loop(1, upper, add_chunk, totals)
     import tensorflow as tf
 
     # A bound on the iterations lets XLA size the lists in which TensorFlow
     # keeps the loop's values whenever it records the loop for a gradient
-    # (the custom gradient of `_power_sums` never uses them). It is at
-    # least 1: with a single chunk, known only at run time, a bound of 0
-    # gives lists of size 0 that XLA refuses to compile the body against.
+    # (the custom gradient of `_power_sums` never uses them).
     _, totals = tf.while_loop(
         lambda index, totals: index < upper,
         lambda index, totals: (index + 1, add_chunk(index, totals)),
         (1, totals),
-        maximum_iterations=ops.maximum(upper - 1, 1),
+        maximum_iterations=upper - 1,
     )
     return totals
 
