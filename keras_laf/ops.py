@@ -134,19 +134,18 @@ def _sum_over_chunks(function, chunks):
         return tuple(total + output for total, output in zip(totals, outputs))
 
     # `_to_chunks` gives a static number of chunks.
-    upper = num_chunks
     if keras.config.backend() != "tensorflow":
-        return ops.fori_loop(1, upper, add_chunk, totals)
+        return ops.fori_loop(1, num_chunks, add_chunk, totals)
     import tensorflow as tf
 
     # A bound on the iterations lets XLA size the lists in which TensorFlow
     # keeps the loop's values whenever it records the loop for a gradient
     # (the custom gradient of `_power_sums` never uses them).
     _, totals = tf.while_loop(
-        lambda index, totals: index < upper,
+        lambda index, totals: index < num_chunks,
         lambda index, totals: (index + 1, add_chunk(index, totals)),
         (1, totals),
-        maximum_iterations=upper - 1,
+        maximum_iterations=num_chunks - 1,
     )
     return totals
 
