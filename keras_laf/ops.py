@@ -209,13 +209,14 @@ def _padded_power_sums(y, mask, q):
     Returns:
         `(batch, features, 2, 2 * units)`.
     """
+    chunks = _padded_chunks(y, mask, q)
     q = ops.expand_dims(q, -1)  # (2, 2 * units, 1)
 
     def chunk_sums(y, log_mask):
         # (batch, features, 2, 2 * units, chunk), zero at padding.
         return (ops.sum(ops.exp(y * q + log_mask), -1),)
 
-    (sums,) = _sum_over_chunks(chunk_sums, _padded_chunks(y, mask, q))
+    (sums,) = _sum_over_chunks(chunk_sums, chunks)
     return sums
 
 
@@ -476,12 +477,24 @@ def _compiled_padded_laf():
 
 
 def _bucket_size(set_size):
-    """The smallest 2^k or 3 * 2^(k-1) >= set_size, as an int32 tensor.
+    """The smallest 2^k or 3 * 2^(k-1) >= set_size (at least 1).
 
     XLA compiles once per input shape (about a second on CPU): padding the
     set axis to these sizes bounds the number of shapes to two per doubling
     of the set size, for at most a third more work.
+
+    Args:
+        set_size: a Python int, or a scalar int tensor when the size is
+            known only at run time.
+
+    Returns:
+        A Python int for an int, else an int32 scalar tensor: a size known
+        when tracing stays known, and so do the shapes computed from it.
     """
+    if isinstance(set_size, int):
+        power = 2 ** max(set_size - 1, 0).bit_length()
+        smaller = 3 * power // 4
+        return smaller if power >= 4 and smaller >= set_size else power
     set_size = ops.cast(ops.maximum(set_size, 1), "float64")
     power = 2.0 ** ops.ceil(ops.log2(set_size) - 1e-9)
     smaller = 0.75 * power
@@ -515,7 +528,7 @@ def laf_over_sets(values, sets, exponents, coefficients, epsilon, output_limit):
     args = (exponents, coefficients, epsilon, output_limit)
     if keras.config.backend() != "tensorflow" or isinstance(sets, SegmentSets):
         return _laf_math(values, sets, *args)
-    set_size = ops.shape(values)[1]
+    set_size = _shape(values)[1]
     padding = _bucket_size(set_size) - set_size
     values = ops.pad(values, [[0, 0], [0, padding], [0, 0]])
     mask = ops.pad(sets.mask, [[0, 0], [0, padding]])

@@ -563,6 +563,51 @@ def test_xla_path_matches_plain_path(monkeypatch):
         )
 
 
+def test_bucket_sizes_of_static_and_run_time_set_sizes_agree():
+    from keras_laf import ops as laf_ops
+
+    for set_size in list(range(0, 70)) + [1000, 2500, 4097]:
+        static = laf_ops._bucket_size(set_size)
+        run_time = laf_ops._bucket_size(tf.constant(set_size))
+        assert isinstance(static, int)
+        assert static == int(run_time) >= set_size
+    assert [laf_ops._bucket_size(n) for n in (5, 9, 13, 25)] == [6, 12, 16, 32]
+
+
+def test_traced_call_with_static_set_size_is_chunked(monkeypatch):
+    # A set size known when tracing must stay known through the bucket
+    # padding, so that the set axis is cut into chunks (bounded memory);
+    # a size known only at run time gives one chunk.
+    from keras_laf import ops as laf_ops
+
+    chunk_counts = []
+    to_chunks = laf_ops._to_chunks
+
+    def recording_to_chunks(tensor, max_chunk_size):
+        chunks = to_chunks(tensor, max_chunk_size)
+        chunk_counts.append(chunks.shape[0])
+        return chunks
+
+    monkeypatch.setattr(laf_ops, "_to_chunks", recording_to_chunks)
+    # 8 features and 8 units: chunks of 2^17 / (8 * 2 * 16) = 512 elements.
+    exponents, coefficients = random_parameters(units=8, seed=3)
+    values = np.random.default_rng(4).uniform(0, 1, (2, 3000, 8))
+
+    def outputs(signature):
+        @tf.function(input_signature=[signature])
+        def call(inputs):
+            return keras_laf.laf(inputs, exponents, coefficients)
+
+        return call(values.astype("float32"))
+
+    static = outputs(tf.TensorSpec((2, 3000, 8), "float32"))
+    assert chunk_counts and min(chunk_counts) > 1
+    chunk_counts.clear()
+    dynamic = outputs(tf.TensorSpec((2, None, 8), "float32"))
+    assert chunk_counts and max(chunk_counts) == 1
+    np.testing.assert_allclose(static, dynamic, rtol=1e-5)
+
+
 @pytest.mark.parametrize("form", ["padded", "segments"])
 def test_gradients_match_autodiff_of_the_formula(form):
     # The power sums have a hand-written gradient; compare everything with
