@@ -23,10 +23,18 @@ How it is computed, and why:
 - The exponentials, one per element, feature, unit and term, are the bulk
   of the work. `_power_sums` never stores them for the whole set: it loops
   over chunks of the set axis, summing each chunk's exponentials, and its
-  gradient recomputes them chunk by chunk. Memory thus stays at the size
-  of the inputs plus the per-set sums. On TensorFlow the padded kernels run
-  as XLA clusters, which fuse the exponentials into their sums; on JAX the
-  training step is compiled whole.
+  gradient recomputes them chunk by chunk, once for the gradients of both
+  x and the exponents. Memory thus stays at the size of the inputs plus
+  the per-set sums. On TensorFlow the padded kernels run as XLA clusters,
+  which fuse the exponentials into their sums; on JAX the training step
+  is compiled whole.
+- Layout: for padded sets every (set, feature) pair lies on the minor
+  axis of the per-set tensors `(2, 2 * units, sets * features)`, with the
+  set axis last in the chunks of exponentials. XLA vectorises its loops
+  along the minor axis only; with the units there, as in `(sets,
+  features, 2, 2 * units)`, most loops over these small tensors ran one
+  element at a time (an epoch of the paper's integer model took about
+  1.5x as long on CPU, see `benchmarks/laf_layer.py`).
 
 Conventions:
 
@@ -66,8 +74,8 @@ COEFFICIENT_NAMES = ("alpha", "beta", "gamma", "delta")
 _LOG_FLOOR_LIMIT = 80.0
 # The set axis is cut into chunks so that no tensor of one exponential per
 # element of the whole set is ever stored, only one per element of a chunk:
-# padded sets `(batch, features, 2, 2 * units, chunk)` with 2^16 values per
-# set (256 KiB), flat elements `(chunk, features, 2, 2 * units)` with 2^21
+# padded sets `(chunk, 2, 2 * units, sets * features)` with 2^17 values per
+# set (512 KiB), flat elements `(chunk, features, 2, 2 * units)` with 2^21
 # values (8 MiB). Chunks of at least 16 elements still vectorise well.
 _VALUES_PER_PADDED_CHUNK = 2**17
 _VALUES_PER_SEGMENT_CHUNK = 2**21
@@ -167,96 +175,86 @@ def _map_over_chunks(function, chunks):
     return ops.map(lambda chunk: function(*chunk), chunks)
 
 
-def _padded_chunks(y, mask, q):
-    """Padded sets cut into chunks of their set axis, set axis last.
-
-    XLA vectorises the exponentials and their sums along the minor axis,
-    about 6x faster on CPU than along a major one.
+def _padded_chunks(y, mask, chunk_size):
+    """The set axis of padded sets cut into chunks.
 
     Args:
-        y: `(batch, set_size, features, 2)`.
-        mask: boolean `(batch, set_size)`.
-        q: `(2, 2 * units)`.
+        y: `(set_size, 2, sets * features)`.
+        mask: boolean `(set_size, sets * features)`.
+        chunk_size: int, the largest number of elements per chunk.
 
     Returns:
-        y `(num_chunks, batch, features, 2, 1, chunk)` and the log of the
-        mask `(num_chunks, batch, 1, 1, 1, chunk)`: 0 at real elements,
-        -inf at padding.
+        y `(num_chunks, 2, 1, sets * features, chunk)` and the log of the
+        mask `(num_chunks, 1, 1, sets * features, chunk)`: 0 at real
+        elements, -inf at padding. The set axis is last: XLA computes the
+        exponentials of a sum over the minor axis in a vectorised loop,
+        and a sum over a major axis element by element (about 5x slower on
+        CPU). Padding is excluded by adding the log of the mask to the
+        exponent, which is exact (exp(-inf) = 0 whatever y q is) and, unlike
+        selecting with a broadcast mask, keeps that loop vectorised.
     """
-    chunk_size = _chunk_size(
-        _VALUES_PER_PADDED_CHUNK, y.shape[2], 2, q.shape[-1]
-    )
-    # (num_chunks, chunk, batch, features, 2) -> set axis last.
-    y = _to_chunks(ops.transpose(y, (1, 0, 2, 3)), chunk_size)
-    y = ops.expand_dims(ops.transpose(y, (0, 2, 3, 4, 1)), 4)
-    mask = _to_chunks(ops.transpose(mask, (1, 0)), chunk_size)
-    mask = ops.transpose(mask, (0, 2, 1))[:, :, None, None, None, :]
-    # Padding is excluded by adding log 0 = -inf to the exponent: exact
-    # (exp(-inf) = 0 whatever y q is) and, unlike selecting by a broadcast
-    # mask, it leaves XLA's loop over the exponentials vectorised (about
-    # 2x faster on CPU for small sets).
+    y = _to_chunks(y, chunk_size)
+    y = ops.expand_dims(ops.transpose(y, (0, 2, 3, 1)), 2)
+    # Chunked before the log, so that the padding of the chunks is False.
+    mask = _to_chunks(mask, chunk_size)
+    mask = ops.transpose(mask, (0, 2, 1))[:, None, None]
     return y, ops.where(mask, 0.0, float("-inf"))
 
 
-def _padded_power_sums(y, mask, q):
+def _padded_power_sums(y, mask, q, chunk_size):
     """Sums exp(y q) over each padded set.
 
     Args:
-        y: `(batch, set_size, features, 2)`, at most 0.
-        mask: boolean `(batch, set_size)`.
+        y: `(set_size, 2, sets * features)`, at most 0.
+        mask: boolean `(set_size, sets * features)`.
         q: `(2, 2 * units)`.
+        chunk_size: int, the largest number of elements per chunk.
 
     Returns:
-        `(batch, features, 2, 2 * units)`.
+        `(2, 2 * units, sets * features)`.
     """
-    chunks = _padded_chunks(y, mask, q)
-    q = ops.expand_dims(q, -1)  # (2, 2 * units, 1)
+    chunks = _padded_chunks(y, mask, chunk_size)
+    q = q[:, :, None, None]  # (2, 2 * units, 1, 1)
 
     def chunk_sums(y, log_mask):
-        # (batch, features, 2, 2 * units, chunk), zero at padding.
-        return (ops.sum(ops.exp(y * q + log_mask), -1),)
+        # (2, 2 * units, sets * features, chunk), zero at padding.
+        return (ops.sum(ops.exp(y * q + log_mask), axis=-1),)
 
     (sums,) = _sum_over_chunks(chunk_sums, chunks)
     return sums
 
 
-def _padded_power_sums_gradient(y, mask, q, upstream):
+def _padded_power_sums_gradient(y, mask, q, upstream, chunk_size):
     """Gradients of `_padded_power_sums`, given the gradient `upstream` of
-    its output: with respect to y `(batch, set_size, features, 2)` and to
+    its output: with respect to y `(set_size, 2, sets * features)` and to
     q `(2, 2 * units)`.
 
     Both come from one exponential per element and unit, computed chunk
-    by chunk. The gradient of y sums them over the units as a matrix
-    product: XLA then computes the exponentials in a vectorised loop along
-    the set axis, where a reduction over the units would compute them one
-    at a time (about 3x slower on CPU).
+    by chunk: the gradient of y sums them over the units, that of q over
+    the sets' elements.
     """
-    set_size = _shape(y)[1]
-    chunks = _padded_chunks(y, mask, q)
-    q = ops.expand_dims(q, -1)  # (2, 2 * units, 1)
-    # (batch, features, 2, 1, 2 * units)
-    weights = ops.expand_dims(upstream * q[:, :, 0], 3)
+    set_size = _shape(y)[0]
+    chunks = _padded_chunks(y, mask, chunk_size)
+    q = q[:, :, None, None]  # (2, 2 * units, 1, 1)
+    weights = upstream * q[..., 0]  # (2, 2 * units, sets * features)
 
     def chunk_gradients(y, log_mask):
-        # (batch, features, 2, 2 * units, chunk), zero at padding.
+        # (2, 2 * units, sets * features, chunk), zero at padding.
         exponentials = ops.exp(y * q + log_mask)
-        # (batch, features, 2, 1, chunk)
-        grad_y = ops.matmul(weights, exponentials)
+        # (chunk, 2, sets * features): the sum over the units as a batched
+        # matrix product, for which XLA stores the chunk's exponentials
+        # from a vectorised loop (a fused sum over this middle axis
+        # computed them one at a time, about 2x slower on CPU).
+        grad_y = ops.einsum("akn,aknc->can", weights, exponentials)
         weighted_sums = ops.sum(y * exponentials, axis=-1)
-        grad_q = ops.sum(upstream * weighted_sums, axis=(0, 1))
-        return grad_y[:, :, :, 0], grad_q
+        return grad_y, ops.sum(upstream * weighted_sums, axis=-1)
 
     grad_y, grad_q = _map_over_chunks(chunk_gradients, chunks)
-    # (num_chunks, batch, features, 2, chunk) -> (batch, set, features, 2)
-    grad_y = _from_chunks(ops.transpose(grad_y, (0, 4, 1, 2, 3)), set_size)
-    return ops.transpose(grad_y, (1, 0, 2, 3)), ops.sum(grad_q, axis=0)
+    return _from_chunks(grad_y, set_size), ops.sum(grad_q, axis=0)
 
 
-def _segment_chunks(y, segment_ids, q):
+def _segment_chunks(y, segment_ids, chunk_size):
     """Elements cut into chunks: y, ids and a validity mask, chunk-major."""
-    chunk_size = _chunk_size(
-        _VALUES_PER_SEGMENT_CHUNK, y.shape[1], 2, q.shape[-1]
-    )
     valid = ops.ones_like(segment_ids, dtype="bool")
     return (
         _to_chunks(ops.expand_dims(y, -1), chunk_size),
@@ -265,21 +263,31 @@ def _segment_chunks(y, segment_ids, q):
     )
 
 
-def _segment_power_sums(y, sets, q):
-    """`_padded_power_sums` for `SegmentSets`, y `(num_elements, ...)`."""
+def _sets_minor(per_set):
+    """`(sets, features, 2, k)` -> `(2, k, sets * features)`."""
+    per_set = ops.transpose(per_set, (2, 3, 0, 1))
+    return ops.reshape(per_set, (*_shape(per_set)[:2], -1))
+
+
+def _segment_power_sums(y, sets, q, chunk_size):
+    """`_padded_power_sums` for `SegmentSets`: y `(elements, features, 2)`,
+    sums `(2, 2 * units, sets * features)`."""
 
     def chunk_sums(y, segment_ids, valid):
         # (chunk, features, 2, 2 * units), zero at padding.
         exponentials = ops.where(valid, ops.exp(y * q), 0)
         return (SegmentSets(segment_ids, sets.num_segments).sum(exponentials),)
 
-    chunks = _segment_chunks(y, sets.segment_ids, q)
+    chunks = _segment_chunks(y, sets.segment_ids, chunk_size)
     (sums,) = _sum_over_chunks(chunk_sums, chunks)
-    return sums
+    return _sets_minor(sums)
 
 
-def _segment_power_sums_gradient(y, sets, q, upstream):
+def _segment_power_sums_gradient(y, sets, q, upstream, chunk_size):
     """`_padded_power_sums_gradient` for `SegmentSets`."""
+    # (2, 2 * units, sets * features) -> (sets, features, 2, 2 * units)
+    upstream = ops.reshape(upstream, (*_shape(upstream)[:2], -1, y.shape[1]))
+    upstream = ops.transpose(upstream, (2, 3, 0, 1))
 
     def chunk_gradients(y, segment_ids, valid):
         # (chunk, features, 2, 2 * units), zero at padding.
@@ -289,27 +297,34 @@ def _segment_power_sums_gradient(y, sets, q, upstream):
         grad_q = ops.sum(element_upstream * y * exponentials, axis=(0, 1))
         return grad_y, grad_q
 
-    chunks = _segment_chunks(y, sets.segment_ids, q)
+    chunks = _segment_chunks(y, sets.segment_ids, chunk_size)
     grad_y, grad_q = _map_over_chunks(chunk_gradients, chunks)
     return _from_chunks(grad_y, _shape(y)[0]), ops.sum(grad_q, axis=0)
 
 
-def _logs(values, epsilon):
-    """log x and log(1 - x), floored at log(epsilon): `(..., features, 2)`."""
-    return ops.log(ops.maximum(ops.stack([values, 1.0 - values], -1), epsilon))
+def _logs(values, epsilon, axis):
+    """log x and log(1 - x), floored at log(epsilon), stacked on `axis`."""
+    return ops.log(
+        ops.maximum(ops.stack([values, 1.0 - values], axis), epsilon)
+    )
 
 
-def _power_sums(values, max_logs, inner_exponents, sets, epsilon):
+def _power_sums(values, max_logs, inner_exponents, sets, epsilon, features):
     """Sums exp(q * y) over each set, y = log x - M, storing no per-element
     tensor for the gradient.
 
     Args:
-        values: x, float32 `(elements..., features)` in [0, 1], padding 0.
-        max_logs: M, `(sets, features, 2)`, per source (x, 1 - x) the
-            largest log of each set; a constant (no gradient).
+        values: x, float32 in [0, 1], padding 0: `(set_size, sets *
+            features)` for padded sets, `(elements, features)` for segments.
+        max_logs: M, per source (x, 1 - x) the largest log of each set; a
+            constant (no gradient). `(2, sets * features)` for padded sets,
+            `(sets, features, 2)` for segments.
         inner_exponents: q, `(2, 2 * units)`, one row per source.
-        sets: the set layout of x.
+        sets: for padded sets their boolean mask `(set_size, sets *
+            features)`, else the `SegmentSets`.
         epsilon: float, floor of x and 1 - x inside the logarithm.
+        features: int, the number of features of each set, which sizes
+            the chunks.
 
     The forward pass computes one exponential per element and unit and
     keeps only their sums; the gradient recomputes them, once for the
@@ -318,27 +333,42 @@ def _power_sums(values, max_logs, inner_exponents, sets, epsilon):
     sums whatever the set size.
 
     Returns:
-        `(sets, features, 2, 2 * units)`.
+        `(2, 2 * units, sets * features)`.
     """
+    units = inner_exponents.shape[-1] // 2
     if isinstance(sets, SegmentSets):
+        source_axis = -1
+        chunk_size = _chunk_size(
+            _VALUES_PER_SEGMENT_CHUNK, features, 2, 2 * units
+        )
+
+        def shifted_logs(x, m):
+            # (elements, features, 2), at most 0.
+            return _logs(x, epsilon, source_axis) - sets.broadcast(m)
 
         def forward(y, q):
-            return _segment_power_sums(y, sets, q)
+            return _segment_power_sums(y, sets, q, chunk_size)
 
         def backward(y, q, upstream):
-            return _segment_power_sums_gradient(y, sets, q, upstream)
+            return _segment_power_sums_gradient(
+                y, sets, q, upstream, chunk_size
+            )
 
     else:
+        source_axis = 1
+        chunk_size = _chunk_size(
+            _VALUES_PER_PADDED_CHUNK, features, 2, 2 * units
+        )
+
+        def shifted_logs(x, m):
+            # (set_size, 2, sets * features), at most 0 at real elements.
+            return _logs(x, epsilon, source_axis) - m
 
         def forward(y, q):
-            return _padded_power_sums(y, sets.mask, q)
+            return _padded_power_sums(y, sets, q, chunk_size)
 
         def backward(y, q, upstream):
-            return _padded_power_sums_gradient(y, sets.mask, q, upstream)
-
-    def shifted_logs(x, m):
-        # (elements..., features, 2), at most 0 for the real elements.
-        return _logs(x, epsilon) - sets.broadcast(m)
+            return _padded_power_sums_gradient(y, sets, q, upstream, chunk_size)
 
     @ops.custom_gradient
     def power_sums(x, m, q):
@@ -352,7 +382,7 @@ def _power_sums(values, max_logs, inner_exponents, sets, epsilon):
             if upstream is None:
                 (upstream,) = args
             upstream = ops.stop_gradient(upstream)
-            # (elements..., features, 2) and (2, 2 * units)
+            # y's shape, and (2, 2 * units)
             grad_y, grad_q = backward(shifted_logs(x, m), q, upstream)
             # d log max(x, epsilon) / dx and d log max(1 - x, epsilon) / dx
             # (x is in [0, 1]); 0 where the floor is active.
@@ -363,8 +393,8 @@ def _power_sums(values, max_logs, inner_exponents, sets, epsilon):
                 1.0 - x > epsilon, -1.0 / ops.maximum(1.0 - x, epsilon), 0
             )
             grad_x = (
-                grad_y[..., 0] * grad_log_x
-                + grad_y[..., 1] * grad_log_1_minus_x
+                ops.take(grad_y, 0, axis=source_axis) * grad_log_x
+                + ops.take(grad_y, 1, axis=source_axis) * grad_log_1_minus_x
             )
             return grad_x, ops.zeros_like(m), grad_q
 
@@ -398,6 +428,47 @@ def _check_float_values(values):
         )
 
 
+def _padded_power_sums_and_max_logs(values, sets, inner, epsilon):
+    """Power sums of padded sets, every (set, feature) pair on the minor
+    axis (see the module docstring, "Layout").
+
+    Args:
+        values: `(batch, set_size, features)`, padding zeroed.
+        sets: `PaddedSets`, the mask `(batch, set_size)`.
+        inner: q, `(2, 2 * units)`.
+        epsilon: float, floor of x and 1 - x inside the logarithm.
+
+    Returns:
+        The sums `(2, 2 * units, sets * features)` and the largest logs
+        `(2, sets * features)`.
+    """
+    features = values.shape[-1]
+    # (batch, set_size, features) -> (set_size, batch * features)
+    set_size = _shape(values)[1]
+    values = ops.reshape(ops.transpose(values, (1, 0, 2)), (set_size, -1))
+    mask = ops.transpose(sets.mask, (1, 0))[:, :, None]
+    mask = ops.reshape(
+        ops.broadcast_to(mask, (*_shape(mask)[:2], features)), (set_size, -1)
+    )
+    # (2, batch * features): the largest log x and log(1 - x) of each set.
+    logs = _logs(values, epsilon, 1)
+    max_logs = ops.max(ops.where(mask[:, None], logs, float("-inf")), 0)
+    max_logs = ops.stop_gradient(
+        ops.where(ops.isfinite(max_logs), max_logs, 0.0)
+    )
+    sums = _power_sums(values, max_logs, inner, mask, epsilon, features)
+    return sums, max_logs
+
+
+def _segment_power_sums_and_max_logs(values, sets, inner, epsilon):
+    """`_padded_power_sums_and_max_logs` for `SegmentSets`."""
+    # (sets, features, 2)
+    max_logs = ops.stop_gradient(sets.max(_logs(values, epsilon, -1)))
+    max_logs = ops.where(ops.isfinite(max_logs), max_logs, 0.0)
+    sums = _power_sums(values, max_logs, inner, sets, epsilon, values.shape[-1])
+    return sums, _sets_minor(ops.expand_dims(max_logs, -1))[:, 0]
+
+
 def _laf_math(values, sets, exponents, coefficients, epsilon, output_limit):
     """LAF units applied to each feature of each set of a set layout.
 
@@ -412,51 +483,59 @@ def _laf_math(values, sets, exponents, coefficients, epsilon, output_limit):
     finite = ops.isfinite(values)
     nonfinite_sets = sets.sum(ops.cast(ops.logical_not(finite), "float32")) > 0
     values = ops.clip(ops.where(finite, values, 0.0), 0.0, 1.0)
-    # (sets, features, 2): the largest log x and log(1 - x) of each set.
-    # The result does not depend on this shift, so no gradient flows
-    # through it; empty sets get 0.
-    max_logs = ops.stop_gradient(sets.max(_logs(values, epsilon)))
-    max_logs = ops.where(ops.isfinite(max_logs), max_logs, 0.0)
 
     exponents = _by_source_and_part(ops.cast(exponents, "float32"), 2)
     units = ops.shape(exponents)[-1]
-    # (2, 2 * units): per source, the exponents of the numerator's term then
-    # of the denominator's term.
-    outer = ops.reshape(exponents[:, :, 0], (2, 2 * units))
+    # (2, 2 * units, 1) and (2, 2 * units): per source, the exponents of
+    # the numerator's term then of the denominator's term.
+    outer = ops.reshape(exponents[:, :, 0], (2, 2 * units, 1))
     inner = ops.reshape(exponents[:, :, 1], (2, 2 * units))
 
-    # (sets, features, 2, 2 * units), at least 1 for non-empty sets.
-    sums = _power_sums(values, max_logs, inner, sets, epsilon)
+    # From here on, every set and feature is on the minor axis: sums
+    # `(2, 2 * units, sets * features)`, at least 1 for non-empty sets, and
+    # the largest logs `(2, sets * features)`, the shift of the log-sum-exp
+    # (the result does not depend on it; empty sets get 0).
+    if isinstance(sets, SegmentSets):
+        power_sums = _segment_power_sums_and_max_logs
+    else:
+        power_sums = _padded_power_sums_and_max_logs
+    sums, max_logs = power_sums(values, sets, inner, epsilon)
     nonempty = sums > 0.5
-    log_sums = ops.log(ops.where(nonempty, sums, 1.0)) + inner * (
-        ops.expand_dims(max_logs, -1)
-    )
+    log_sums = ops.log(ops.where(nonempty, sums, 1.0)) + ops.expand_dims(
+        inner, -1
+    ) * ops.expand_dims(max_logs, 1)
     # log L = a log(sum); for an empty set, log(0^a) with 0^0 = 1.
     log_terms = ops.where(
         nonempty,
         outer * log_sums,
         ops.where(outer > 0, float("-inf"), 0.0),
     )
-    # (sets, features, source, part, units)
-    log_terms = ops.reshape(log_terms, (*ops.shape(log_terms)[:2], 2, 2, units))
-    # (sets, features, 1, 1, units): the largest of the four terms.
-    scale = ops.stop_gradient(ops.max(log_terms, axis=(2, 3), keepdims=True))
+    # (source, part, units, sets * features)
+    log_terms = ops.reshape(log_terms, (2, 2, units, -1))
+    # (1, 1, units, sets * features): the largest of the four terms.
+    scale = ops.stop_gradient(ops.max(log_terms, axis=(0, 1), keepdims=True))
     scale = ops.where(ops.isfinite(scale), scale, 0.0)
     scaled_terms = ops.exp(log_terms - scale)
 
+    # (source, part, units, 1)
     coefficients = _by_source_and_part(ops.cast(coefficients, "float32"), 1)
-    # (sets, features, part, units)
-    parts = ops.sum(scaled_terms * coefficients[:, :, 0], axis=2)
-    numerator, denominator = parts[:, :, 0], parts[:, :, 1]
+    coefficients = ops.transpose(coefficients, (0, 1, 3, 2))
+    # (part, units, sets * features)
+    parts = ops.sum(scaled_terms * coefficients, axis=0)
+    numerator, denominator = parts[0], parts[1]
     # |denominator| >= epsilon in unscaled units, i.e. epsilon / exp(scale).
     log_floor = ops.clip(
-        np.log(epsilon) - scale[:, :, 0, 0],
+        np.log(epsilon) - scale[0, 0],
         -_LOG_FLOOR_LIMIT,
         _LOG_FLOOR_LIMIT,
     )
     magnitude = ops.maximum(ops.abs(denominator), ops.exp(log_floor))
     denominator = ops.where(denominator < 0, -magnitude, magnitude)
     outputs = ops.clip(numerator / denominator, -output_limit, output_limit)
+    # (units, sets * features) -> (sets, features, units)
+    outputs = ops.transpose(
+        ops.reshape(outputs, (units, -1, values.shape[-1])), (1, 2, 0)
+    )
     return ops.where(ops.expand_dims(nonfinite_sets, -1), float("nan"), outputs)
 
 
