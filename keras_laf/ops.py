@@ -23,8 +23,7 @@ How it is computed, and why:
 - The exponentials, one per element, feature, unit and term, are the bulk
   of the work. `_power_sums` never stores them for the whole set: it loops
   over chunks of the set axis, summing each chunk's exponentials, and its
-  gradient recomputes them chunk by chunk, once for the gradients of both
-  x and the exponents. Memory thus stays at the size of the inputs plus
+  gradient recomputes them. Memory thus stays at the size of the inputs plus
   the per-set sums. On TensorFlow the padded kernels run as XLA clusters,
   which fuse the exponentials into their sums; on JAX the training step
   is compiled whole.
@@ -229,28 +228,30 @@ def _padded_power_sums_gradient(y, mask, q, upstream, chunk_size):
     its output: with respect to y `(set_size, 2, sets * features)` and to
     q `(2, 2 * units)`.
 
-    Both come from one exponential per element and unit, computed chunk
-    by chunk: the gradient of y sums them over the units, that of q over
-    the sets' elements.
+    The gradient of q sums y exp(y q) over each set, chunk by chunk like
+    the forward pass. The gradient of y sums exp(y q) over the units: one
+    pass over the whole set, set axis last, which XLA fuses with the
+    exponentials and so stores none of them, whatever the set size.
     """
-    set_size = _shape(y)[0]
-    chunks = _padded_chunks(y, mask, chunk_size)
     q = q[:, :, None, None]  # (2, 2 * units, 1, 1)
-    weights = upstream * q[..., 0]  # (2, 2 * units, sets * features)
 
-    def chunk_gradients(y, log_mask):
+    def chunk_gradient(y, log_mask):
         # (2, 2 * units, sets * features, chunk), zero at padding.
         exponentials = ops.exp(y * q + log_mask)
-        # (chunk, 2, sets * features): the sum over the units as a batched
-        # matrix product, for which XLA stores the chunk's exponentials
-        # from a vectorised loop (a fused sum over this middle axis
-        # computed them one at a time, about 2x slower on CPU).
-        grad_y = ops.einsum("akn,aknc->can", weights, exponentials)
         weighted_sums = ops.sum(y * exponentials, axis=-1)
-        return grad_y, ops.sum(upstream * weighted_sums, axis=-1)
+        return (ops.sum(upstream * weighted_sums, axis=-1),)
 
-    grad_y, grad_q = _map_over_chunks(chunk_gradients, chunks)
-    return _from_chunks(grad_y, set_size), ops.sum(grad_q, axis=0)
+    chunks = _padded_chunks(y, mask, chunk_size)
+    (grad_q,) = _sum_over_chunks(chunk_gradient, chunks)
+    # (2, 1, sets * features, set_size) and (sets * features, set_size)
+    y = ops.expand_dims(ops.transpose(y, (1, 2, 0)), 1)
+    log_mask = ops.where(ops.transpose(mask, (1, 0)), 0.0, float("-inf"))
+    exponentials = ops.exp(y * q + log_mask)
+    # (2, 2 * units, sets * features, 1)
+    weights = ops.expand_dims(upstream, -1) * q
+    grad_y = ops.sum(weights * exponentials, axis=1)
+    # (2, sets * features, set_size) -> (set_size, 2, sets * features)
+    return ops.transpose(grad_y, (2, 0, 1)), grad_q
 
 
 def _segment_chunks(y, segment_ids, chunk_size):
