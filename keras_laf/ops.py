@@ -27,9 +27,11 @@ How it is computed, and why:
   the per-set sums. On TensorFlow the padded kernels run as XLA clusters,
   which fuse the exponentials into their sums; on JAX the training step
   is compiled whole.
-- Layout: for padded sets every (set, feature) pair lies on the minor
-  axis of the per-set tensors `(2, 2 * units, sets * features)`, with the
-  set axis last in the chunks of exponentials. XLA vectorises its loops
+- Layout: for padded sets every (set, feature) pair lies on one axis,
+  the minor axis of the per-set tensors `(2, 2 * units, sets * features)`
+  and the one before the set axis in the per-element tensors `(2, sets *
+  features, set_size)`, so no exponential needs a transpose. XLA
+  vectorises its loops
   along the minor axis only; with the units there, as in `(sets,
   features, 2, 2 * units)`, most loops over these small tensors ran one
   element at a time (an epoch of the paper's integer model took about
@@ -178,8 +180,8 @@ def _padded_chunks(y, mask, chunk_size):
     """The set axis of padded sets cut into chunks.
 
     Args:
-        y: `(set_size, 2, sets * features)`.
-        mask: boolean `(set_size, sets * features)`.
+        y: `(2, sets * features, set_size)`.
+        mask: boolean `(sets * features, set_size)`.
         chunk_size: int, the largest number of elements per chunk.
 
     Returns:
@@ -192,10 +194,11 @@ def _padded_chunks(y, mask, chunk_size):
         exponent, which is exact (exp(-inf) = 0 whatever y q is) and, unlike
         selecting with a broadcast mask, keeps that loop vectorised.
     """
-    y = _to_chunks(y, chunk_size)
+    # The set axis first for `_to_chunks`, then last again in each chunk.
+    y = _to_chunks(ops.transpose(y, (2, 0, 1)), chunk_size)
     y = ops.expand_dims(ops.transpose(y, (0, 2, 3, 1)), 2)
     # Chunked before the log, so that the padding of the chunks is False.
-    mask = _to_chunks(mask, chunk_size)
+    mask = _to_chunks(ops.transpose(mask, (1, 0)), chunk_size)
     mask = ops.transpose(mask, (0, 2, 1))[:, None, None]
     return y, ops.where(mask, 0.0, float("-inf"))
 
@@ -204,8 +207,8 @@ def _padded_power_sums(y, mask, q, chunk_size):
     """Sums exp(y q) over each padded set.
 
     Args:
-        y: `(set_size, 2, sets * features)`, at most 0.
-        mask: boolean `(set_size, sets * features)`.
+        y: `(2, sets * features, set_size)`, at most 0.
+        mask: boolean `(sets * features, set_size)`.
         q: `(2, 2 * units)`.
         chunk_size: int, the largest number of elements per chunk.
 
@@ -225,7 +228,7 @@ def _padded_power_sums(y, mask, q, chunk_size):
 
 def _padded_power_sums_gradient(y, mask, q, upstream, chunk_size):
     """Gradients of `_padded_power_sums`, given the gradient `upstream` of
-    its output: with respect to y `(set_size, 2, sets * features)` and to
+    its output: with respect to y `(2, sets * features, set_size)` and to
     q `(2, 2 * units)`.
 
     The gradient of q sums y exp(y q) over each set, chunk by chunk like
@@ -243,15 +246,13 @@ def _padded_power_sums_gradient(y, mask, q, upstream, chunk_size):
 
     chunks = _padded_chunks(y, mask, chunk_size)
     (grad_q,) = _sum_over_chunks(chunk_gradient, chunks)
-    # (2, 1, sets * features, set_size) and (sets * features, set_size)
-    y = ops.expand_dims(ops.transpose(y, (1, 2, 0)), 1)
-    log_mask = ops.where(ops.transpose(mask, (1, 0)), 0.0, float("-inf"))
-    exponentials = ops.exp(y * q + log_mask)
+    # (2, 2 * units, sets * features, set_size)
+    exponentials = ops.exp(
+        ops.expand_dims(y, 1) * q + ops.where(mask, 0.0, float("-inf"))
+    )
     # (2, 2 * units, sets * features, 1)
     weights = ops.expand_dims(upstream, -1) * q
-    grad_y = ops.sum(weights * exponentials, axis=1)
-    # (2, sets * features, set_size) -> (set_size, 2, sets * features)
-    return ops.transpose(grad_y, (2, 0, 1)), grad_q
+    return ops.sum(weights * exponentials, axis=1), grad_q
 
 
 def _segment_chunks(y, segment_ids, chunk_size):
@@ -315,14 +316,14 @@ def _power_sums(values, max_logs, inner_exponents, sets, epsilon, features):
     tensor for the gradient.
 
     Args:
-        values: x, float32 in [0, 1], padding 0: `(set_size, sets *
-            features)` for padded sets, `(elements, features)` for segments.
+        values: x, float32 in [0, 1], padding 0: `(sets * features,
+            set_size)` for padded sets, `(elements, features)` for segments.
         max_logs: M, per source (x, 1 - x) the largest log of each set; a
             constant (no gradient). `(2, sets * features)` for padded sets,
             `(sets, features, 2)` for segments.
         inner_exponents: q, `(2, 2 * units)`, one row per source.
-        sets: for padded sets their boolean mask `(set_size, sets *
-            features)`, else the `SegmentSets`.
+        sets: for padded sets their boolean mask `(sets * features,
+            set_size)`, else the `SegmentSets`.
         epsilon: float, floor of x and 1 - x inside the logarithm.
         features: int, the number of features of each set, which sizes
             the chunks.
@@ -356,14 +357,14 @@ def _power_sums(values, max_logs, inner_exponents, sets, epsilon, features):
             )
 
     else:
-        source_axis = 1
+        source_axis = 0
         chunk_size = _chunk_size(
             _VALUES_PER_PADDED_CHUNK, features, 2, 2 * units
         )
 
         def shifted_logs(x, m):
-            # (set_size, 2, sets * features), at most 0 at real elements.
-            return _logs(x, epsilon, source_axis) - m
+            # (2, sets * features, set_size), at most 0 at real elements.
+            return _logs(x, epsilon, source_axis) - ops.expand_dims(m, -1)
 
         def forward(y, q):
             return _padded_power_sums(y, sets, q, chunk_size)
@@ -443,17 +444,16 @@ def _padded_power_sums_and_max_logs(values, sets, inner, epsilon):
         The sums `(2, 2 * units, sets * features)` and the largest logs
         `(2, sets * features)`.
     """
-    features = values.shape[-1]
-    # (batch, set_size, features) -> (set_size, batch * features)
-    set_size = _shape(values)[1]
-    values = ops.reshape(ops.transpose(values, (1, 0, 2)), (set_size, -1))
-    mask = ops.transpose(sets.mask, (1, 0))[:, :, None]
-    mask = ops.reshape(
-        ops.broadcast_to(mask, (*_shape(mask)[:2], features)), (set_size, -1)
+    batch, set_size, features = _shape(values)
+    # (batch, set_size, features) -> (batch * features, set_size)
+    values = ops.reshape(ops.transpose(values, (0, 2, 1)), (-1, set_size))
+    mask = ops.broadcast_to(
+        ops.expand_dims(sets.mask, 1), (batch, features, set_size)
     )
+    mask = ops.reshape(mask, (-1, set_size))
     # (2, batch * features): the largest log x and log(1 - x) of each set.
-    logs = _logs(values, epsilon, 1)
-    max_logs = ops.max(ops.where(mask[:, None], logs, float("-inf")), 0)
+    logs = _logs(values, epsilon, 0)
+    max_logs = ops.max(ops.where(mask, logs, float("-inf")), -1)
     max_logs = ops.stop_gradient(
         ops.where(ops.isfinite(max_logs), max_logs, 0.0)
     )
