@@ -107,6 +107,91 @@ def test_laf_gradients_finite_and_padding_inert(sets):
     assert all(np.isfinite(numpy(w)).all() for w in model.weights)
 
 
+def value_and_gradients(function, *args):
+    """`function(*args)` and its gradients w.r.t. every arg, by the
+    backend's own autodiff."""
+    if BACKEND == "jax":
+        import jax
+
+        value, gradients = jax.value_and_grad(
+            lambda *a: ops.sum(function(*a)), argnums=tuple(range(len(args)))
+        )(*args)
+        return [value, *gradients]
+    import tensorflow as tf
+
+    args = [tf.constant(arg) for arg in args]
+    with tf.GradientTape() as tape:
+        tape.watch(args)
+        value = ops.sum(function(*args))
+    return [value, *tape.gradient(value, args)]
+
+
+@pytest.mark.parametrize("form", ["padded", "segments"])
+def test_laf_gradients_over_many_chunks_match_the_formula(form, monkeypatch):
+    # The power sums loop over chunks of the set axis with a hand-written
+    # gradient; with one value per chunk allowed, sets of 40 elements are
+    # summed over chunks of 16. Compare the value and the gradients with
+    # respect to the elements, exponents and coefficients with autodiff of
+    # the formula written with powers.
+    from keras_laf import ops as laf_ops
+
+    monkeypatch.setattr(laf_ops, "_VALUES_PER_PADDED_CHUNK", 1)
+    monkeypatch.setattr(laf_ops, "_VALUES_PER_SEGMENT_CHUNK", 1)
+    rng = np.random.default_rng(7)
+    sets_ = [rng.uniform(0.05, 0.95, (n, 2)) for n in (40, 23)]
+    exponents = rng.uniform(0.2, 1.5, (8, 3)).astype("float32")
+    coefficients = rng.uniform(0.5, 1.5, (4, 3)).astype("float32")
+    weights = rng.normal(size=(2, 2, 3)).astype("float32")
+    padded_values, mask = padded(sets_, 40)
+    flat_values, ids = flat(sets_)
+    # Position in the flat values of each padded element (0 at padding).
+    positions = np.zeros(mask.shape, "int32")
+    positions[mask] = np.arange(len(ids))
+
+    def as_padded(values):
+        if form == "padded":
+            return values
+        return ops.take(values, positions, axis=0)
+
+    def formula(values, exponents, coefficients):
+        # (sets, set_size, features, 1), padding excluded from the sums
+        # and set to 0.5 first, so that no power of 0 makes its gradient
+        # NaN.
+        real = mask[:, :, None, None]
+        x = ops.where(real, as_padded(values)[..., None], 0.5)
+
+        def term(source, outer, inner):
+            powers = ops.where(real, source ** exponents[inner], 0.0)
+            return ops.sum(powers, axis=1) ** exponents[outer]
+
+        numerator = coefficients[0] * term(x, 0, 1) + coefficients[1] * term(
+            1 - x, 2, 3
+        )
+        denominator = coefficients[2] * term(x, 4, 5) + coefficients[3] * term(
+            1 - x, 6, 7
+        )
+        return numerator / denominator * weights
+
+    def layer_function(values, exponents, coefficients):
+        if form == "padded":
+            return weights * keras_laf.laf(
+                values, exponents, coefficients, mask=mask
+            )
+        return weights * keras_laf.laf(
+            values, exponents, coefficients, segment_ids=ids, num_segments=2
+        )
+
+    values = padded_values if form == "padded" else flat_values
+    computed = value_and_gradients(
+        layer_function, values, exponents, coefficients
+    )
+    expected = value_and_gradients(formula, values, exponents, coefficients)
+    for got, want in zip(computed, expected):
+        np.testing.assert_allclose(
+            numpy(got), numpy(want), rtol=2e-3, atol=1e-5
+        )
+
+
 @pytest.mark.parametrize(
     "layer",
     [
