@@ -267,8 +267,9 @@ def _segment_chunks(y, segment_ids, chunk_size):
 
 def _sets_minor(per_set):
     """`(sets, features, 2, k)` -> `(2, k, sets * features)`."""
+    sets, features, sources, k = _shape(per_set)
     per_set = ops.transpose(per_set, (2, 3, 0, 1))
-    return ops.reshape(per_set, (*_shape(per_set)[:2], -1))
+    return ops.reshape(per_set, (sources, k, sets * features))
 
 
 def _segment_power_sums(y, sets, q, chunk_size):
@@ -288,7 +289,9 @@ def _segment_power_sums(y, sets, q, chunk_size):
 def _segment_power_sums_gradient(y, sets, q, upstream, chunk_size):
     """`_padded_power_sums_gradient` for `SegmentSets`."""
     # (2, 2 * units, sets * features) -> (sets, features, 2, 2 * units)
-    upstream = ops.reshape(upstream, (*_shape(upstream)[:2], -1, y.shape[1]))
+    upstream = ops.reshape(
+        upstream, (*_shape(upstream)[:2], sets.num_segments, y.shape[1])
+    )
     upstream = ops.transpose(upstream, (2, 3, 0, 1))
 
     def chunk_gradients(y, segment_ids, valid):
@@ -446,14 +449,19 @@ def _padded_power_sums_and_max_logs(values, sets, inner, epsilon):
     """
     batch, set_size, features = _shape(values)
     # (batch, set_size, features) -> (batch * features, set_size)
-    values = ops.reshape(ops.transpose(values, (0, 2, 1)), (-1, set_size))
+    # (Sizes, not -1: any of them may be 0.)
+    values = ops.reshape(
+        ops.transpose(values, (0, 2, 1)), (batch * features, set_size)
+    )
     mask = ops.broadcast_to(
         ops.expand_dims(sets.mask, 1), (batch, features, set_size)
     )
-    mask = ops.reshape(mask, (-1, set_size))
+    mask = ops.reshape(mask, (batch * features, set_size))
     # (2, batch * features): the largest log x and log(1 - x) of each set.
     logs = _logs(values, epsilon, 0)
-    max_logs = ops.max(ops.where(mask, logs, float("-inf")), -1)
+    max_logs = ops.max(
+        ops.where(mask, logs, float("-inf")), -1, initial=float("-inf")
+    )
     max_logs = ops.stop_gradient(
         ops.where(ops.isfinite(max_logs), max_logs, 0.0)
     )
@@ -512,7 +520,7 @@ def _laf_math(values, sets, exponents, coefficients, epsilon, output_limit):
         ops.where(outer > 0, float("-inf"), 0.0),
     )
     # (source, part, units, sets * features)
-    log_terms = ops.reshape(log_terms, (2, 2, units, -1))
+    log_terms = ops.reshape(log_terms, (2, 2, units, _shape(log_terms)[-1]))
     # (1, 1, units, sets * features): the largest of the four terms.
     scale = ops.stop_gradient(ops.max(log_terms, axis=(0, 1), keepdims=True))
     scale = ops.where(ops.isfinite(scale), scale, 0.0)
@@ -534,9 +542,9 @@ def _laf_math(values, sets, exponents, coefficients, epsilon, output_limit):
     denominator = ops.where(denominator < 0, -magnitude, magnitude)
     outputs = ops.clip(numerator / denominator, -output_limit, output_limit)
     # (units, sets * features) -> (sets, features, units)
-    outputs = ops.transpose(
-        ops.reshape(outputs, (units, -1, values.shape[-1])), (1, 2, 0)
-    )
+    num_sets, features = _shape(nonfinite_sets)
+    outputs = ops.reshape(outputs, (units, num_sets, features))
+    outputs = ops.transpose(outputs, (1, 2, 0))
     return ops.where(ops.expand_dims(nonfinite_sets, -1), float("nan"), outputs)
 
 

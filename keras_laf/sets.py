@@ -160,7 +160,8 @@ class PaddedSets:
     def max(self, values):
         """Maximum over each set, `(batch, ...)`; `-inf` for empty sets."""
         masked = ops.where(self._element_mask(values), values, float("-inf"))
-        return ops.max(masked, axis=1)
+        # `initial`: JAX refuses the maximum over an empty set axis.
+        return ops.max(masked, axis=1, initial=float("-inf"))
 
     def broadcast(self, per_set):
         """Copies `(batch, ...)` to every element: `(batch, set_size, ...)`.

@@ -107,6 +107,20 @@ def test_laf_gradients_finite_and_padding_inert(sets):
     assert all(np.isfinite(numpy(w)).all() for w in model.weights)
 
 
+@pytest.mark.parametrize("shape", [(2, 0, 3), (0, 4, 3), (0, 0, 3)])
+def test_laf_on_empty_set_axis_or_batch(shape):
+    # No set, or only empty sets: shapes with a 0 must go through every
+    # reshape; an empty set axis gives what fully masked sets give.
+    layer = keras_laf.LAF(units=3)
+    outputs = numpy(layer(np.zeros(shape, "float32")))
+    assert outputs.shape == (shape[0], 9)
+    masked = layer(
+        np.full((shape[0], 4, 3), 0.3, "float32"),
+        mask=np.zeros((shape[0], 4), bool),
+    )
+    np.testing.assert_allclose(outputs, numpy(masked))
+
+
 def value_and_gradients(function, *args):
     """`function(*args)` and its gradients w.r.t. every arg, by the
     backend's own autodiff."""
