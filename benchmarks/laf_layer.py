@@ -27,6 +27,13 @@ Usage:
     python benchmarks/laf_layer.py --backend jax    # on JAX
     python benchmarks/laf_layer.py --quick          # small sizes, seconds
     python benchmarks/laf_layer.py --output results.json
+    python benchmarks/laf_layer.py --part small     # only the small sets
+
+To compare with another version of the package, check it out elsewhere
+and pass its directory (each measurement imports keras_laf from there):
+
+    git worktree add /tmp/keras-laf-before <commit>
+    python benchmarks/laf_layer.py --package-path /tmp/keras-laf-before
 """
 
 import argparse
@@ -231,23 +238,99 @@ def versions():
     return found
 
 
-def run_in_subprocess(backend, function, **kwargs):
-    """Runs `function(**kwargs)` of this module in a fresh process."""
+def run_in_subprocess(backend, function, package_path=None, **kwargs):
+    """Runs `function(**kwargs)` of this module in a fresh process, with
+    keras_laf imported from `package_path` when given."""
     command = [
         sys.executable,
         __file__,
         "--child",
         json.dumps({"function": function, "kwargs": kwargs}),
     ]
+    environment = {**os.environ, "KERAS_BACKEND": backend}
+    if package_path:
+        environment["PYTHONPATH"] = os.pathsep.join(
+            filter(None, [package_path, os.environ.get("PYTHONPATH")])
+        )
     completed = subprocess.run(
-        command,
-        capture_output=True,
-        text=True,
-        env={**os.environ, "KERAS_BACKEND": backend},
+        command, capture_output=True, text=True, env=environment
     )
     if completed.returncode != 0:
         raise RuntimeError(f"{function}{kwargs} failed:\n{completed.stderr}")
     return json.loads(completed.stdout.strip().splitlines()[-1])
+
+
+def measure_large_sets(backend, package_path, shape, steps):
+    """Time and memory of LAF against the transcription."""
+    large = dict(shape, steps=steps)
+    for variant in ("laf", "transcription"):
+        print(f"large sets, {variant} ...", flush=True)
+        large[variant] = run_in_subprocess(
+            backend,
+            "large_step",
+            package_path,
+            variant=variant,
+            steps=steps,
+            **shape,
+        )
+    large["time_ratio"] = (
+        large["laf"]["seconds"] / large["transcription"]["seconds"]
+    )
+    large["memory_ratio"] = (
+        large["laf"]["peak_bytes"] / large["transcription"]["peak_bytes"]
+    )
+    return large
+
+
+def measure_integer_sets(backend, package_path, num_sets, epochs):
+    """Epoch time of the integer model with LAF against a plain sum."""
+    small = {"num_sets": num_sets, "epochs": epochs}
+    for aggregation in ("laf", "sum"):
+        print(f"integer sets, {aggregation} ...", flush=True)
+        small[aggregation] = run_in_subprocess(
+            backend,
+            "integer_set_epochs",
+            package_path,
+            aggregation=aggregation,
+            num_sets=num_sets,
+            epochs=epochs,
+        )
+    small["time_ratio"] = (
+        small["laf"]["seconds_per_epoch"] / small["sum"]["seconds_per_epoch"]
+    )
+    return small
+
+
+def report(results, backend):
+    """The results as the table printed at the end of a run."""
+    megabyte = 2.0**20
+    lines = [f"{k}: {v}" for k, v in results["versions"].items()]
+    if "large_sets" in results:
+        large = results["large_sets"]
+        shape = {k: large[k] for k in ("batch", "set_size", "features")}
+        lines += [
+            f"Large sets {shape}, {large['units']} units, forward + backward:",
+            f"  LAF            {large['laf']['seconds']:8.3f} s   "
+            f"{large['laf']['peak_bytes'] / megabyte:9.1f} MiB peak",
+            f"  transcription  {large['transcription']['seconds']:8.3f} s   "
+            f"{large['transcription']['peak_bytes'] / megabyte:9.1f} MiB peak",
+            f"  ratio          {large['time_ratio']:8.3f}     "
+            f"{large['memory_ratio']:9.3f}",
+        ]
+    if "integer_sets" in results:
+        small = results["integer_sets"]
+        form = "ragged" if backend == "tensorflow" else "padded + mask"
+        laf, plain_sum = (
+            small[name]["seconds_per_epoch"] for name in ("laf", "sum")
+        )
+        lines += [
+            f"Integer sets ({small['num_sets']} {form} sets, batch 64), "
+            "model.fit:",
+            f"  LAF(9)         {laf:8.3f} s/epoch",
+            f"  sum            {plain_sum:8.3f} s/epoch",
+            f"  ratio          {small['time_ratio']:8.3f}",
+        ]
+    return "\n".join(lines)
 
 
 def main():
@@ -256,6 +339,16 @@ def main():
         "--backend",
         default=os.environ.get("KERAS_BACKEND", "tensorflow"),
         help="Keras backend: tensorflow or jax (default: KERAS_BACKEND)",
+    )
+    parser.add_argument(
+        "--part",
+        choices=("both", "large", "small"),
+        default="both",
+        help="large sets, the integer model's small sets, or both",
+    )
+    parser.add_argument(
+        "--package-path",
+        help="import keras_laf from this directory (another version)",
     )
     parser.add_argument("--quick", action="store_true", help="small sizes")
     parser.add_argument("--output", help="write the results as JSON here")
@@ -266,6 +359,10 @@ def main():
         function = globals()[request["function"]]
         print(json.dumps(function(**request["kwargs"])))
         return
+    if args.package_path and not os.path.isdir(
+        os.path.join(args.package_path, "keras_laf")
+    ):
+        sys.exit(f"No keras_laf package in --package-path {args.package_path}")
 
     if args.quick:
         shape = {"batch": 8, "set_size": 100, "features": 8, "units": 10}
@@ -273,52 +370,22 @@ def main():
     else:
         shape = {"batch": 64, "set_size": 1000, "features": 64, "units": 10}
         steps, num_sets, epochs = 5, 20_000, 3
-    results = {"versions": run_in_subprocess(args.backend, "versions")}
-    results["large_sets"] = dict(shape, steps=steps)
-    for variant in ("laf", "transcription"):
-        print(f"large sets, {variant} ...", flush=True)
-        results["large_sets"][variant] = run_in_subprocess(
-            args.backend, "large_step", variant=variant, steps=steps, **shape
+    results = {
+        "versions": run_in_subprocess(
+            args.backend, "versions", args.package_path
         )
-    large = results["large_sets"]
-    large["time_ratio"] = (
-        large["laf"]["seconds"] / large["transcription"]["seconds"]
-    )
-    large["memory_ratio"] = (
-        large["laf"]["peak_bytes"] / large["transcription"]["peak_bytes"]
-    )
-    results["integer_sets"] = {"num_sets": num_sets, "epochs": epochs}
-    for aggregation in ("laf", "sum"):
-        print(f"integer sets, {aggregation} ...", flush=True)
-        results["integer_sets"][aggregation] = run_in_subprocess(
-            args.backend,
-            "integer_set_epochs",
-            aggregation=aggregation,
-            num_sets=num_sets,
-            epochs=epochs,
+    }
+    if args.package_path:
+        results["package_path"] = os.path.abspath(args.package_path)
+    if args.part in ("both", "large"):
+        results["large_sets"] = measure_large_sets(
+            args.backend, args.package_path, shape, steps
         )
-    small = results["integer_sets"]
-    small["time_ratio"] = (
-        small["laf"]["seconds_per_epoch"] / small["sum"]["seconds_per_epoch"]
-    )
-
-    megabyte = 2.0**20
-    form = "ragged" if args.backend == "tensorflow" else "padded + mask"
-    print(
-        "\n"
-        + "\n".join(f"{k}: {v}" for k, v in results["versions"].items())
-        + f"\nLarge sets {shape}, forward + backward:\n"
-        f"  LAF            {large['laf']['seconds']:8.3f} s   "
-        f"{large['laf']['peak_bytes'] / megabyte:9.1f} MiB peak\n"
-        f"  transcription  {large['transcription']['seconds']:8.3f} s   "
-        f"{large['transcription']['peak_bytes'] / megabyte:9.1f} MiB peak\n"
-        f"  ratio          {large['time_ratio']:8.3f}     "
-        f"{large['memory_ratio']:9.3f}\n"
-        f"Integer sets ({num_sets} {form} sets, batch 64), model.fit:\n"
-        f"  LAF(9)         {small['laf']['seconds_per_epoch']:8.3f} s/epoch\n"
-        f"  sum            {small['sum']['seconds_per_epoch']:8.3f} s/epoch\n"
-        f"  ratio          {small['time_ratio']:8.3f}"
-    )
+    if args.part in ("both", "small"):
+        results["integer_sets"] = measure_integer_sets(
+            args.backend, args.package_path, num_sets, epochs
+        )
+    print("\n" + report(results, args.backend))
     if args.output:
         with open(args.output, "w") as output_file:
             json.dump(results, output_file, indent=2)

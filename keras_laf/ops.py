@@ -31,11 +31,10 @@ How it is computed, and why:
   the minor axis of the per-set tensors `(2, 2 * units, sets * features)`
   and the one before the set axis in the per-element tensors `(2, sets *
   features, set_size)`, so no exponential needs a transpose. XLA
-  vectorises its loops
-  along the minor axis only; with the units there, as in `(sets,
-  features, 2, 2 * units)`, most loops over these small tensors ran one
-  element at a time (an epoch of the paper's integer model took about
-  1.5x as long on CPU, see `benchmarks/laf_layer.py`).
+  vectorises its loops along the minor axis only; with the units there,
+  as in `(sets, features, 2, 2 * units)`, most loops over these small
+  tensors ran one element at a time (on JAX's CPU backend an epoch of the
+  paper's integer model took 1.4x as long, see `benchmarks/laf_layer.py`).
 
 Conventions:
 
