@@ -74,7 +74,7 @@ COEFFICIENT_NAMES = ("alpha", "beta", "gamma", "delta")
 _LOG_FLOOR_LIMIT = 80.0
 # The set axis is cut into chunks so that no tensor of one exponential per
 # element of the whole set is ever stored, only one per element of a chunk:
-# padded sets `(chunk, 2, 2 * units, sets * features)` with 2^17 values per
+# padded sets `(2, 2 * units, sets * features, chunk)` with 2^17 values per
 # set (512 KiB), flat elements `(chunk, features, 2, 2 * units)` with 2^21
 # values (8 MiB). Chunks of at least 16 elements still vectorise well.
 _VALUES_PER_PADDED_CHUNK = 2**17
@@ -331,10 +331,10 @@ def _power_sums(values, max_logs, inner_exponents, sets, epsilon, features):
             the chunks.
 
     The forward pass computes one exponential per element and unit and
-    keeps only their sums; the gradient recomputes them, once for the
-    gradients with respect to both x and q. Both loop over chunks of the
-    set axis, so memory stays at the size of the inputs plus the per-set
-    sums whatever the set size.
+    keeps only their sums; the gradient recomputes them (for padded sets
+    twice: in chunks for q, in one fused pass for x). The sums over the
+    set axis loop over chunks of it, so memory stays at the size of the
+    inputs plus the per-set sums whatever the set size.
 
     Returns:
         `(2, 2 * units, sets * features)`.

@@ -608,20 +608,13 @@ def test_traced_call_with_static_set_size_is_chunked(monkeypatch):
     np.testing.assert_allclose(static, dynamic, rtol=1e-5)
 
 
-@pytest.mark.parametrize("set_size", [6, 40])
 @pytest.mark.parametrize("form", ["padded", "segments"])
-def test_gradients_match_autodiff_of_the_formula(form, set_size, monkeypatch):
+def test_gradients_match_autodiff_of_the_formula(form):
     # The power sums have a hand-written gradient; compare everything with
     # TensorFlow's autodiff of the plain formula on values inside (0, 1).
-    # With a budget of one value per chunk, chunks are the smallest (16
-    # elements): sets of 40 are summed over 3 chunks (segments: 5).
-    from keras_laf import ops as laf_ops
-
-    if set_size > laf_ops._MIN_CHUNK_SIZE:
-        monkeypatch.setattr(laf_ops, "_VALUES_PER_PADDED_CHUNK", 1)
-        monkeypatch.setattr(laf_ops, "_VALUES_PER_SEGMENT_CHUNK", 1)
+    # Sets over many chunks: test_backends.py, on every backend.
     rng = np.random.default_rng(20)
-    values = tf.constant(rng.uniform(0.05, 0.95, (2, set_size, 3)), "float32")
+    values = tf.constant(rng.uniform(0.05, 0.95, (2, 6, 3)), "float32")
     exponents, coefficients = random_parameters(units=4, seed=21)
     layer = layer_with(exponents, coefficients)
 
@@ -651,7 +644,7 @@ def test_gradients_match_autodiff_of_the_formula(form, set_size, monkeypatch):
             else:
                 outputs = layer(
                     tf.reshape(values, (-1, 3)),
-                    segment_ids=np.repeat([0, 1], set_size),
+                    segment_ids=np.repeat([0, 1], 6),
                     num_segments=2,
                 )
             loss = tf.reduce_sum(outputs * weights)
