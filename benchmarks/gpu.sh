@@ -5,10 +5,13 @@
 #
 #   pip install "jax[cuda12]" keras numpy && pip install --no-deps -e .
 #   benchmarks/gpu.sh [--quick] [--output results.json]
+#
+# PYTHON names the interpreter (default: python3).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export KERAS_BACKEND=jax
-python - <<'PYTHON'
+PYTHON="${PYTHON:-python3}"
+"$PYTHON" - <<'PYTHON'
 import sys
 
 import jax
@@ -19,4 +22,4 @@ print("JAX devices:", jax.devices())
 if "tensorflow" in sys.modules:
     sys.exit("keras_laf imported TensorFlow on the JAX backend")
 PYTHON
-python benchmarks/laf_layer.py --backend jax "$@"
+"$PYTHON" benchmarks/laf_layer.py --backend jax "$@"
