@@ -77,14 +77,39 @@ _LOG_FLOOR_LIMIT = 80.0
 # padded sets `(2, 2 * units, sets * features, chunk)` with 2^17 values per
 # set (512 KiB), flat elements `(chunk, features, 2, 2 * units)` with 2^21
 # values (8 MiB). Chunks of at least 16 elements still vectorise well.
-_VALUES_PER_PADDED_CHUNK = 2**17
+# Padded sets on a GPU are one chunk (None): XLA's GPU compiler fuses the
+# exponentials into their sums, so the whole set at once stores none of
+# them and runs fastest; its CPU compiler stores them. Measured with
+# `benchmarks/chunk_budget.py` (64 sets of 1000 elements, 64 features, 10
+# units, forward + backward): on an H100 (JAX) one chunk took 0.49 ms and
+# 63 MiB, chunks of 32 elements 1.49 ms and 98 MiB; on 2 CPU cores (JAX)
+# one chunk took 1.3 GiB, chunks of 32 elements 172 MiB in the same time.
+_VALUES_PER_PADDED_CHUNK = {"cpu": 2**17, "gpu": None}
 _VALUES_PER_SEGMENT_CHUNK = 2**21
 _MIN_CHUNK_SIZE = 16
 
 
+def _default_platform():
+    """Where the backend computes by default: "gpu" or "cpu" (any other
+    device counts as a CPU: the chunks were measured on these two)."""
+    backend = keras.config.backend()
+    if backend == "jax":
+        import jax
+
+        return "gpu" if jax.default_backend() == "gpu" else "cpu"
+    if backend == "tensorflow":
+        import tensorflow as tf
+
+        return "gpu" if tf.config.list_logical_devices("GPU") else "cpu"
+    return "cpu"
+
+
 def _chunk_size(values_per_chunk, *dimensions):
     """The largest number of elements per chunk, a power of 2, for
-    `values_per_chunk` values of per-element `dimensions`."""
+    `values_per_chunk` values of per-element `dimensions`; None (the whole
+    set) for None."""
+    if values_per_chunk is None:
+        return None
     elements = max(values_per_chunk // int(np.prod(dimensions)), 1)
     return max(2 ** int(np.log2(elements)), _MIN_CHUNK_SIZE)
 
@@ -102,10 +127,11 @@ def _to_chunks(tensor, max_chunk_size):
     """Splits axis 0 into equal chunks: `(num_chunks, chunk_size, ...)`.
 
     As few chunks as `max_chunk_size` allows, at least one; axis 0 is
-    zero-padded by less than one element per chunk.
+    zero-padded by less than one element per chunk. One chunk when
+    `max_chunk_size` is None.
     """
     size, *rest = _shape(tensor)
-    if not isinstance(size, int):
+    if max_chunk_size is None or not isinstance(size, int):
         # A size known only at run time (a TensorFlow trace with a dynamic
         # set axis) gives one chunk: XLA failed to compile the loops over a
         # run-time number of chunks once the suite had retraced them.
@@ -181,7 +207,8 @@ def _padded_chunks(y, mask, chunk_size):
     Args:
         y: `(2, sets * features, set_size)`.
         mask: boolean `(sets * features, set_size)`.
-        chunk_size: int, the largest number of elements per chunk.
+        chunk_size: int, the largest number of elements per chunk, or
+            None for the whole set.
 
     Returns:
         y `(num_chunks, 2, 1, sets * features, chunk)` and the log of the
@@ -209,7 +236,8 @@ def _padded_power_sums(y, mask, q, chunk_size):
         y: `(2, sets * features, set_size)`, at most 0.
         mask: boolean `(sets * features, set_size)`.
         q: `(2, 2 * units)`.
-        chunk_size: int, the largest number of elements per chunk.
+        chunk_size: int, the largest number of elements per chunk, or
+            None for the whole set.
 
     Returns:
         `(2, 2 * units, sets * features)`.
@@ -361,7 +389,10 @@ def _power_sums(values, max_logs, inner_exponents, sets, epsilon, features):
     else:
         source_axis = 0
         chunk_size = _chunk_size(
-            _VALUES_PER_PADDED_CHUNK, features, 2, 2 * units
+            _VALUES_PER_PADDED_CHUNK[_default_platform()],
+            features,
+            2,
+            2 * units,
         )
 
         def shifted_logs(x, m):

@@ -140,16 +140,27 @@ def value_and_gradients(function, *args):
     return [value, *tape.gradient(value, args)]
 
 
-@pytest.mark.parametrize("form", ["padded", "segments"])
-def test_laf_gradients_over_many_chunks_match_the_formula(form, monkeypatch):
+@pytest.mark.parametrize(
+    "form, padded_budget",
+    [("padded", 1), ("padded", None), ("segments", 1)],
+    ids=["padded-chunks", "padded-whole-sets", "segments-chunks"],
+)
+def test_laf_gradients_over_many_chunks_match_the_formula(
+    form, padded_budget, monkeypatch
+):
     # The power sums loop over chunks of the set axis with a hand-written
     # gradient; with one value per chunk allowed, sets of 40 elements are
-    # summed over chunks of 16. Compare the value and the gradients with
-    # respect to the elements, exponents and coefficients with autodiff of
-    # the formula written with powers.
+    # summed over chunks of 16 (with None, padded sets are one chunk, as on
+    # a GPU). Compare the value and the gradients with respect to the
+    # elements, exponents and coefficients with autodiff of the formula
+    # written with powers.
     from keras_laf import ops as laf_ops
 
-    monkeypatch.setattr(laf_ops, "_VALUES_PER_PADDED_CHUNK", 1)
+    monkeypatch.setattr(
+        laf_ops,
+        "_VALUES_PER_PADDED_CHUNK",
+        {"cpu": padded_budget, "gpu": padded_budget},
+    )
     monkeypatch.setattr(laf_ops, "_VALUES_PER_SEGMENT_CHUNK", 1)
     rng = np.random.default_rng(7)
     sets_ = [rng.uniform(0.05, 0.95, (n, 2)) for n in (40, 23)]
