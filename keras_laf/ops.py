@@ -123,22 +123,32 @@ def _shape(tensor):
     ]
 
 
-def _to_chunks(tensor, max_chunk_size):
-    """Splits axis 0 into equal chunks: `(num_chunks, chunk_size, ...)`.
+def _chunking(size, max_chunk_size):
+    """How an axis of `size` elements is cut into equal chunks.
 
-    As few chunks as `max_chunk_size` allows, at least one; axis 0 is
+    As few chunks as `max_chunk_size` allows, at least one, the axis
     zero-padded by less than one element per chunk. One chunk when
-    `max_chunk_size` is None.
+    `max_chunk_size` is None, or when the size is known only at run time (a
+    TensorFlow trace with a dynamic set axis): XLA failed to compile the
+    loops over a run-time number of chunks once the suite had retraced them.
+
+    Returns:
+        `(num_chunks, chunk_size, padding)`.
     """
-    size, *rest = _shape(tensor)
     if max_chunk_size is None or not isinstance(size, int):
-        # A size known only at run time (a TensorFlow trace with a dynamic
-        # set axis) gives one chunk: XLA failed to compile the loops over a
-        # run-time number of chunks once the suite had retraced them.
-        return ops.expand_dims(tensor, 0)
+        return 1, size, 0
     num_chunks = max(-(-size // max_chunk_size), 1)
     chunk_size = max(-(-size // num_chunks), 1)
-    padding = num_chunks * chunk_size - size
+    return num_chunks, chunk_size, num_chunks * chunk_size - size
+
+
+def _to_chunks(tensor, max_chunk_size):
+    """Axis 0 cut into equal chunks (`_chunking`): `(num_chunks,
+    chunk_size, ...)`."""
+    size, *rest = _shape(tensor)
+    num_chunks, chunk_size, padding = _chunking(size, max_chunk_size)
+    if num_chunks == 1:
+        return ops.expand_dims(tensor, 0)
     tensor = ops.pad(tensor, [[0, padding]] + [[0, 0]] * len(rest))
     return ops.reshape(tensor, (num_chunks, chunk_size, *rest))
 
@@ -149,25 +159,18 @@ def _from_chunks(chunks, size):
     return flat[:size]
 
 
-def _sum_over_chunks(function, chunks):
-    """Sums the outputs of `function` over the chunks, one at a time.
-
-    Args:
-        function: maps one chunk (a tuple of tensors) to a tuple of tensors.
-        chunks: tuple of tensors `(num_chunks, ...)`.
-    """
-    num_chunks = chunks[0].shape[0]
-    totals = function(*(chunk[0] for chunk in chunks))
+def _sum_over_chunks(chunk_outputs, num_chunks):
+    """Sums `chunk_outputs(index)`, a tuple of tensors, over the chunks
+    `index` in `[0, num_chunks)`, one chunk at a time (`num_chunks` a
+    Python int)."""
+    totals = chunk_outputs(0)
     if num_chunks == 1:
         return totals
 
     def add_chunk(index, totals):
-        outputs = function(
-            *(ops.take(chunk, index, axis=0) for chunk in chunks)
-        )
+        outputs = chunk_outputs(index)
         return tuple(total + output for total, output in zip(totals, outputs))
 
-    # `_to_chunks` gives a static number of chunks.
     if keras.config.backend() != "tensorflow":
         return ops.fori_loop(1, num_chunks, add_chunk, totals)
     import tensorflow as tf
@@ -201,95 +204,32 @@ def _map_over_chunks(function, chunks):
     return ops.map(lambda chunk: function(*chunk), chunks)
 
 
-def _padded_chunks(y, mask, chunk_size):
-    """The set axis of padded sets cut into chunks.
-
-    Args:
-        y: `(2, sets * features, set_size)`.
-        mask: boolean `(sets * features, set_size)`.
-        chunk_size: int, the largest number of elements per chunk, or
-            None for the whole set.
-
-    Returns:
-        y `(num_chunks, 2, 1, sets * features, chunk)` and the log of the
-        mask `(num_chunks, 1, 1, sets * features, chunk)`: 0 at real
-        elements, -inf at padding. The set axis is last: XLA computes the
-        exponentials of a sum over the minor axis in a vectorised loop,
-        and a sum over a major axis element by element (about 5x slower on
-        CPU). Padding is excluded by adding the log of the mask to the
-        exponent, which is exact (exp(-inf) = 0 whatever y q is) and, unlike
-        selecting with a broadcast mask, keeps that loop vectorised.
-    """
-    # The set axis first for `_to_chunks`, then last again in each chunk.
-    y = _to_chunks(ops.transpose(y, (2, 0, 1)), chunk_size)
-    y = ops.expand_dims(ops.transpose(y, (0, 2, 3, 1)), 2)
-    # Chunked before the log, so that the padding of the chunks is False.
-    mask = _to_chunks(ops.transpose(mask, (1, 0)), chunk_size)
-    mask = ops.transpose(mask, (0, 2, 1))[:, None, None]
-    return y, ops.where(mask, 0.0, float("-inf"))
-
-
-def _padded_power_sums(y, mask, q, chunk_size):
-    """Sums exp(y q) over each padded set.
-
-    Args:
-        y: `(2, sets * features, set_size)`, at most 0.
-        mask: boolean `(sets * features, set_size)`.
-        q: `(2, 2 * units)`.
-        chunk_size: int, the largest number of elements per chunk, or
-            None for the whole set.
-
-    Returns:
-        `(2, 2 * units, sets * features)`.
-    """
-    chunks = _padded_chunks(y, mask, chunk_size)
-    q = q[:, :, None, None]  # (2, 2 * units, 1, 1)
-
-    def chunk_sums(y, log_mask):
-        # (2, 2 * units, sets * features, chunk), zero at padding.
-        return (ops.sum(ops.exp(y * q + log_mask), axis=-1),)
-
-    (sums,) = _sum_over_chunks(chunk_sums, chunks)
-    return sums
-
-
-def _padded_power_sums_gradient(y, mask, q, upstream, chunk_size):
-    """Gradients of `_padded_power_sums`, given the gradient `upstream` of
-    its output: with respect to y `(2, sets * features, set_size)` and to
-    q `(2, 2 * units)`.
-
-    The gradient of q sums y exp(y q) over each set, chunk by chunk like
-    the forward pass. The gradient of y sums exp(y q) over the units: one
-    pass over the whole set, set axis last, which XLA fuses with the
-    exponentials and so stores none of them, whatever the set size.
-    """
-    q = q[:, :, None, None]  # (2, 2 * units, 1, 1)
-
-    def chunk_gradient(y, log_mask):
-        # (2, 2 * units, sets * features, chunk), zero at padding.
-        exponentials = ops.exp(y * q + log_mask)
-        weighted_sums = ops.sum(y * exponentials, axis=-1)
-        return (ops.sum(upstream * weighted_sums, axis=-1),)
-
-    chunks = _padded_chunks(y, mask, chunk_size)
-    (grad_q,) = _sum_over_chunks(chunk_gradient, chunks)
-    # (2, 2 * units, sets * features, set_size)
-    exponentials = ops.exp(
-        ops.expand_dims(y, 1) * q + ops.where(mask, 0.0, float("-inf"))
+def _logs(values, epsilon, axis):
+    """log x and log(1 - x), floored at log(epsilon), stacked on `axis`."""
+    return ops.log(
+        ops.maximum(ops.stack([values, 1.0 - values], axis), epsilon)
     )
-    # (2, 2 * units, sets * features, 1)
-    weights = ops.expand_dims(upstream, -1) * q
-    return ops.sum(weights * exponentials, axis=1), grad_q
 
 
-def _segment_chunks(y, segment_ids, chunk_size):
-    """Elements cut into chunks: y, ids and a validity mask, chunk-major."""
-    valid = ops.ones_like(segment_ids, dtype="bool")
-    return (
-        _to_chunks(ops.expand_dims(y, -1), chunk_size),
-        _to_chunks(segment_ids, chunk_size),
-        _to_chunks(valid, chunk_size)[:, :, None, None, None],
+def _log_derivatives(values, epsilon, axis):
+    """d log max(x, epsilon) / dx and d log max(1 - x, epsilon) / dx for x
+    in [0, 1], stacked on `axis`; 0 where the floor is active."""
+    return ops.stack(
+        [
+            ops.where(values > epsilon, 1.0 / ops.maximum(values, epsilon), 0),
+            ops.where(
+                1.0 - values > epsilon,
+                -1.0 / ops.maximum(1.0 - values, epsilon),
+                0,
+            ),
+        ],
+        axis,
     )
+
+
+def _log_mask(mask):
+    """log of a boolean mask: 0 where True, -inf where False."""
+    return ops.where(mask, 0.0, float("-inf"))
 
 
 def _sets_minor(per_set):
@@ -299,143 +239,312 @@ def _sets_minor(per_set):
     return ops.reshape(per_set, (sources, k, sets * features))
 
 
-def _segment_power_sums(y, sets, q, chunk_size):
-    """`_padded_power_sums` for `SegmentSets`: y `(elements, features, 2)`,
-    sums `(2, 2 * units, sets * features)`."""
+class _PaddedPowerSums:
+    """The power sums of padded sets, every (set, feature) pair on the
+    minor axis (see the module docstring, "Layout").
 
-    def chunk_sums(y, segment_ids, valid):
-        # (chunk, features, 2, 2 * units), zero at padding.
-        exponentials = ops.where(valid, ops.exp(y * q), 0)
-        return (SegmentSets(segment_ids, sets.num_segments).sum(exponentials),)
+    Elements x `(sets * features, set_size)`, their largest logs M `(2,
+    sets * features)`, inner exponents q `(2, 2 * units)`, sums `(2, 2 *
+    units, sets * features)`.
 
-    chunks = _segment_chunks(y, sets.segment_ids, chunk_size)
-    (sums,) = _sum_over_chunks(chunk_sums, chunks)
-    return _sets_minor(sums)
+    Args:
+        values: `(sets, set_size, features)`, the layout of the inputs.
+        sets: `PaddedSets`.
+        epsilon: float, floor of x and 1 - x inside the logarithm.
+        chunk_size: int, the largest number of elements per chunk, or None
+            for the whole set.
+    """
+
+    def __init__(self, values, sets, epsilon, chunk_size):
+        self.num_sets, self.set_size, self.features = _shape(values)
+        self.rows = self.num_sets * self.features
+        mask = ops.broadcast_to(
+            ops.expand_dims(sets.mask, 1),
+            (self.num_sets, self.features, self.set_size),
+        )
+        self.mask = ops.reshape(mask, (self.rows, self.set_size))
+        self.epsilon = epsilon
+        self.num_chunks, self.chunk_size, self.padding = _chunking(
+            self.set_size, chunk_size
+        )
+
+    def layout(self, values):
+        """`(sets, set_size, features)` -> x."""
+        # (Sizes, not -1: any of them may be 0.)
+        return ops.reshape(
+            ops.transpose(values, (0, 2, 1)), (self.rows, self.set_size)
+        )
+
+    def from_layout(self, per_element):
+        """x's layout -> `(sets, set_size, features)`."""
+        per_element = ops.reshape(
+            per_element, (self.num_sets, self.features, self.set_size)
+        )
+        return ops.transpose(per_element, (0, 2, 1))
+
+    def max_logs(self, x):
+        """M: the largest log x and log(1 - x) of each set, 0 if empty."""
+        largest = ops.max(
+            ops.where(self.mask, x, float("-inf")), -1, initial=float("-inf")
+        )
+        smallest = ops.min(
+            ops.where(self.mask, x, float("inf")), -1, initial=float("inf")
+        )
+        # log is increasing: the largest logs are those of the extremes.
+        max_logs = ops.log(
+            ops.maximum(ops.stack([largest, 1.0 - smallest]), self.epsilon)
+        )
+        return ops.where(ops.any(self.mask, axis=-1), max_logs, 0.0)
+
+    def per_set_max_logs(self, max_logs):
+        """M as `_laf_math` takes it: `(2, sets * features)`."""
+        return max_logs
+
+    def _shifted_logs(self, x, m):
+        """y = log x - M, `(2, 1, sets * features, set_size)`."""
+        return ops.expand_dims(_logs(x, self.epsilon, 0) - m[..., None], 1)
+
+    def _chunks(self, x, m):
+        """chunk(index): y and the log of the mask in chunk `index` of the
+        set axis, `(2, 1, sets * features, chunk)` and `(sets * features,
+        chunk)`.
+
+        y is computed for all chunks before the loop: computed inside it,
+        XLA fuses the logarithms into the exponentials, computing them
+        once per unit (twice as slow on CPU).
+        """
+        y = self._shifted_logs(x, m)
+        if self.num_chunks == 1:
+            return lambda index: (y, _log_mask(self.mask))
+        mask = self.mask
+        if self.padding:
+            y = ops.pad(y, [[0, 0]] * 3 + [[0, self.padding]])
+            mask = ops.pad(mask, [[0, 0], [0, self.padding]])
+        log_mask = _log_mask(mask)
+        # (num_chunks, ..., chunk): a chunk is then one slice of the major
+        # axis, which XLA reads as fast as a whole tensor.
+        y = ops.reshape(y, (2, 1, self.rows, self.num_chunks, self.chunk_size))
+        y = ops.transpose(y, (3, 0, 1, 2, 4))
+        log_mask = ops.reshape(
+            log_mask, (self.rows, self.num_chunks, self.chunk_size)
+        )
+        log_mask = ops.transpose(log_mask, (1, 0, 2))
+
+        def chunk(index):
+            return ops.take(y, index, axis=0), ops.take(log_mask, index, axis=0)
+
+        return chunk
+
+    def _exponentials(self, y, log_mask, q):
+        """exp(y q) `(2, 2 * units, sets * features, n)`, zero at padding,
+        for y `(2, 1, sets * features, n)` and the log of the mask `(sets *
+        features, n)`.
+
+        The set axis is last: XLA computes the exponentials of a sum over
+        the minor axis in a vectorised loop, and a sum over a major axis
+        element by element (about 5x slower on CPU). Padding is excluded
+        by adding the log of the mask to the exponent, which is exact
+        (exp(-inf) = 0 whatever y q is) and, unlike selecting with a
+        broadcast mask, keeps that loop vectorised.
+        """
+        return ops.exp(y * q[:, :, None, None] + log_mask)
+
+    def sums(self, x, m, q):
+        """Sums exp(y q) over each set, chunk by chunk."""
+        chunk = self._chunks(x, m)
+
+        def chunk_sums(index):
+            return (ops.sum(self._exponentials(*chunk(index), q), axis=-1),)
+
+        (sums,) = _sum_over_chunks(chunk_sums, self.num_chunks)
+        return sums
+
+    def gradients(self, x, m, q, upstream):
+        """Gradients of `sums` with respect to x and to q, given the
+        gradient `upstream` of the sums.
+
+        The gradient of q sums y exp(y q) over each set, chunk by chunk
+        like `sums`. The gradient of x sums exp(y q) over the units and
+        sources: one pass over the whole set, which XLA fuses with the
+        exponentials and so stores none of them, whatever the set size.
+        """
+        chunk = self._chunks(x, m)
+
+        def chunk_gradient(index):
+            y, log_mask = chunk(index)
+            exponentials = self._exponentials(y, log_mask, q)
+            weighted_sums = ops.sum(y * exponentials, axis=-1)
+            return (ops.sum(upstream * weighted_sums, axis=-1),)
+
+        (grad_q,) = _sum_over_chunks(chunk_gradient, self.num_chunks)
+        exponentials = self._exponentials(
+            self._shifted_logs(x, m), _log_mask(self.mask), q
+        )
+        # (2, 2 * units, sets * features, 1) and (2, 1, sets * features,
+        # set_size)
+        weights = ops.expand_dims(upstream, -1) * q[:, :, None, None]
+        # (2, sets * features, set_size), then combined per source. Read
+        # twice, this sum is stored, not fused into the transposition back
+        # to the inputs' layout, which would compute its exponentials
+        # along the features, unvectorised (twice as slow on CPU).
+        grad_y = ops.sum(weights * exponentials, axis=1)
+        derivatives = _log_derivatives(x, self.epsilon, 0)
+        grad_x = grad_y[0] * derivatives[0] + grad_y[1] * derivatives[1]
+        return grad_x, grad_q
 
 
-def _segment_power_sums_gradient(y, sets, q, upstream, chunk_size):
-    """`_padded_power_sums_gradient` for `SegmentSets`."""
-    # (2, 2 * units, sets * features) -> (sets, features, 2, 2 * units)
-    upstream = ops.reshape(
-        upstream, (*_shape(upstream)[:2], sets.num_segments, y.shape[1])
-    )
-    upstream = ops.transpose(upstream, (2, 3, 0, 1))
+class _SegmentPowerSums:
+    """`_PaddedPowerSums` for `SegmentSets`: x is the elements `(elements,
+    features)`, as given, M `(sets, features, 2)`; each chunk of elements
+    `(chunk, features, 2, 2 * units)`.
 
-    def chunk_gradients(y, segment_ids, valid):
-        # (chunk, features, 2, 2 * units), zero at padding.
-        exponentials = ops.where(valid, ops.exp(y * q), 0)
-        element_upstream = ops.take(upstream, segment_ids, axis=0)
-        grad_y = ops.sum(element_upstream * q * exponentials, axis=-1)
-        grad_q = ops.sum(element_upstream * y * exponentials, axis=(0, 1))
-        return grad_y, grad_q
+    Args:
+        sets: `SegmentSets`.
+        epsilon: float, floor of x and 1 - x inside the logarithm.
+        chunk_size: int, the largest number of elements per chunk.
+    """
 
-    chunks = _segment_chunks(y, sets.segment_ids, chunk_size)
-    grad_y, grad_q = _map_over_chunks(chunk_gradients, chunks)
-    return _from_chunks(grad_y, _shape(y)[0]), ops.sum(grad_q, axis=0)
+    def __init__(self, sets, epsilon, chunk_size):
+        self.sets = sets
+        self.epsilon = epsilon
+        self.chunk_size = chunk_size
+
+    def layout(self, values):
+        return values
+
+    def from_layout(self, per_element):
+        return per_element
+
+    def max_logs(self, x):
+        max_logs = self.sets.max(_logs(x, self.epsilon, -1))
+        return ops.where(ops.isfinite(max_logs), max_logs, 0.0)
+
+    def per_set_max_logs(self, max_logs):
+        return _sets_minor(ops.expand_dims(max_logs, -1))[:, 0]
+
+    def _chunks(self, x, m):
+        """y = log x - M `(elements, features, 2, 1)`, the segment ids and
+        a validity mask, chunk-major."""
+        y = _logs(x, self.epsilon, -1) - self.sets.broadcast(m)
+        valid = ops.ones_like(self.sets.segment_ids, dtype="bool")
+        return (
+            _to_chunks(ops.expand_dims(y, -1), self.chunk_size),
+            _to_chunks(self.sets.segment_ids, self.chunk_size),
+            _to_chunks(valid, self.chunk_size)[:, :, None, None, None],
+        )
+
+    def sums(self, x, m, q):
+        chunks = self._chunks(x, m)
+
+        def chunk_sums(index):
+            y, segment_ids, valid = (
+                ops.take(chunk, index, axis=0) for chunk in chunks
+            )
+            # (chunk, features, 2, 2 * units), zero at padding.
+            exponentials = ops.where(valid, ops.exp(y * q), 0)
+            segments = SegmentSets(segment_ids, self.sets.num_segments)
+            return (segments.sum(exponentials),)
+
+        (sums,) = _sum_over_chunks(chunk_sums, chunks[0].shape[0])
+        return _sets_minor(sums)
+
+    def gradients(self, x, m, q, upstream):
+        # (2, 2 * units, sets * features) -> (sets, features, 2, 2 * units)
+        upstream = ops.reshape(
+            upstream,
+            (*_shape(upstream)[:2], self.sets.num_segments, x.shape[1]),
+        )
+        upstream = ops.transpose(upstream, (2, 3, 0, 1))
+
+        def chunk_gradients(y, segment_ids, valid):
+            # (chunk, features, 2, 2 * units), zero at padding.
+            exponentials = ops.where(valid, ops.exp(y * q), 0)
+            element_upstream = ops.take(upstream, segment_ids, axis=0)
+            grad_y = ops.sum(element_upstream * q * exponentials, axis=-1)
+            grad_q = ops.sum(element_upstream * y * exponentials, axis=(0, 1))
+            return grad_y, grad_q
+
+        grad_y, grad_q = _map_over_chunks(chunk_gradients, self._chunks(x, m))
+        # (elements, features, 2)
+        grad_y = _from_chunks(grad_y, _shape(x)[0])
+        derivatives = _log_derivatives(x, self.epsilon, -1)
+        return ops.sum(grad_y * derivatives, axis=-1), ops.sum(grad_q, axis=0)
 
 
-def _logs(values, epsilon, axis):
-    """log x and log(1 - x), floored at log(epsilon), stacked on `axis`."""
-    return ops.log(
-        ops.maximum(ops.stack([values, 1.0 - values], axis), epsilon)
-    )
+def _unit_interval(values):
+    """Values clipped into [0, 1], NaN and inf replaced by 0 (their sets
+    are made NaN by `_laf_math`)."""
+    return ops.clip(ops.where(ops.isfinite(values), values, 0.0), 0.0, 1.0)
 
 
-def _power_sums(values, max_logs, inner_exponents, sets, epsilon, features):
+def _power_sums(values, inner_exponents, sets, epsilon):
     """Sums exp(q * y) over each set, y = log x - M, storing no per-element
     tensor for the gradient.
 
     Args:
-        values: x, float32 in [0, 1], padding 0: `(sets * features,
-            set_size)` for padded sets, `(elements, features)` for segments.
-        max_logs: M, per source (x, 1 - x) the largest log of each set; a
-            constant (no gradient). `(2, sets * features)` for padded sets,
-            `(sets, features, 2)` for segments.
+        values: the elements as given, padding zeroed: `(sets, set_size,
+            features)` for padded sets, `(elements, features)` for
+            segments. They are clipped into [0, 1] here (NaN and inf
+            count as 0), with gradient zero outside [0, 1].
         inner_exponents: q, `(2, 2 * units)`, one row per source.
-        sets: for padded sets their boolean mask `(sets * features,
-            set_size)`, else the `SegmentSets`.
+        sets: `PaddedSets` or `SegmentSets`.
         epsilon: float, floor of x and 1 - x inside the logarithm.
-        features: int, the number of features of each set, which sizes
-            the chunks.
 
     The forward pass computes one exponential per element and unit and
     keeps only their sums; the gradient recomputes them (for padded sets
-    twice: in chunks for q, in one fused pass for x). The sums over the
+    twice: in chunks for q, in one fused pass for x), and recomputes the
+    clipping and the layout of the elements from `values`, so that the
+    only per-element tensor it holds is `values` itself. The sums over the
     set axis loop over chunks of it, so memory stays at the size of the
     inputs plus the per-set sums whatever the set size.
 
     Returns:
-        `(2, 2 * units, sets * features)`.
+        The sums `(2, 2 * units, sets * features)`, and M, the largest log
+        x and log(1 - x) of each set and feature, `(2, sets * features)`
+        (0 for empty sets; a constant, the shift of the log-sum-exp).
     """
     units = inner_exponents.shape[-1] // 2
+    features = values.shape[-1]
     if isinstance(sets, SegmentSets):
-        source_axis = -1
         chunk_size = _chunk_size(
             _VALUES_PER_SEGMENT_CHUNK, features, 2, 2 * units
         )
-
-        def shifted_logs(x, m):
-            # (elements, features, 2), at most 0.
-            return _logs(x, epsilon, source_axis) - sets.broadcast(m)
-
-        def forward(y, q):
-            return _segment_power_sums(y, sets, q, chunk_size)
-
-        def backward(y, q, upstream):
-            return _segment_power_sums_gradient(
-                y, sets, q, upstream, chunk_size
-            )
-
+        form = _SegmentPowerSums(sets, epsilon, chunk_size)
     else:
-        source_axis = 0
         chunk_size = _chunk_size(
             _VALUES_PER_PADDED_CHUNK[_default_platform()],
             features,
             2,
             2 * units,
         )
-
-        def shifted_logs(x, m):
-            # (2, sets * features, set_size), at most 0 at real elements.
-            return _logs(x, epsilon, source_axis) - ops.expand_dims(m, -1)
-
-        def forward(y, q):
-            return _padded_power_sums(y, sets, q, chunk_size)
-
-        def backward(y, q, upstream):
-            return _padded_power_sums_gradient(y, sets, q, upstream, chunk_size)
+        form = _PaddedPowerSums(values, sets, epsilon, chunk_size)
+    max_logs = ops.stop_gradient(
+        form.max_logs(form.layout(_unit_interval(values)))
+    )
 
     @ops.custom_gradient
-    def power_sums(x, m, q):
+    def power_sums(values, m, q):
         # The loops over chunks are never differentiated: their gradient is
-        # `backward`. Without stop_gradient, TensorFlow would still record
-        # them and keep every iteration's values for a gradient.
-        x, m, q = (ops.stop_gradient(tensor) for tensor in (x, m, q))
-        sums = forward(shifted_logs(x, m), q)
+        # `form.gradients`. Without stop_gradient, TensorFlow would still
+        # record them and keep every iteration's values for a gradient.
+        values, m, q = (ops.stop_gradient(tensor) for tensor in (values, m, q))
+        sums = form.sums(form.layout(_unit_interval(values)), m, q)
 
         def grad(*args, upstream=None):
             if upstream is None:
                 (upstream,) = args
             upstream = ops.stop_gradient(upstream)
-            # y's shape, and (2, 2 * units)
-            grad_y, grad_q = backward(shifted_logs(x, m), q, upstream)
-            # d log max(x, epsilon) / dx and d log max(1 - x, epsilon) / dx
-            # (x is in [0, 1]); 0 where the floor is active.
-            grad_log_x = ops.where(
-                x > epsilon, 1.0 / ops.maximum(x, epsilon), 0
-            )
-            grad_log_1_minus_x = ops.where(
-                1.0 - x > epsilon, -1.0 / ops.maximum(1.0 - x, epsilon), 0
-            )
-            grad_x = (
-                ops.take(grad_y, 0, axis=source_axis) * grad_log_x
-                + ops.take(grad_y, 1, axis=source_axis) * grad_log_1_minus_x
-            )
-            return grad_x, ops.zeros_like(m), grad_q
+            x = form.layout(_unit_interval(values))
+            grad_x, grad_q = form.gradients(x, m, q, upstream)
+            # NaN, inf and values outside [0, 1] are clipped: no gradient.
+            inside = (values >= 0.0) & (values <= 1.0)
+            grad_values = ops.where(inside, form.from_layout(grad_x), 0.0)
+            return grad_values, ops.zeros_like(m), grad_q
 
         return sums, grad
 
-    return power_sums(values, max_logs, inner_exponents)
+    sums = power_sums(values, max_logs, inner_exponents)
+    return sums, form.per_set_max_logs(max_logs)
 
 
 def _by_source_and_part(weights, num_per_term):
@@ -463,51 +572,6 @@ def _check_float_values(values):
         )
 
 
-def _padded_power_sums_and_max_logs(values, sets, inner, epsilon):
-    """Power sums of padded sets, every (set, feature) pair on the minor
-    axis (see the module docstring, "Layout").
-
-    Args:
-        values: `(batch, set_size, features)`, padding zeroed.
-        sets: `PaddedSets`, the mask `(batch, set_size)`.
-        inner: q, `(2, 2 * units)`.
-        epsilon: float, floor of x and 1 - x inside the logarithm.
-
-    Returns:
-        The sums `(2, 2 * units, sets * features)` and the largest logs
-        `(2, sets * features)`.
-    """
-    batch, set_size, features = _shape(values)
-    # (batch, set_size, features) -> (batch * features, set_size)
-    # (Sizes, not -1: any of them may be 0.)
-    values = ops.reshape(
-        ops.transpose(values, (0, 2, 1)), (batch * features, set_size)
-    )
-    mask = ops.broadcast_to(
-        ops.expand_dims(sets.mask, 1), (batch, features, set_size)
-    )
-    mask = ops.reshape(mask, (batch * features, set_size))
-    # (2, batch * features): the largest log x and log(1 - x) of each set.
-    logs = _logs(values, epsilon, 0)
-    max_logs = ops.max(
-        ops.where(mask, logs, float("-inf")), -1, initial=float("-inf")
-    )
-    max_logs = ops.stop_gradient(
-        ops.where(ops.isfinite(max_logs), max_logs, 0.0)
-    )
-    sums = _power_sums(values, max_logs, inner, mask, epsilon, features)
-    return sums, max_logs
-
-
-def _segment_power_sums_and_max_logs(values, sets, inner, epsilon):
-    """`_padded_power_sums_and_max_logs` for `SegmentSets`."""
-    # (sets, features, 2)
-    max_logs = ops.stop_gradient(sets.max(_logs(values, epsilon, -1)))
-    max_logs = ops.where(ops.isfinite(max_logs), max_logs, 0.0)
-    sums = _power_sums(values, max_logs, inner, sets, epsilon, values.shape[-1])
-    return sums, _sets_minor(ops.expand_dims(max_logs, -1))[:, 0]
-
-
 def _laf_math(values, sets, exponents, coefficients, epsilon, output_limit):
     """LAF units applied to each feature of each set of a set layout.
 
@@ -519,9 +583,8 @@ def _laf_math(values, sets, exponents, coefficients, epsilon, output_limit):
     # loss shows it (and `keras.callbacks.TerminateOnNaN` stops training)
     # instead of the element silently acting as 0 or 1. Padding is zero
     # already. (sets, features)
-    finite = ops.isfinite(values)
-    nonfinite_sets = sets.sum(ops.cast(ops.logical_not(finite), "float32")) > 0
-    values = ops.clip(ops.where(finite, values, 0.0), 0.0, 1.0)
+    nonfinite = ops.cast(ops.logical_not(ops.isfinite(values)), "float32")
+    nonfinite_sets = sets.sum(nonfinite) > 0
 
     exponents = _by_source_and_part(ops.cast(exponents, "float32"), 2)
     units = ops.shape(exponents)[-1]
@@ -534,11 +597,7 @@ def _laf_math(values, sets, exponents, coefficients, epsilon, output_limit):
     # `(2, 2 * units, sets * features)`, at least 1 for non-empty sets, and
     # the largest logs `(2, sets * features)`, the shift of the log-sum-exp
     # (the result does not depend on it; empty sets get 0).
-    if isinstance(sets, SegmentSets):
-        power_sums = _segment_power_sums_and_max_logs
-    else:
-        power_sums = _padded_power_sums_and_max_logs
-    sums, max_logs = power_sums(values, sets, inner, epsilon)
+    sums, max_logs = _power_sums(values, inner, sets, epsilon)
     nonempty = sums > 0.5
     log_sums = ops.log(ops.where(nonempty, sums, 1.0)) + ops.expand_dims(
         inner, -1

@@ -581,14 +581,14 @@ def test_traced_call_with_static_set_size_is_chunked(monkeypatch):
     from keras_laf import ops as laf_ops
 
     chunk_counts = []
-    to_chunks = laf_ops._to_chunks
+    chunking = laf_ops._chunking
 
-    def recording_to_chunks(tensor, max_chunk_size):
-        chunks = to_chunks(tensor, max_chunk_size)
-        chunk_counts.append(chunks.shape[0])
-        return chunks
+    def recording_chunking(size, max_chunk_size):
+        num_chunks, chunk_size, padding = chunking(size, max_chunk_size)
+        chunk_counts.append(num_chunks)
+        return num_chunks, chunk_size, padding
 
-    monkeypatch.setattr(laf_ops, "_to_chunks", recording_to_chunks)
+    monkeypatch.setattr(laf_ops, "_chunking", recording_chunking)
     # 8 features and 8 units: chunks of 2^17 / (8 * 2 * 16) = 512 elements.
     exponents, coefficients = random_parameters(units=8, seed=3)
     values = np.random.default_rng(4).uniform(0, 1, (2, 3000, 8))
