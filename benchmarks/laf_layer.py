@@ -18,8 +18,8 @@ backend (`--backend`, default `KERAS_BACKEND` or TensorFlow):
    sets of sizes 2..10, batch 64: seconds per epoch, after a first epoch
    that compiles, against the same model with a plain sum in place of
    LAF. On TensorFlow the sets are a ragged `tf.data` pipeline; on other
-   backends NumPy arrays padded to 10 elements with a mask, the whole
-   training step compiled.
+   backends, or with `--jit-compile`, NumPy arrays padded to 10 elements
+   with a mask, the whole training step compiled.
 
 Usage:
 
@@ -28,6 +28,7 @@ Usage:
     python benchmarks/laf_layer.py --quick          # small sizes, seconds
     python benchmarks/laf_layer.py --output results.json
     python benchmarks/laf_layer.py --part small     # only the small sets
+    python benchmarks/laf_layer.py --part small --jit-compile
 
 To compare with another version of the package, check it out elsewhere
 and pass its directory (each measurement imports keras_laf from there):
@@ -161,8 +162,10 @@ def integer_sets(num_sets):
     return sizes, elements, np.add.reduceat(elements, np.cumsum(sizes) - sizes)
 
 
-def integer_set_epochs(aggregation, num_sets, epochs):
-    """Seconds per epoch of the integer-scalar model with `aggregation`."""
+def integer_set_epochs(aggregation, num_sets, epochs, jit_compile=False):
+    """Seconds per epoch of the integer-scalar model with `aggregation`;
+    with `jit_compile`, the training step compiled whole by XLA (on
+    TensorFlow, padded sets with a mask: XLA cannot take ragged ones)."""
     import keras
     import numpy as np
 
@@ -170,7 +173,7 @@ def integer_set_epochs(aggregation, num_sets, epochs):
 
     sizes, elements, labels = integer_sets(num_sets)
     labels = labels.astype("float32")
-    if keras.config.backend() == "tensorflow":
+    if keras.config.backend() == "tensorflow" and not jit_compile:
         import tensorflow as tf
 
         sets = tf.RaggedTensor.from_row_lengths(elements, sizes)
@@ -199,7 +202,9 @@ def integer_set_epochs(aggregation, num_sets, epochs):
     else:
         aggregate = keras_laf.FixedAggregation(["sum"])(embedded, mask=mask)
     model = keras.Model(inputs, keras.layers.Dense(1)(aggregate))
-    model.compile(optimizer="adam", loss="mae")
+    model.compile(
+        optimizer="adam", loss="mae", jit_compile=jit_compile or "auto"
+    )
     # A first epoch traces and compiles for every batch shape (the last,
     # smaller batch; on TensorFlow the set-size buckets of XLA).
     model.fit(**fit_data, verbose=0)
@@ -282,9 +287,11 @@ def measure_large_sets(backend, package_path, shape, steps):
     return large
 
 
-def measure_integer_sets(backend, package_path, num_sets, epochs):
+def measure_integer_sets(
+    backend, package_path, num_sets, epochs, jit_compile=False
+):
     """Epoch time of the integer model with LAF against a plain sum."""
-    small = {"num_sets": num_sets, "epochs": epochs}
+    small = {"num_sets": num_sets, "epochs": epochs, "jit_compile": jit_compile}
     for aggregation in ("laf", "sum"):
         print(f"integer sets, {aggregation} ...", flush=True)
         small[aggregation] = run_in_subprocess(
@@ -294,6 +301,7 @@ def measure_integer_sets(backend, package_path, num_sets, epochs):
             aggregation=aggregation,
             num_sets=num_sets,
             epochs=epochs,
+            jit_compile=jit_compile,
         )
     small["time_ratio"] = (
         small["laf"]["seconds_per_epoch"] / small["sum"]["seconds_per_epoch"]
@@ -319,13 +327,15 @@ def report(results, backend):
         ]
     if "integer_sets" in results:
         small = results["integer_sets"]
-        form = "ragged" if backend == "tensorflow" else "padded + mask"
+        ragged = backend == "tensorflow" and not small.get("jit_compile")
+        form = "ragged" if ragged else "padded + mask"
+        compiled = ", jit_compile=True" if small.get("jit_compile") else ""
         laf, plain_sum = (
             small[name]["seconds_per_epoch"] for name in ("laf", "sum")
         )
         lines += [
-            f"Integer sets ({small['num_sets']} {form} sets, batch 64), "
-            "model.fit:",
+            f"Integer sets ({small['num_sets']} {form} sets, batch 64"
+            f"{compiled}), model.fit:",
             f"  LAF(9)         {laf:8.3f} s/epoch",
             f"  sum            {plain_sum:8.3f} s/epoch",
             f"  ratio          {small['time_ratio']:8.3f}",
@@ -349,6 +359,12 @@ def main():
     parser.add_argument(
         "--package-path",
         help="import keras_laf from this directory (another version)",
+    )
+    parser.add_argument(
+        "--jit-compile",
+        action="store_true",
+        help="compile the integer models' training step whole with XLA "
+        "(model.compile(jit_compile=True), padded sets on TensorFlow)",
     )
     parser.add_argument("--quick", action="store_true", help="small sizes")
     parser.add_argument("--output", help="write the results as JSON here")
@@ -383,7 +399,7 @@ def main():
         )
     if args.part in ("both", "small"):
         results["integer_sets"] = measure_integer_sets(
-            args.backend, args.package_path, num_sets, epochs
+            args.backend, args.package_path, num_sets, epochs, args.jit_compile
         )
     print("\n" + report(results, args.backend))
     if args.output:

@@ -296,10 +296,6 @@ class _PaddedPowerSums:
         )
         return ops.where(ops.any(self.mask, axis=-1), max_logs, 0.0)
 
-    def per_set_max_logs(self, max_logs):
-        """M as `_laf_math` takes it: `(2, sets * features)`."""
-        return max_logs
-
     def _shifted_logs(self, x, m):
         """y = log x - M, `(2, 1, sets * features, set_size)`."""
         return ops.expand_dims(_logs(x, self.epsilon, 0) - m[..., None], 1)
@@ -419,9 +415,6 @@ class _SegmentPowerSums:
         max_logs = self.sets.max(_logs(x, self.epsilon, -1))
         return ops.where(ops.isfinite(max_logs), max_logs, 0.0)
 
-    def per_set_max_logs(self, max_logs):
-        return _sets_minor(ops.expand_dims(max_logs, -1))[:, 0]
-
     def _chunks(self, x, m):
         """y = log x - M `(elements, features, 2, 1)`, the segment ids and
         a validity mask, chunk-major."""
@@ -477,6 +470,78 @@ def _unit_interval(values):
     return ops.clip(ops.where(ops.isfinite(values), values, 0.0), 0.0, 1.0)
 
 
+def _padded_form(values, mask, epsilon, units):
+    chunk_size = _chunk_size(
+        _VALUES_PER_PADDED_CHUNK[_default_platform()],
+        values.shape[-1],
+        2,
+        2 * units,
+    )
+    return _PaddedPowerSums(values, PaddedSets(mask), epsilon, chunk_size)
+
+
+def _segment_form(values, sets, epsilon, units):
+    chunk_size = _chunk_size(
+        _VALUES_PER_SEGMENT_CHUNK, values.shape[-1], 2, 2 * units
+    )
+    return _SegmentPowerSums(sets, epsilon, chunk_size)
+
+
+def _max_logs_of(form_of):
+    def max_logs(values, layout, epsilon):
+        form = form_of(values, layout, epsilon, 1)
+        return form.max_logs(form.layout(_unit_interval(values)))
+
+    return max_logs
+
+
+def _sums_of(form_of):
+    def sums(values, layout, max_logs, q, epsilon):
+        form = form_of(values, layout, epsilon, q.shape[-1] // 2)
+        return form.sums(form.layout(_unit_interval(values)), max_logs, q)
+
+    return sums
+
+
+def _gradients_of(form_of):
+    def gradients(values, layout, max_logs, q, upstream, epsilon):
+        form = form_of(values, layout, epsilon, q.shape[-1] // 2)
+        x = form.layout(_unit_interval(values))
+        grad_x, grad_q = form.gradients(x, max_logs, q, upstream)
+        # NaN, inf and values outside [0, 1] are clipped: no gradient.
+        inside = (values >= 0.0) & (values <= 1.0)
+        return ops.where(inside, form.from_layout(grad_x), 0.0), grad_q
+
+    return gradients
+
+
+@functools.cache
+def _power_sum_kernels(form_of, compiled):
+    """The three kernels of the power sums for one layout: the largest
+    logs M, the sums and their gradients, each a function of the values as
+    given, the layout (a padded set's mask or the `SegmentSets`), and
+    epsilon. With `compiled`, each is a TensorFlow function compiled by
+    XLA.
+
+    Their gradients are wired by hand (`_power_sums`), so TensorFlow never
+    differentiates through a compiled function: the gradient of one passes
+    integers (shapes, a transpose's permutation) from its forward function
+    to its backward one, and when the compiled function runs inside a step
+    compiled whole (a Keras model with `jit_compile=True`, the default on
+    a GPU), XLA then needed the step's inputs as compile-time constants and
+    compiled the step anew for every batch.
+    """
+    kernels = (_max_logs_of(form_of), _sums_of(form_of), _gradients_of(form_of))
+    if not compiled:
+        return kernels
+    import tensorflow as tf
+
+    return tuple(
+        tf.function(kernel, jit_compile=True, autograph=False)
+        for kernel in kernels
+    )
+
+
 def _power_sums(values, inner_exponents, sets, epsilon):
     """Sums exp(q * y) over each set, y = log x - M, storing no per-element
     tensor for the gradient.
@@ -496,55 +561,51 @@ def _power_sums(values, inner_exponents, sets, epsilon):
     clipping and the layout of the elements from `values`, so that the
     only per-element tensor it holds is `values` itself. The sums over the
     set axis loop over chunks of it, so memory stays at the size of the
-    inputs plus the per-set sums whatever the set size.
+    inputs plus the per-set sums whatever the set size. On TensorFlow the
+    padded kernels are compiled by XLA, which fuses the exponentials into
+    their sums and vectorises them along the set axis (about 5x faster
+    than TensorFlow's ops on CPU); on JAX the training step is compiled
+    whole anyway.
 
     Returns:
         The sums `(2, 2 * units, sets * features)`, and M, the largest log
         x and log(1 - x) of each set and feature, `(2, sets * features)`
         (0 for empty sets; a constant, the shift of the log-sum-exp).
     """
-    units = inner_exponents.shape[-1] // 2
-    features = values.shape[-1]
     if isinstance(sets, SegmentSets):
-        chunk_size = _chunk_size(
-            _VALUES_PER_SEGMENT_CHUNK, features, 2, 2 * units
-        )
-        form = _SegmentPowerSums(sets, epsilon, chunk_size)
+        layout = sets
+        kernels = _power_sum_kernels(_segment_form, False)
     else:
-        chunk_size = _chunk_size(
-            _VALUES_PER_PADDED_CHUNK[_default_platform()],
-            features,
-            2,
-            2 * units,
-        )
-        form = _PaddedPowerSums(values, sets, epsilon, chunk_size)
-    max_logs = ops.stop_gradient(
-        form.max_logs(form.layout(_unit_interval(values)))
-    )
+        layout = sets.mask
+        compiled = keras.config.backend() == "tensorflow"
+        kernels = _power_sum_kernels(_padded_form, compiled)
+    max_logs_of, sums_of, gradients_of = kernels
+    max_logs = ops.stop_gradient(max_logs_of(values, layout, epsilon))
 
     @ops.custom_gradient
     def power_sums(values, m, q):
         # The loops over chunks are never differentiated: their gradient is
-        # `form.gradients`. Without stop_gradient, TensorFlow would still
+        # `gradients_of`. Without stop_gradient, TensorFlow would still
         # record them and keep every iteration's values for a gradient.
         values, m, q = (ops.stop_gradient(tensor) for tensor in (values, m, q))
-        sums = form.sums(form.layout(_unit_interval(values)), m, q)
+        sums = sums_of(values, layout, m, q, epsilon)
 
         def grad(*args, upstream=None):
             if upstream is None:
                 (upstream,) = args
             upstream = ops.stop_gradient(upstream)
-            x = form.layout(_unit_interval(values))
-            grad_x, grad_q = form.gradients(x, m, q, upstream)
-            # NaN, inf and values outside [0, 1] are clipped: no gradient.
-            inside = (values >= 0.0) & (values <= 1.0)
-            grad_values = ops.where(inside, form.from_layout(grad_x), 0.0)
+            grad_values, grad_q = gradients_of(
+                values, layout, m, q, upstream, epsilon
+            )
             return grad_values, ops.zeros_like(m), grad_q
 
         return sums, grad
 
     sums = power_sums(values, max_logs, inner_exponents)
-    return sums, form.per_set_max_logs(max_logs)
+    if isinstance(sets, SegmentSets):
+        # (sets, features, 2) -> (2, sets * features)
+        max_logs = _sets_minor(ops.expand_dims(max_logs, -1))[:, 0]
+    return sums, max_logs
 
 
 def _by_source_and_part(weights, num_per_term):
@@ -575,8 +636,9 @@ def _check_float_values(values):
 def _laf_math(values, sets, exponents, coefficients, epsilon, output_limit):
     """LAF units applied to each feature of each set of a set layout.
 
-    The plain `keras.ops` computation; `laf_over_sets` compiles it on
-    TensorFlow. Arguments and result as `laf_over_sets`.
+    Arguments and result as `laf_over_sets`. Everything but the power
+    sums works on per-set tensors; the power sums, the bulk of the work,
+    are compiled by XLA on TensorFlow (`_power_sums`).
     """
     values = ops.cast(values, "float32")
     # NaN or inf in a real element makes its set's output NaN, so that the
@@ -611,7 +673,9 @@ def _laf_math(values, sets, exponents, coefficients, epsilon, output_limit):
     # (source, part, units, sets * features)
     log_terms = ops.reshape(log_terms, (2, 2, units, _shape(log_terms)[-1]))
     # (1, 1, units, sets * features): the largest of the four terms.
-    scale = ops.stop_gradient(ops.max(log_terms, axis=(0, 1), keepdims=True))
+    scale = ops.stop_gradient(
+        ops.max(log_terms, axis=(0, 1), keepdims=True, initial=float("-inf"))
+    )
     scale = ops.where(ops.isfinite(scale), scale, 0.0)
     scaled_terms = ops.exp(log_terms - scale)
 
@@ -635,22 +699,6 @@ def _laf_math(values, sets, exponents, coefficients, epsilon, output_limit):
     outputs = ops.reshape(outputs, (units, num_sets, features))
     outputs = ops.transpose(outputs, (1, 2, 0))
     return ops.where(ops.expand_dims(nonfinite_sets, -1), float("nan"), outputs)
-
-
-@functools.cache
-def _compiled_padded_laf():
-    """`_laf_math` for padded sets as one XLA cluster, on TensorFlow.
-
-    XLA fuses the exponentials into their sums and vectorises them along
-    the set axis: about 5x faster than TensorFlow's ops on CPU. On JAX the
-    whole training step is compiled anyway.
-    """
-    import tensorflow as tf
-
-    def padded_laf(values, mask, *args):
-        return _laf_math(values, PaddedSets(mask), *args)
-
-    return tf.function(padded_laf, jit_compile=True, autograph=False)
 
 
 def _bucket_size(set_size):
@@ -683,9 +731,10 @@ def laf_over_sets(values, sets, exponents, coefficients, epsilon, output_limit):
     """LAF units applied to each feature of each set of a set layout.
 
     The computation behind `laf` and the `LAF` layer, for values already in
-    a set layout (see `keras_laf.sets.as_set_batch`). On TensorFlow, padded
-    sets run XLA-compiled, their set axis padded to a bucket size; segment
-    sets, whose number of sets is a run-time value, run as plain ops.
+    a set layout (see `keras_laf.sets.as_set_batch`). On TensorFlow the
+    power sums of padded sets run XLA-compiled, their set axis padded to a
+    bucket size; segment sets, whose number of sets is a run-time value,
+    run as plain ops.
 
     Args:
         values: float `(elements..., features)`, padding zeroed.
@@ -709,7 +758,7 @@ def laf_over_sets(values, sets, exponents, coefficients, epsilon, output_limit):
     padding = _bucket_size(set_size) - set_size
     values = ops.pad(values, [[0, 0], [0, padding], [0, 0]])
     mask = ops.pad(sets.mask, [[0, 0], [0, padding]])
-    return _compiled_padded_laf()(values, mask, *args)
+    return _laf_math(values, PaddedSets(mask), *args)
 
 
 def laf(

@@ -74,10 +74,16 @@ def _checked(tensor, find_error, assertions):
     """`tensor`, its values checked where the backend allows.
 
     Eagerly `find_error(numpy_values)` returns a message (raised as a
-    ValueError) or None. In a traced TensorFlow function the
-    `assertions(tf, tensor)` run with the batch and raise
-    `tf.errors.InvalidArgumentError`. Traced JAX functions cannot check
-    values, nor can a functional model under construction.
+    ValueError) or None. In a traced TensorFlow function
+    `assertions(tf, tensor)` gives `(condition, message)` pairs, checked
+    with the batch: a False condition raises
+    `tf.errors.InvalidArgumentError` with its message. (The message alone,
+    a string, makes a plain Assert op; with tensors as data TensorFlow
+    guards it by a `tf.cond`, whose predicate XLA takes as a compile-time
+    constant, so a model compiled with `jit_compile=True` was compiled
+    anew for every batch. XLA skips the plain Assert.) Traced JAX
+    functions cannot check values, nor can a functional model under
+    construction.
     """
     if not is_traced(tensor):
         message = find_error(ops.convert_to_numpy(tensor))
@@ -89,7 +95,11 @@ def _checked(tensor, find_error, assertions):
     ):
         return tensor
     tf = _tensorflow()
-    with tf.control_dependencies(assertions(tf, tensor)):
+    checks = [
+        tf.debugging.Assert(condition, [message])
+        for condition, message in assertions(tf, tensor)
+    ]
+    with tf.control_dependencies(checks):
         return tf.identity(tensor)
 
 
@@ -119,13 +129,13 @@ def checked_indices(indices, limit, name, items):
 
     def assertions(tf, indices):
         return [
-            tf.debugging.assert_non_negative(
-                indices, message=f"`{name}` holds a negative index"
+            (
+                tf.reduce_all(indices >= 0),
+                f"`{name}` holds a negative index",
             ),
-            tf.debugging.assert_less(
-                indices,
-                tf.cast(limit, "int32"),
-                message=f"`{name}` holds an index beyond the {items}",
+            (
+                tf.reduce_all(indices < tf.cast(limit, "int32")),
+                f"`{name}` holds an index beyond the {items}",
             ),
         ]
 
@@ -348,10 +358,9 @@ def _checked_zero_one(mask):
 
     def assertions(tf, mask):
         return [
-            tf.debugging.assert_equal(
-                mask * (1 - mask),
-                tf.zeros_like(mask),
-                message="A numeric `mask` must hold only 0 and 1",
+            (
+                tf.reduce_all(mask * (1 - mask) == 0),
+                "A numeric `mask` must hold only 0 and 1",
             )
         ]
 
