@@ -205,9 +205,10 @@ class LAF(SetAggregation):
 
         >>> layer = LAF.from_closed_forms(["mean", {"name": "max", "r": 50}])
         >>> outputs = layer(np.array([[[0.1], [0.5]], [[0.5], [0.5]]]))
-        >>> keras.ops.convert_to_numpy(outputs)  # max within 2^(1/50)
-        array([[0.3       , 0.5       ],
-               [0.5       , 0.5069...]], dtype=float32)
+        >>> # The mean, and the maximum within a factor 2^(1/50):
+        >>> np.round(keras.ops.convert_to_numpy(outputs), 4)
+        array([[0.3  , 0.5  ],
+               [0.5  , 0.507]], dtype=float32)
         """
         exponents = ClosedForm(forms, part="exponents")
         constraint = keras.constraints.get(
