@@ -21,12 +21,12 @@ How it is computed, and why:
   exponentiated; the common factor cancels in the ratio, so large sets and
   large exponents neither overflow nor turn into inf / inf.
 - The exponentials, one per element, feature, unit and term, are the bulk
-  of the work. `_power_sums` never stores them for the whole set: it loops
-  over chunks of the set axis, summing each chunk's exponentials, and its
-  gradient recomputes them. Memory thus stays at the size of the inputs plus
-  the per-set sums. On TensorFlow the padded kernels run as XLA clusters,
-  which fuse the exponentials into their sums; on JAX the training step
-  is compiled whole.
+  of the work. `_power_sums` never stores them for the whole set: on CPU it
+  loops over chunks of the set axis, summing each chunk's exponentials, and
+  its gradient recomputes them (on a GPU, where XLA fuses the exponentials
+  into their sums, a set is one chunk). Memory thus stays at the size of
+  the inputs plus the per-set sums. On TensorFlow the padded kernels run as
+  XLA clusters; on JAX the training step is compiled whole.
 - Layout: for padded sets every (set, feature) pair lies on one axis,
   the minor axis of the per-set tensors `(2, 2 * units, sets * features)`
   and the one before the set axis in the per-element tensors `(2, sets *
