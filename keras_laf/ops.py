@@ -35,9 +35,9 @@ How it is computed, and why:
   axis only: with the units there, as in `(sets, features, 2, 2 *
   units)`, most loops over the small per-set tensors ran one element at a
   time (on JAX's CPU backend an epoch of the paper's integer model took
-  1.4x as long); with the set axis there, a sum over 12 or 32 elements
-  took twice as long as with the set axis before the pairs (see
-  `benchmarks/laf_layer.py`).
+  1.4x as long, `benchmarks/laf_layer.py`); with the set axis there, a
+  sum over 12 or 32 elements took twice as long as with the set axis
+  before the pairs (one-off timings of the sums alone).
 
 Conventions:
 
@@ -367,8 +367,8 @@ class _PaddedPowerSums:
         The (set, feature) pairs are minor: XLA computes the exponentials
         in loops vectorised along them and sums over the set axis vector
         by vector (with the set axis minor instead, an XLA sum over it
-        took twice as long on CPU, for 12 elements as for 32, see
-        `benchmarks/laf_layer.py`). Padding is excluded by adding the log
+        took twice as long on CPU, for 12 elements as for 32, in one-off
+        timings of the sums alone). Padding is excluded by adding the log
         of the mask to the exponent, which is exact (exp(-inf) = 0
         whatever y q is) and, unlike selecting with a broadcast mask,
         keeps that loop vectorised.
