@@ -335,7 +335,12 @@ class _PaddedPowerSums:
     def _chunks(self, y):
         """chunk(index): y and the log of the mask in chunk `index` of the
         set axis, `(2, 1, chunk, sets * features)` and `(chunk, sets *
-        features)`."""
+        features)`.
+
+        The caller computes y for all chunks before the loop: computed
+        inside it, XLA fuses the logarithms into the exponentials,
+        computing them once per unit (twice as slow on CPU).
+        """
         log_mask = self.log_mask
         if self.num_chunks == 1:
             return lambda index: (y, log_mask)
