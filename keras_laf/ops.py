@@ -845,8 +845,8 @@ def _padded_laf_kernels():
 def _compiled_padded_laf(
     values, mask, exponents, coefficients, epsilon, output_limit
 ):
-    """`_laf_math` of padded sets on TensorFlow, as two XLA programs: the
-    forward pass, and the whole gradient.
+    """`_laf_math` of padded sets on TensorFlow, as three XLA programs
+    (`_padded_laf_kernels`): the forward pass, and the gradient in two.
 
     As plain TensorFlow ops, the per-set arithmetic and its gradient ran
     one small op at a time and took as long as the power sums for the
