@@ -32,7 +32,9 @@ import keras  # noqa: E402
 import numpy as np  # noqa: E402
 
 import keras_laf  # noqa: E402
+import keras_laf.constraints  # noqa: E402
 import keras_laf.initializers  # noqa: E402
+from laf_experiments.datasets import TEST_PROTOCOLS  # noqa: E402
 from laf_experiments.datasets import make_test_sets  # noqa: E402
 from laf_experiments.datasets import make_training_sets  # noqa: E402
 
@@ -69,6 +71,21 @@ CANDIDATES = {
     "anchored_clip_only": {"coefficient_constraint": ClipDenominator()},
     # The anchored start with the denominator's sign left free.
     "anchored_free": {"coefficient_constraint": keras.constraints.Constraint()},
+    # Exact forms: exponents pulled onto 0 and 1 after every step
+    # ("pull{exponents}w{window}c{coefficients}").
+    **{
+        f"pull{pull:g}w{window:g}c{coefficient_pull:g}": {
+            "exponent_constraint": keras_laf.constraints.ClosedFormExponents(
+                pull=pull, window=window
+            ),
+            "coefficient_constraint": keras_laf.constraints.PositiveDenominator(
+                pull=coefficient_pull
+            ),
+        }
+        for pull in (1e-4, 2e-4, 3e-4, 5e-4, 1e-3)
+        for window in (0.1, 0.25, 0.5)
+        for coefficient_pull in (0, 1e-4, 2e-4, 5e-4)
+    },
 }
 
 VALIDATION_SEED = 10_000
@@ -110,7 +127,11 @@ def run_one(initialization, target, seed, settings):
         settings["val_size"], target, seed=VALIDATION_SEED + seed
     )
     test = make_test_sets(
-        settings["test_size"], target, settings["max_size"], seed=TEST_SEED
+        settings["test_size"],
+        target,
+        settings["max_size"],
+        seed=TEST_SEED,
+        protocol=settings["test_protocol"],
     )
     model = build_model(initialization, settings["units"])
     model.compile(
@@ -132,6 +153,15 @@ def run_one(initialization, target, seed, settings):
     predictions = model.predict(inputs, batch_size=512, verbose=0)
     errors = np.abs(predictions - labels)[:, 0]
     largest_label = float(np.max(np.abs(labels)))
+    parameters = {}
+    if initialization != "deepsets":
+        layer = model.get_layer("laf")
+        parameters = {
+            "exponents": keras.ops.convert_to_numpy(layer.exponents).tolist(),
+            "coefficients": keras.ops.convert_to_numpy(
+                layer.coefficients
+            ).tolist(),
+        }
     keras.backend.clear_session()
     return {
         "initialization": initialization,
@@ -147,6 +177,7 @@ def run_one(initialization, target, seed, settings):
         ),
         "finite": bool(np.all(np.isfinite(predictions))),
         "train_seconds": seconds,
+        **parameters,
         **settings,
     }
 
@@ -202,6 +233,9 @@ def main(argv=None):
     parser.add_argument("--max-size", type=int, default=50)
     parser.add_argument("--learning-rate", type=float, default=1e-3)
     parser.add_argument(
+        "--test-protocol", choices=TEST_PROTOCOLS, default="authors"
+    )
+    parser.add_argument(
         "--output",
         type=pathlib.Path,
         default=pathlib.Path("benchmarks/results/laf_initialization.jsonl"),
@@ -215,6 +249,7 @@ def main(argv=None):
         "units": args.units,
         "max_size": args.max_size,
         "learning_rate": args.learning_rate,
+        "test_protocol": args.test_protocol,
     }
     args.output.parent.mkdir(parents=True, exist_ok=True)
     records = []
@@ -230,7 +265,10 @@ def main(argv=None):
             record["initialization"] == initialization
             and record["target"] == target
             and record["seed"] == seed
-            and all(record[key] == value for key, value in settings.items())
+            and all(
+                record.get(key, "diversified") == value
+                for key, value in settings.items()
+            )
             for record in records
         )
 
@@ -258,7 +296,10 @@ def main(argv=None):
     selected = [
         record
         for record in records
-        if all(record[key] == value for key, value in settings.items())
+        if all(
+            record.get(key, "diversified") == value
+            for key, value in settings.items()
+        )
     ]
     rows = summarize(selected)
     args.output.with_suffix(".summary.json").write_text(

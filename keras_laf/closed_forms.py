@@ -179,3 +179,131 @@ class ClosedForm(keras.initializers.Initializer):
 
     def get_config(self):
         return {"forms": self.forms, "part": self.part}
+
+
+# The aggregators `identify_closed_forms` recognises: a label and the
+# function of a padded batch (values, mask) it is compared with.
+def _masked_sum(values, mask, power=1.0):
+    return np.where(mask, values**power, 0.0).sum(axis=1)
+
+
+def _reference_forms(r=50.0):
+    # The extremes as Table 1 writes them, (sum x^r)^(1/r).
+    count = lambda x, m: m.sum(axis=1).astype("float64")  # noqa: E731
+    forms = {
+        "count": count,
+        "sum": _masked_sum,
+        "mean": lambda x, m: _masked_sum(x, m) / count(x, m),
+        "max": lambda x, m: _masked_sum(x, m, r) ** (1 / r),
+        "min": lambda x, m: 1 - _masked_sum(1 - x, m, r) ** (1 / r),
+    }
+    for k in (2, 3, 4):
+        forms[f"moment(k={k})"] = lambda x, m, k=k: (
+            _masked_sum(x, m, k) / count(x, m)
+        )
+    forms["min/max"] = lambda x, m: forms["min"](x, m) / forms["max"](x, m)
+    forms["max/min"] = lambda x, m: forms["max"](x, m) / forms["min"](x, m)
+    return forms
+
+
+def _probe_sets(num_sets=512, max_size=30, seed=0):
+    # (num_sets, max_size) values in [0.02, 0.98] and a mask of sizes
+    # uniform in 1..max_size: the sets every unit is evaluated on.
+    rng = np.random.default_rng(seed)
+    values = rng.uniform(0.02, 0.98, size=(num_sets, max_size))
+    sizes = rng.integers(1, max_size, size=num_sets, endpoint=True)
+    return values, np.arange(max_size) < sizes[:, None]
+
+
+def laf_units_numpy(exponents, coefficients, values, mask):
+    """LAF units on padded sets, in float64 NumPy (a reference).
+
+    Args:
+        exponents: array `(8, units)`, rows a..h.
+        coefficients: array `(4, units)`, rows alpha, beta, gamma, delta.
+        values: array `(sets, set_size)` of values in (0, 1).
+        mask: bool array `(sets, set_size)`, True for real elements.
+
+    Returns:
+        float64 array `(sets, units)`.
+    """
+    a, b, c, d, e, f, g, h = np.asarray(exponents, "float64")[:, None, :]
+    alpha, beta, gamma, delta = np.asarray(coefficients, "float64")[:, None]
+    # (sets, set_size, 1), then each term (sets, units).
+    x = np.asarray(values, "float64")[..., None]
+    m = np.asarray(mask, bool)[..., None]
+
+    def term(base, outer, inner):
+        return np.where(m, base**inner, 0.0).sum(axis=1) ** outer
+
+    numerator = alpha * term(x, a, b) + beta * term(1 - x, c, d)
+    denominator = gamma * term(x, e, f) + delta * term(1 - x, g, h)
+    return numerator / denominator
+
+
+def identify_closed_forms(exponents, coefficients, tolerance=0.02):
+    """Names the aggregator of Table 1 that each LAF unit computes.
+
+    Each unit is evaluated on a fixed batch of random sets (1 to 30
+    values in [0.02, 0.98]) and compared with count, sum, mean, max, min,
+    the moments mean(x^k) for k = 2, 3, 4, min/max and max/min, up to a
+    scale and an offset (the layer after LAF absorbs both): a unit matches
+    a form when the least-squares fit `scale * form + offset` leaves a
+    root-mean-square residual below `tolerance` times the unit's standard
+    deviation. A unit whose spread is below `tolerance` times its mean
+    magnitude is `"constant"`. Max and min are Table 1's (sum x^r)^(1/r)
+    and 1 - (sum (1-x)^r)^(1/r) with r = 50, which units with r between
+    about 40 and 60 match.
+
+    Args:
+        exponents: array `(8, units)`, rows a..h.
+        coefficients: array `(4, units)`, rows alpha, beta, gamma, delta.
+        tolerance: float in (0, 1). Relative residual accepted. Defaults
+            to `0.02`.
+
+    Returns:
+        A list with, for each unit, the name of the best-matching form, or
+        None when no form matches.
+
+    Example:
+
+    >>> exponents, coefficients = zip(closed_form("count"),
+    ...                               closed_form("max"))
+    >>> identify_closed_forms(np.stack(exponents, 1),
+    ...                       np.stack(coefficients, 1))
+    ['count', 'max']
+    """
+    if (
+        isinstance(tolerance, bool)
+        or not isinstance(tolerance, (int, float))
+        or not 0 < tolerance < 1
+    ):
+        raise ValueError(
+            "`tolerance` must be a number in (0, 1). "
+            f"Received: tolerance={tolerance!r}"
+        )
+    values, mask = _probe_sets()
+    with np.errstate(all="ignore"):
+        units = laf_units_numpy(exponents, coefficients, values, mask)
+        references = {
+            name: function(values, mask)
+            for name, function in _reference_forms().items()
+        }
+    names = []
+    for unit in units.T:
+        if not np.all(np.isfinite(unit)):
+            names.append(None)
+            continue
+        spread = unit.std()
+        if spread <= tolerance * max(np.abs(unit).mean(), 1e-30):
+            names.append("constant")
+            continue
+        best, best_residual = None, tolerance * spread
+        for name, reference in references.items():
+            design = np.stack([reference, np.ones_like(reference)], axis=1)
+            fit, *_ = np.linalg.lstsq(design, unit, rcond=None)
+            residual = np.sqrt(np.mean((design @ fit - unit) ** 2))
+            if residual < best_residual:
+                best, best_residual = name, residual
+        names.append(best)
+    return names

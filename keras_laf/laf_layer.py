@@ -6,6 +6,7 @@ from keras import ops
 
 from keras_laf.aggregation import SetAggregation
 from keras_laf.closed_forms import ClosedForm
+from keras_laf.closed_forms import identify_closed_forms
 from keras_laf.constraints import BoundedNonNeg
 from keras_laf.constraints import PositiveDenominator
 from keras_laf.initializers import AnchoredLAF
@@ -282,11 +283,7 @@ class LAF(SetAggregation):
             `"(1.00(Σx^1.00)^1.00 + 0.00(Σ(1-x)^0.00)^0.00) /
             (1.00(Σx^0.00)^1.00 + 0.00(Σ(1-x)^0.00)^0.00)"`.
         """
-        if not self.built:
-            raise ValueError(
-                "formulas() needs the layer's weights: build or call the "
-                "layer first."
-            )
+        self._check_built("formulas()")
         a, b, c, d, e, f, g, h = ops.convert_to_numpy(self.exponents)
         alpha, beta, gamma, delta = ops.convert_to_numpy(self.coefficients)
 
@@ -303,6 +300,73 @@ class LAF(SetAggregation):
             f"{term(delta[k], '(1-x)', g[k], h[k])})"
             for k in range(self.units)
         ]
+
+    def closed_forms(self, tolerance=0.02):
+        """The aggregator of Table 1 that each unit computes, if any.
+
+        Each unit is compared, up to a scale and an offset, with count,
+        sum, mean, max, min, the moments mean(x^k) for k = 2, 3, 4,
+        min/max and max/min on a fixed batch of random sets (see
+        `keras_laf.closed_forms.identify_closed_forms`).
+
+        Args:
+            tolerance: float in (0, 1). Root-mean-square residual of the
+                fit accepted, relative to the unit's standard deviation.
+                Defaults to `0.02`.
+
+        Returns:
+            A list of `units` entries: the name of the form (`"count"`,
+            `"sum"`, `"moment(k=2)"`, `"constant"`, ...) or None.
+
+        Example:
+
+        >>> layer = LAF.from_closed_forms(["count", "max", "mean"])
+        >>> layer.build((None, None, 1))
+        >>> layer.closed_forms()
+        ['count', 'max', 'mean']
+        """
+        self._check_built("closed_forms()")
+        return identify_closed_forms(
+            ops.convert_to_numpy(self.exponents),
+            ops.convert_to_numpy(self.coefficients),
+            tolerance,
+        )
+
+    def describe_units(self, tolerance=0.02, precision=2):
+        """One line per unit: the form of Table 1 it computes, or its formula.
+
+        Args:
+            tolerance: float in (0, 1). As in `closed_forms`. Defaults to
+                `0.02`.
+            precision: int. Decimals of the formulas of units that match
+                no form. Defaults to `2`.
+
+        Returns:
+            A list of `units` strings such as `"unit 0: count"` or
+            `"unit 1: none of Table 1: (...) / (...)"`.
+
+        Example:
+
+        >>> layer = LAF.from_closed_forms(["sum", "min"])
+        >>> layer.build((None, None, 1))
+        >>> layer.describe_units()
+        ['unit 0: sum', 'unit 1: min']
+        """
+        forms = self.closed_forms(tolerance)
+        formulas = self.formulas(precision)
+        return [
+            f"unit {index}: {form}"
+            if form
+            else f"unit {index}: none of Table 1: {formula}"
+            for index, (form, formula) in enumerate(zip(forms, formulas))
+        ]
+
+    def _check_built(self, method):
+        if not self.built:
+            raise ValueError(
+                f"{method} needs the layer's weights: build or call the "
+                "layer first."
+            )
 
     @classmethod
     def from_config(cls, config):

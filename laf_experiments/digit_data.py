@@ -8,7 +8,13 @@ import numpy as np
 
 from laf_experiments import common
 from laf_experiments.datasets import SOURCES
+from laf_experiments.datasets import TEST_PROTOCOLS
 from laf_experiments.datasets import load_digit_images
+
+# Batches run per call of the compiled training step on padded sets: the
+# step of the integer model is short enough that Python's per-step
+# overhead would otherwise dominate.
+STEPS_PER_EXECUTION = 16
 
 # Methods run only when named: LAF started with the paper's scheme
 # (`LAF(initialization="paper")`) instead of the layer's default.
@@ -38,6 +44,20 @@ def add_source_arguments(group):
         "--data-dir",
         metavar="DIR",
         help="tensorflow-datasets data directory for MNIST",
+    )
+
+
+def add_test_protocol_argument(group):
+    """Adds `--test-protocol`, how the test sets are drawn."""
+    group.add_argument(
+        "--test-protocol",
+        choices=TEST_PROTOCOLS,
+        help="test sets: 'diversified' (sizes 2..M, diversified digits) or "
+        "'authors' (as the paper's authors test: exactly M digits for "
+        "sum, mean, median and the moments, sizes near M for the count, "
+        "extremes cycling through the digits; see "
+        "laf_experiments.datasets.sample_authors_test_sets) (default: "
+        "diversified)",
     )
 
 
@@ -97,19 +117,23 @@ def _log_pools(args, pools):
     return pools
 
 
-def joined_test_data(suite, batch_size=common.PREDICT_BATCH_SIZE):
+def joined_test_data(suite, batch_size=common.PREDICT_BATCH_SIZE, padded=False):
     """Joins test sets of several maximum sizes into one dataset.
 
     Args:
         suite: dict from maximum size to `IntegerSets`, or to `MnistSets`
             sharing one image pool.
         batch_size: sets per batch.
+        padded: whether the batches are padded to the largest maximum
+            size with a mask (`keras_laf.datasets.to_padded_batches`)
+            instead of ragged.
 
     Returns:
         The unshuffled dataset, the labels and the maximum size of every
         set, as expected by `common.run_regression`.
     """
     from keras_laf.datasets import ragged_set_dataset
+    from keras_laf.datasets import to_padded_batches
 
     parts = list(suite.values())
     rows = [row for data in parts for row in data.element_rows]
@@ -120,17 +144,25 @@ def joined_test_data(suite, batch_size=common.PREDICT_BATCH_SIZE):
     dataset = ragged_set_dataset(
         rows, labels, batch_size, element_table=parts[0].element_table
     )
+    if padded:
+        dataset = to_padded_batches(dataset, set_size=int(max(suite)))
     return dataset, labels, max_sizes
 
 
 def run_digit_regression(
-    args, build_model, default_targets, quick_targets, images=False
+    args,
+    build_model,
+    default_targets,
+    quick_targets,
+    images=False,
+    padded=False,
 ):
     """Runs `scalars` or `mnist`: `common.run_regression` on sets of digits.
 
     Training and validation sets are drawn with `make_training_sets`
     (validation seed `VALIDATION_SEED + seed`), test sets with
-    `make_test_sets_by_max_size` (seed `TEST_SEED`) at `args.max_sizes`.
+    `make_test_sets_by_max_size` (seed `TEST_SEED`, protocol
+    `args.test_protocol`) at `args.max_sizes`.
 
     Args:
         args: the parsed arguments of `scalars` or `mnist`.
@@ -138,13 +170,21 @@ def run_digit_regression(
         default_targets: the targets without `--targets`.
         quick_targets: the targets with `--quick` and without `--targets`.
         images: whether the digits are images (`load_digit_pools`).
+        padded: whether the sets are padded batches with a mask, fixed in
+            size, trained `STEPS_PER_EXECUTION` steps per call (the
+            models of `build_model` must take them), instead of ragged.
     """
+    from keras_laf.datasets import to_padded_batches
     from laf_experiments.datasets import make_test_sets_by_max_size
     from laf_experiments.datasets import make_training_sets
 
     if args.targets is None:
         args.targets = quick_targets if args.quick else default_targets
-    settings = common.resolve_settings(args, extra_names=("max_sizes",))
+    settings = common.resolve_settings(
+        args, extra_names=("max_sizes", "test_protocol")
+    )
+    if padded:
+        settings["steps_per_execution"] = STEPS_PER_EXECUTION
     train_images, test_images = None, None
     if images:
         common.prepare_output_directory(args.output)
@@ -162,9 +202,15 @@ def run_digit_regression(
                 (args.val_size, common.VALIDATION_SEED + seed),
             )
         )
-        return (
+        datasets = (
             train.to_dataset(args.batch_size, shuffle=True, seed=seed),
             validation.to_dataset(args.batch_size),
+        )
+        if not padded:
+            return datasets
+        # Training sets have at most 10 elements (`make_training_sets`).
+        return tuple(
+            to_padded_batches(dataset, set_size=10) for dataset in datasets
         )
 
     def make_test_data(target):
@@ -174,8 +220,9 @@ def run_digit_regression(
             args.max_sizes,
             seed=common.TEST_SEED,
             digit_images=test_images,
+            protocol=args.test_protocol,
         )
-        return joined_test_data(suite)
+        return joined_test_data(suite, padded=padded)
 
     common.run_regression(
         args, settings, store, make_training_data, make_test_data, build_model

@@ -23,10 +23,12 @@ DEFAULTS = {
     "epochs": 5,
     "seeds": 1,
     "max_sizes": (5, 10, 20, 30, 40, 50),
+    "test_protocol": "diversified",
 }
 QUICK = {
     **common.QUICK_SIZES,
     "max_sizes": (5, 10),
+    "test_protocol": "diversified",
 }
 
 HELP = "sets of MNIST digit images (offline: scikit-learn's digits)"
@@ -74,6 +76,7 @@ def add_arguments(parser):
         optional_methods=digit_data.OPTIONAL_METHODS,
     )
     digit_data.add_source_arguments(group)
+    digit_data.add_test_protocol_argument(group)
     common.add_common_arguments(parser, "mnist", DEFAULTS, QUICK)
 
 

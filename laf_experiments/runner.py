@@ -89,7 +89,8 @@ def fit(
         validation_data: the validation `tf.data.Dataset`.
         loss: a Keras loss.
         settings: dict with `epochs`, `learning_rate`, `lr_factor` and
-            `lr_patience`.
+            `lr_patience`, and optionally `steps_per_execution` (default
+            1).
         backup_directory: the run's `BackupAndRestore` directory.
         history_path: the run's per-epoch CSV file.
         verbose: Keras verbosity.
@@ -107,6 +108,7 @@ def fit(
         optimizer=keras.optimizers.Adam(settings["learning_rate"]),
         loss=loss,
         metrics=metrics,
+        steps_per_execution=settings.get("steps_per_execution", 1),
     )
     backup_directory = pathlib.Path(backup_directory)
     resumed_from = backed_up_epoch(backup_directory)

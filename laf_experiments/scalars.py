@@ -25,6 +25,7 @@ DEFAULTS = {
     "epochs": 10,
     "seeds": 3,
     "max_sizes": TEST_MAX_SIZES,
+    "test_protocol": "diversified",
 }
 QUICK = {
     "train_size": 256,
@@ -33,6 +34,7 @@ QUICK = {
     "epochs": 1,
     "seeds": 1,
     "max_sizes": (5, 10),
+    "test_protocol": "diversified",
 }
 
 HELP = "integer sets: the twelve aggregation targets (no download)"
@@ -44,8 +46,12 @@ Each method ({", ".join(METHODS)}) is a DeepSets model: Embedding(10, 10),
 a sigmoid, the aggregation (LAF with 9 units; DeepSets: sum, max and mean;
 PNA: mean, max, sum, std, var, skewness, kurtosis; or an LSTM) and a linear
 output, trained with Adam, the MAE loss and a learning-rate decay on
-validation plateaus. Training sets have 2 to 10 uniform digits; the test
-sets of maximum size M have 2 to M diversified digits.
+validation plateaus. Training sets have 2 to 10 uniform digits, fed as
+padded batches with a mask. The test sets of maximum size M have 2 to M
+diversified digits, or, with --test-protocol authors, are drawn the way
+the paper's authors test: exactly M uniform digits for sum, mean, median
+and the moments, 80%..100% of M for the count, extremes cycling through
+the digits for max and min.
 
 Every method is trained with seeds 0..N-1 (--seeds); results.json,
 summary.csv and mae.png give the mean and standard deviation over them.
@@ -77,6 +83,7 @@ def add_arguments(parser):
         QUICK,
         optional_methods=digit_data.OPTIONAL_METHODS,
     )
+    digit_data.add_test_protocol_argument(group)
     common.add_common_arguments(parser, "scalars", DEFAULTS, QUICK)
 
 
@@ -90,6 +97,7 @@ def build_model(method):
         phi_units=(),
         aggregation=digit_data.aggregation(method, laf_units=9),
         laf_units=9,
+        ragged=False,
         name=f"deep_sets_{method.replace('-', '_')}",
     )
 
@@ -97,5 +105,5 @@ def build_model(method):
 def run(args):
     """Runs `keras-laf scalars`."""
     digit_data.run_digit_regression(
-        args, build_model, DEFAULT_TARGETS, QUICK_TARGETS
+        args, build_model, DEFAULT_TARGETS, QUICK_TARGETS, padded=True
     )

@@ -21,6 +21,7 @@ from laf_experiments.datasets import make_test_sets_by_max_size
 from laf_experiments.datasets import make_training_sets
 from laf_experiments.datasets import make_unique_digit_sets
 from laf_experiments.datasets import point_clouds
+from laf_experiments.datasets import sample_authors_test_sets
 from laf_experiments.datasets import sample_test_sets
 from laf_experiments.datasets import sample_training_sets
 from laf_experiments.datasets import standardize_point_clouds
@@ -157,6 +158,59 @@ def test_test_sets_sizes_and_suite_keys():
     # Each maximum size has its own stream, whatever else is requested.
     alone = make_test_sets_by_max_size(20, "sum", max_sizes=(50,))
     np.testing.assert_array_equal(alone[50].labels, suite[50].labels)
+
+
+@pytest.mark.parametrize(
+    "target", ["sum", "mean", "median", "std", "skewness", "kurtosis"]
+)
+def test_authors_protocol_has_sets_of_exactly_max_size(target):
+    sets = sample_authors_test_sets(300, target, max_size=50)
+    assert {len(elements) for elements in sets} == {50}
+    elements = np.concatenate(sets)
+    # Uniform digits: every digit about a tenth of the time.
+    np.testing.assert_allclose(
+        np.bincount(elements, minlength=10) / elements.size, 0.1, atol=0.01
+    )
+
+
+@pytest.mark.parametrize("target", ["count", "inverse_count"])
+def test_authors_protocol_count_sizes_near_max_size(target):
+    data = make_test_sets(2000, target, max_size=50, protocol="authors")
+    assert set(data.sizes) == set(range(40, 51))
+    expected = data.sizes if target == "count" else 1 / data.sizes
+    np.testing.assert_allclose(data.labels, expected, rtol=1e-6)
+
+
+@pytest.mark.parametrize("target", ["max", "min"])
+def test_authors_protocol_extremes_cycle_through_the_digits(target):
+    data = make_test_sets(40, target, max_size=30, protocol="authors")
+    np.testing.assert_array_equal(data.labels, np.arange(40) % 10)
+    for elements, label in zip(data.sets, data.labels):
+        assert len(elements) == 30
+        # The label is the extreme and the other elements lie beyond it.
+        if target == "max":
+            assert elements.max() == label
+        else:
+            assert elements.min() == label
+
+
+def test_authors_protocol_range_targets_cycle_through_digit_pairs():
+    sets = sample_authors_test_sets(110, "max_minus_min", max_size=20)
+    pairs = [(int(elements.min()), int(elements.max())) for elements in sets]
+    assert len(set(pairs)) == 55
+    assert all(low <= high for low, high in pairs)
+    assert pairs[:3] == [(0, 0), (0, 1), (0, 2)]
+
+
+def test_authors_protocol_is_reproducible_and_checked():
+    first = sample_authors_test_sets(10, "sum", max_size=12, seed=3)
+    again = sample_authors_test_sets(10, "sum", max_size=12, seed=3)
+    for one, other in zip(first, again):
+        np.testing.assert_array_equal(one, other)
+    with pytest.raises(ValueError, match="Received: protocol='paper'"):
+        make_test_sets(10, "sum", max_size=12, protocol="paper")
+    with pytest.raises(ValueError, match="Unknown aggregation target"):
+        sample_authors_test_sets(10, "total", max_size=12)
 
 
 def test_diversified_test_labels_spread_at_large_sizes():

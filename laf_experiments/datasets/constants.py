@@ -10,6 +10,8 @@ for TensorFlow; the data modules import them from here.
 NUM_DIGITS = 10
 TEST_MAX_SIZES = tuple(range(5, 51, 5))
 UNIQUE_REDUCTIONS = ("sum", "mean", "count")
+# How test sets are drawn: `digit_sets.make_test_sets`.
+TEST_PROTOCOLS = ("diversified", "authors")
 
 # Point clouds (`point_clouds`).
 SOLID_NAMES = (

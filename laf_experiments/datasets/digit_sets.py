@@ -26,6 +26,21 @@ constant (`low == high`, probability 1/10), and the mean, median, spread,
 skewness and kurtosis vary from set to set instead of concentrating.
 Pass `diversify=False` for test sets drawn like the training sets.
 
+`protocol="authors"` draws test sets the way the paper's authors' generator
+tests (`sample_authors_test_sets`), with sets whose size and content depend
+on the target:
+
+- `count` and `inverse_count`: sizes uniform in `{ceil(0.8 M), ..., M}`
+  (skewed towards `M`), uniform digits;
+- `max`, `min`: the label cycles through the digits (set i has label
+  `i % 10`); the other elements are uniform on the digits on the label's
+  side of it, so the label is always the set's extreme;
+- `max_minus_min`, `min_over_max`: the pair (min, max) cycles through the
+  55 pairs of digits `low <= high`, the other elements uniform in
+  `[low, high]`;
+- every other target (sum, mean, median and the moments): sets of exactly
+  `M` uniform digits.
+
 Seeds: training sets use `np.random.default_rng(seed)`, test sets
 `np.random.default_rng([seed, M])`, so each maximum size has its own
 reproducible stream whichever other sizes are requested.
@@ -53,6 +68,7 @@ from laf_experiments.datasets.aggregation_targets import check_target
 from laf_experiments.datasets.aggregation_targets import target_values
 from laf_experiments.datasets.constants import NUM_DIGITS
 from laf_experiments.datasets.constants import TEST_MAX_SIZES
+from laf_experiments.datasets.constants import TEST_PROTOCOLS
 from laf_experiments.datasets.constants import UNIQUE_REDUCTIONS
 
 
@@ -222,6 +238,78 @@ def sample_test_sets(num_sets, max_size, min_size=2, seed=1, diversify=True):
     return _first_columns(digits, sizes)
 
 
+def sample_authors_test_sets(num_sets, target, max_size, min_size=2, seed=1):
+    """Samples test sets of digits as the paper's authors test `target`.
+
+    The sets depend on the target (see the module docstring): exactly
+    `max_size` uniform digits for sum, mean, median and the moments;
+    sizes in the top fifth of `{min_size, ..., max_size}` for the count
+    and its inverse; labels cycling through the digits for the extrema.
+
+    Args:
+        num_sets: positive int, the number of sets.
+        target: the label, one of `TARGETS`.
+        max_size: int, the largest set size `M`, at least `min_size`.
+        min_size: positive int, the smallest set size.
+        seed: non-negative int; the generator is seeded with
+            `[seed, max_size]`.
+
+    Returns:
+        List of `num_sets` int32 NumPy arrays.
+
+    Example:
+
+    >>> sets = sample_authors_test_sets(20, "max", max_size=50)
+    >>> [int(elements.max()) for elements in sets[:12]]
+    [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 0, 1]
+    >>> {len(elements) for elements in sets}
+    {50}
+    """
+    check_target(target)
+    _check_arguments(num_sets, min_size, max_size, seed)
+    rng = np.random.default_rng([seed, max_size])
+    if target in ("count", "inverse_count"):
+        smallest = max(min_size, -(-4 * max_size // 5))
+        sizes = rng.integers(smallest, max_size, size=num_sets, endpoint=True)
+    else:
+        sizes = np.full(num_sets, max_size)
+    # (num_sets, 1) each: the digits the elements are drawn between.
+    low = np.zeros((num_sets, 1), "int64")
+    high = np.full((num_sets, 1), NUM_DIGITS - 1)
+    cycle = np.arange(num_sets)[:, None]
+    if target == "max":
+        high = cycle % NUM_DIGITS
+    elif target == "min":
+        low = cycle % NUM_DIGITS
+    elif target in ("max_minus_min", "min_over_max"):
+        pairs = np.array(
+            [
+                (first, second)
+                for first in range(NUM_DIGITS)
+                for second in range(first, NUM_DIGITS)
+            ]
+        )
+        low, high = np.split(pairs[cycle[:, 0] % len(pairs)], 2, axis=1)
+    digits = low + np.floor(
+        rng.random((num_sets, max_size)) * (high - low + 1)
+    ).astype("int64")
+    if target in ("max", "min", "max_minus_min", "min_over_max"):
+        # The extremes the label names are in the set, at random places.
+        first, second = _two_positions(rng, sizes)
+        rows = np.arange(num_sets)
+        digits[rows, first] = (low if target == "min" else high)[:, 0]
+        if target in ("max_minus_min", "min_over_max"):
+            digits[rows, second] = low[:, 0]
+    return _first_columns(digits, sizes)
+
+
+def _two_positions(rng, sizes):
+    # Two distinct random positions below each size (sizes >= 2).
+    first = np.floor(rng.random(len(sizes)) * sizes).astype("int64")
+    offset = 1 + np.floor(rng.random(len(sizes)) * (sizes - 1)).astype("int64")
+    return first, (first + offset) % sizes
+
+
 def make_training_sets(
     num_sets, target, min_size=2, max_size=10, seed=0, digit_images=None
 ):
@@ -257,6 +345,7 @@ def make_test_sets(
     seed=1,
     diversify=True,
     digit_images=None,
+    protocol="diversified",
 ):
     """Samples labelled test sets of digits (see `sample_test_sets`).
 
@@ -266,9 +355,13 @@ def make_test_sets(
         max_size: int, the largest set size `M`, at least `min_size`.
         min_size: positive int, the smallest set size.
         seed: non-negative int seed.
-        diversify: whether to diversify the elements.
+        diversify: whether to diversify the elements (with the
+            `"diversified"` protocol only).
         digit_images: optional `DigitImages` pool (the test split in the
             paper): the digits become images drawn from it.
+        protocol: `"diversified"` (sizes uniform in `{min_size, ..., M}`,
+            see `sample_test_sets`) or `"authors"` (the paper's authors'
+            test sets, see `sample_authors_test_sets`).
 
     Returns:
         An `IntegerSets`, or an `MnistSets` with `digit_images`.
@@ -279,7 +372,17 @@ def make_test_sets(
     >>> per_size_labels = data.labels[data.sizes == 50]
     """
     check_target(target)
-    sets = sample_test_sets(num_sets, max_size, min_size, seed, diversify)
+    if protocol not in TEST_PROTOCOLS:
+        raise ValueError(
+            f"`protocol` must be one of {list(TEST_PROTOCOLS)}. "
+            f"Received: protocol={protocol!r}"
+        )
+    if protocol == "authors":
+        sets = sample_authors_test_sets(
+            num_sets, target, max_size, min_size, seed
+        )
+    else:
+        sets = sample_test_sets(num_sets, max_size, min_size, seed, diversify)
     return _label(sets, target, digit_images, [seed, max_size, 0])
 
 
@@ -291,6 +394,7 @@ def make_test_sets_by_max_size(
     seed=1,
     diversify=True,
     digit_images=None,
+    protocol="diversified",
 ):
     """Samples labelled test sets for several maximum sizes.
 
@@ -303,6 +407,7 @@ def make_test_sets_by_max_size(
         seed: non-negative int seed.
         diversify: whether to diversify the elements.
         digit_images: optional `DigitImages` pool: image sets.
+        protocol: `"diversified"` or `"authors"` (see `make_test_sets`).
 
     Returns:
         Dict mapping each maximum size to an `IntegerSets` (an `MnistSets`
@@ -316,7 +421,14 @@ def make_test_sets_by_max_size(
     """
     return {
         max_size: make_test_sets(
-            num_sets, target, max_size, min_size, seed, diversify, digit_images
+            num_sets,
+            target,
+            max_size,
+            min_size,
+            seed,
+            diversify,
+            digit_images,
+            protocol,
         )
         for max_size in max_sizes
     }
