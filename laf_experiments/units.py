@@ -124,15 +124,22 @@ def make_sets(num_sets, target, seed):
 
 
 def build_model(units):
-    """LAF with `units` units on sets of reals, then a linear layer."""
+    """LAF with `units` units on padded sets of reals, then a linear layer.
+
+    The model takes the sets padded to `MAX_SIZE` elements and their
+    float mask, as `keras_laf.datasets.to_padded_batches` gives them.
+    """
     import keras
 
     from keras_laf import aggregations
 
-    sets = keras.Input(shape=(None, 1), ragged=True, name="sets")
-    aggregated = aggregations.get("laf", units=units, name="laf")(sets)
+    sets = keras.Input(shape=(MAX_SIZE, 1), name="sets")
+    mask = keras.Input(shape=(MAX_SIZE,), name="mask")
+    aggregated = aggregations.get("laf", units=units, name="laf")(
+        sets, mask=keras.ops.cast(mask, "bool")
+    )
     outputs = keras.layers.Dense(1, name="output")(aggregated)
-    return keras.Model(sets, outputs, name=f"laf_{units}_units")
+    return keras.Model([sets, mask], outputs, name=f"laf_{units}_units")
 
 
 def unit_records(runs):
@@ -145,10 +152,20 @@ def unit_records(runs):
 def run(args):
     """Runs `keras-laf units`."""
     from keras_laf.datasets import ragged_set_dataset
+    from keras_laf.datasets import to_padded_batches
+
+    def padded_dataset(sets, labels, batch_size, **kwargs):
+        return to_padded_batches(
+            ragged_set_dataset(sets, labels, batch_size, **kwargs),
+            set_size=MAX_SIZE,
+        )
 
     if args.targets is None:
         args.targets = QUICK_TARGETS if args.quick else DEFAULT_TARGETS
     settings = common.resolve_settings(args, extra_names=("units",))
+    # Padded batches and several steps per call: the models are tiny, so
+    # Python's per-step overhead would dominate.
+    settings["steps_per_execution"] = 16
     store = common.open_store(
         args,
         settings,
@@ -166,10 +183,8 @@ def run(args):
             args.val_size, target, common.VALIDATION_SEED + seed
         )
         return (
-            ragged_set_dataset(
-                *train, args.batch_size, shuffle=True, seed=seed
-            ),
-            ragged_set_dataset(*validation, args.batch_size),
+            padded_dataset(*train, args.batch_size, shuffle=True, seed=seed),
+            padded_dataset(*validation, args.batch_size),
         )
 
     test_sets = common.cached(
@@ -179,7 +194,7 @@ def run(args):
 
     def evaluate(key, model):
         sets, labels = test_sets(key)
-        dataset = ragged_set_dataset(sets, labels, common.PREDICT_BATCH_SIZE)
+        dataset = padded_dataset(sets, labels, common.PREDICT_BATCH_SIZE)
         predictions = model.predict(dataset, verbose=0)[:, 0]
         mae = float(np.mean(np.abs(predictions - labels)))
         return {"mae": mae}, f"test MAE {mae:.4g}"
