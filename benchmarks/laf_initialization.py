@@ -72,19 +72,33 @@ CANDIDATES = {
     # The anchored start with the denominator's sign left free.
     "anchored_free": {"coefficient_constraint": keras.constraints.Constraint()},
     # Exact forms: exponents pulled onto 0 and 1 after every step
-    # ("pull{exponents}w{window}c{coefficients}").
+    # ("pull{exponents}o{outer window}i{inner window}c{coefficients}").
     **{
-        f"pull{pull:g}w{window:g}c{coefficient_pull:g}": {
+        f"pull{pull:g}o{outer:g}i{inner:g}c{coefficient_pull:g}": {
             "exponent_constraint": keras_laf.constraints.ClosedFormExponents(
-                pull=pull, window=window
+                pull=pull, outer_window=outer, inner_window=inner
             ),
             "coefficient_constraint": keras_laf.constraints.PositiveDenominator(
                 pull=coefficient_pull
             ),
         }
-        for pull in (1e-4, 2e-4, 3e-4, 5e-4, 1e-3)
-        for window in (0.1, 0.25, 0.5)
+        for pull in (0, 1e-4, 2e-4, 3e-4, 5e-4, 1e-3)
+        for outer in (0.1, 0.25, 0.5)
+        for inner in (0, 0.05, 0.1, 0.25, 0.5)
         for coefficient_pull in (0, 1e-4, 2e-4, 5e-4)
+    },
+    # Max, min and mean anchors, with the pulls.
+    **{
+        f"meananchor_i{inner:g}": anchored_variant(
+            anchors=("max", "min", "mean"),
+            exponent_constraint=keras_laf.constraints.ClosedFormExponents(
+                pull=5e-4, outer_window=0.5, inner_window=inner
+            ),
+            coefficient_constraint=keras_laf.constraints.PositiveDenominator(
+                pull=2e-4
+            ),
+        )
+        for inner in (0.1, 0.5)
     },
 }
 

@@ -178,20 +178,30 @@ class ClosedFormExponents(keras.constraints.Constraint):
     """
 
     def __init__(
-        self, max_value=100.0, pull=5e-4, window=0.5, keep_degree=0.25
+        self,
+        max_value=100.0,
+        pull=5e-4,
+        outer_window=0.5,
+        inner_window=0.1,
+        keep_degree=0.25,
     ):
         self.max_value = _positive_number("max_value", max_value)
         if _is_not_number(pull) or not pull >= 0:
             raise ValueError(
                 f"`pull` must be a number >= 0. Received: pull={pull!r}"
             )
-        if _is_not_number(window) or not 0 < window <= 0.5:
-            raise ValueError(
-                f"`window` must be a number in (0, 0.5]. Received: "
-                f"window={window!r}"
-            )
         self.pull = float(pull)
-        self.window = float(window)
+        for name, window in (
+            ("outer_window", outer_window),
+            ("inner_window", inner_window),
+        ):
+            if _is_not_number(window) or not 0 <= window <= 0.5:
+                raise ValueError(
+                    f"`{name}` must be a number in [0, 0.5]. Received: "
+                    f"{name}={window!r}"
+                )
+        self.outer_window = float(outer_window)
+        self.inner_window = float(inner_window)
         self.keep_degree = _positive_number("keep_degree", keep_degree)
 
     def __call__(self, w):
@@ -204,20 +214,29 @@ class ClosedFormExponents(keras.constraints.Constraint):
         nearest = ops.round(ops.minimum(w, 1.0))
         distance = w - nearest
         keeps = (outer * inner >= self.keep_degree) & (outer < 0.5)
-        keeps = ops.reshape(
-            ops.stack([keeps, ops.zeros_like(keeps)], axis=1), (8, units)
+        # (8, units): how close an exponent must be to be pulled; outer
+        # exponents that keep their value get a window no distance is in.
+        window = ops.reshape(
+            ops.stack(
+                [
+                    ops.where(keeps, -1.0, self.outer_window),
+                    ops.full_like(inner, self.inner_window),
+                ],
+                axis=1,
+            ),
+            (8, units),
         )
         pulled = nearest + ops.sign(distance) * ops.maximum(
             ops.abs(distance) - self.pull, 0.0
         )
-        is_pulled = (ops.abs(distance) < self.window) & ops.logical_not(keeps)
-        return ops.where(is_pulled, pulled, w)
+        return ops.where(ops.abs(distance) < window, pulled, w)
 
     def get_config(self):
         return {
             "max_value": self.max_value,
             "pull": self.pull,
-            "window": self.window,
+            "outer_window": self.outer_window,
+            "inner_window": self.inner_window,
             "keep_degree": self.keep_degree,
         }
 

@@ -8,6 +8,7 @@ import keras_laf
 from keras_laf import LAF
 from keras_laf import closed_form
 from keras_laf.constraints import BoundedNonNeg
+from keras_laf.constraints import ClosedFormExponents
 from keras_laf.constraints import PositiveDenominator
 from keras_laf.initializers import AnchoredLAF
 
@@ -81,7 +82,7 @@ def test_paper_initialization_is_exactly_the_papers():
     assert isinstance(
         layer.coefficient_initializer, keras.initializers.RandomNormal
     )
-    assert isinstance(layer.exponent_constraint, BoundedNonNeg)
+    assert type(layer.exponent_constraint) is BoundedNonNeg
     assert layer.coefficient_constraint is None
     assert exponents.min() >= 0 and exponents.max() <= 1
     assert abs(exponents.mean() - 0.5) < 0.01
@@ -94,7 +95,7 @@ def test_default_is_anchored_with_non_negative_denominator():
     assert layer.initialization == "anchored"
     assert isinstance(layer.exponent_initializer, AnchoredLAF)
     assert isinstance(layer.coefficient_constraint, PositiveDenominator)
-    assert isinstance(layer.exponent_constraint, BoundedNonNeg)
+    assert isinstance(layer.exponent_constraint, ClosedFormExponents)
 
 
 def test_positive_denominator_is_projected_after_each_step():
