@@ -2,9 +2,10 @@
 
 `AnchoredLAF` is the default start of `keras_laf.LAF`: most units start at
 random exponents with a positive denominator, and every third unit starts
-as a maximum or minimum of Table 1 of the paper, which a randomly started
-unit does not reach in training. `benchmarks/laf_initialization.py` is the
-seed study behind the choice; the README gives its figures.
+as a maximum, minimum or mean of Table 1 of the paper: random units do not
+reach the extremes in training, and an exact mean needs six exponents and
+coefficients to land on 0 or 1 together. `benchmarks/laf_initialization.py`
+is the seed study behind the choice; the README gives its figures.
 """
 
 import keras
@@ -19,15 +20,16 @@ _PARTS = {"exponents": 8, "coefficients": 4}
 
 @keras.saving.register_keras_serializable(package="keras_laf")
 class AnchoredLAF(keras.initializers.Initializer):
-    """Initializes LAF units: random units with anchors at max and min.
+    """Initializes LAF units: random units with max, min and mean anchors.
 
     Unit k is an anchor when `(k + 1) % anchor_every == 0`: the anchors take
-    the aggregators of `anchors` in turn (by default the maximum, then the
-    minimum, of Table 1). The other units are random: exponents uniform in
-    [0, 1] as in the paper, numerator coefficients alpha, beta normal with
-    standard deviation 0.01 as in the paper, and denominator coefficients
-    gamma, delta uniform in [0.5, 1], so that every denominator starts
-    positive (and stays so under `keras_laf.constraints.PositiveDenominator`).
+    the aggregators of `anchors` in turn (by default the maximum, the
+    minimum and the mean of Table 1). The other units are random:
+    exponents uniform in [0, 1] as in the paper, numerator coefficients
+    alpha, beta normal with standard deviation 0.01 as in the paper, and
+    denominator coefficients gamma, delta uniform in [0.5, 1], so that
+    every denominator starts positive (and stays so under
+    `keras_laf.constraints.PositiveDenominator`).
 
     Used in pairs, one for the exponents and one for the coefficients, by
     `keras_laf.LAF`; the anchors sit at the same units in both.
@@ -37,7 +39,8 @@ class AnchoredLAF(keras.initializers.Initializer):
             `(4, units)`).
         anchors: list of closed forms (names or dicts accepted by
             `keras_laf.closed_form`) the anchor units cycle through.
-            Defaults to `("max", "min")`. An empty list means no anchors.
+            Defaults to `("max", "min", "mean")`. An empty list means no
+            anchors.
         anchor_every: int. Every `anchor_every`-th unit is an anchor.
             Defaults to `3`.
         seed: optional int seed of the random units.
@@ -52,7 +55,7 @@ class AnchoredLAF(keras.initializers.Initializer):
     def __init__(
         self,
         part,
-        anchors=("max", "min"),
+        anchors=("max", "min", "mean"),
         anchor_every=3,
         seed=None,
     ):

@@ -21,9 +21,9 @@ def built(layer, features=1):
     )
 
 
-def test_anchors_are_max_and_min_in_turn_at_every_third_unit():
-    exponents, coefficients = built(LAF(units=9))
-    for unit, name in ((2, "max"), (5, "min"), (8, "max")):
+def test_anchors_are_max_min_and_mean_in_turn_at_every_third_unit():
+    exponents, coefficients = built(LAF(units=12))
+    for unit, name in ((2, "max"), (5, "min"), (8, "mean"), (11, "max")):
         expected_exponents, expected_coefficients = closed_form(name)
         np.testing.assert_array_equal(exponents[:, unit], expected_exponents)
         np.testing.assert_array_equal(
