@@ -61,20 +61,24 @@ class LAF(SetAggregation):
             else `(batch, features, units)`. Defaults to `True`.
         epsilon: float. Floor of x and 1 - x inside the logarithm and of
             the magnitude of the denominator. Defaults to `1e-7`.
-        initialization: str. How the units start and which coefficients
+        initialization: str. How the units start and how their parameters
             are constrained, `"anchored"` or `"paper"`. Defaults to
-            `"anchored"`: every third unit starts as the maximum, then the
-            minimum, of Table 1 (which random units do not learn), the
-            others at random exponents in [0, 1] with a positive
-            denominator (gamma, delta uniform in [0.5, 1], alpha, beta
-            normal with standard deviation 0.01), and gamma, delta are kept
-            >= 0 with gamma + delta >= 1 by
-            `keras_laf.constraints.PositiveDenominator`, so no unit has a
-            pole on large sets (see `keras_laf.initializers.AnchoredLAF`).
+            `"anchored"`: every third unit starts as the maximum, the
+            minimum or the mean of Table 1 in turn, the others at random
+            exponents in [0, 1] with a positive denominator (gamma, delta
+            uniform in [0.5, 1], alpha, beta normal with standard deviation
+            0.01; see `keras_laf.initializers.AnchoredLAF`). After every
+            step `keras_laf.constraints.ClosedFormExponents` pulls the
+            exponents near 0 or 1 onto them and
+            `keras_laf.constraints.PositiveDenominator(pull=2e-4)` keeps
+            gamma, delta >= 0 with gamma + delta >= 1 (no pole on large
+            sets) and pulls the coefficients the data does not need onto
+            0, so that units settle on exact closed forms (a sum, a count,
+            a mean) that hold on sets much larger than the training sets.
             `"paper"` is the paper's scheme exactly: exponents uniform in
             [0, 1], coefficients normal with standard deviation 0.01, only
-            the exponents projected onto >= 0. The
-            README gives the seed study behind the default.
+            the exponents projected onto >= 0. The README gives the seed
+            study behind the default.
         exponent_initializer: initializer of the exponents, shape
             `(8, units)`. Defaults to the `initialization` preset's.
         coefficient_initializer: initializer of the coefficients, shape
