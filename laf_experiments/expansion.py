@@ -55,6 +55,7 @@ DATA_SEED = 0
 NEGATIVES = 1
 SCORE_BATCH_SIZE = 8192
 PLOT = "metrics.png"
+TABLE = "table.md"
 
 DEFAULTS = {
     "train_size": 2000,
@@ -119,7 +120,7 @@ object {{"data": {{"train": [[id, ...], ...], "val": ..., "test": ...}}}}; the
 last id of a set is held out), with --vectors FILE.npy as word vectors.
 
 Writes results.json, results.csv (method, metric, value, seed),
-summary.csv and {PLOT}. --quick takes about a minute on two CPU cores.
+summary.csv, {TABLE} and {PLOT}. --quick takes about a minute on two CPU cores.
 """
 
 
@@ -447,12 +448,56 @@ def run(args):
     )
     written = []
     if store.runs:
+        (store.directory / TABLE).write_text(
+            results_table(store.summary, settings)
+        )
+        written.append(TABLE)
         if plots.available():
             plot_results(store.summary, store.directory / PLOT)
             written.append(PLOT)
         else:
             common.log(experiment, plots.MISSING)
     runner.report_written(args, store, written)
+
+
+def results_table(summary, settings):
+    """The Markdown table of `table.md`: every metric of every method.
+
+    Args:
+        summary: the records of `summary.csv` (`method`, `metric`,
+            `value_mean`, `value_std`, `num_seeds`).
+        settings: the run's settings.
+
+    Returns:
+        The Markdown text, a row per method: the mean (± std over the
+        seeds) of each metric.
+    """
+    methods = [m for m in METHODS if any(r["method"] == m for r in summary)]
+    lines = [
+        "# Set expansion: recall@k, MRR (higher is better), median rank",
+        "",
+        f"Data: {settings['data'] or 'the generated benchmark'}; "
+        f"{settings['train_size']} training sets, {settings['epochs']} "
+        f"epochs, {settings['laf_units']} LAF units.",
+        "",
+        "| Method | " + " | ".join(METRICS) + " |",
+        "|" + "|".join(" --- " for _ in range(len(METRICS) + 1)) + "|",
+    ]
+    for method in methods:
+        cells = []
+        for metric in METRICS:
+            record = next(
+                r
+                for r in summary
+                if r["method"] == method and r["metric"] == metric
+            )
+            digits = 0 if metric == "median_rank" else 3
+            text = f"{record['value_mean']:.{digits}f}"
+            if record["num_seeds"] > 1:
+                text += f" ± {record['value_std']:.{digits}f}"
+            cells.append(text)
+        lines.append(f"| {METHOD_LABELS[method]} | " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
 
 
 def plot_results(summary, path):
@@ -487,5 +532,5 @@ def plot_results(summary, path):
     axis.set_ylabel("share of test sets (MRR: mean 1 / rank)")
     axis.set_title("Set expansion: higher is better")
     axis.grid(axis="y", alpha=0.3)
-    axis.legend(fontsize="small", ncol=2)
+    figure.legend(loc="outside right upper", fontsize="small")
     figure.savefig(path, dpi=100)

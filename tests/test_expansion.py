@@ -251,6 +251,8 @@ def test_expansion_on_lda_fixture(tmp_path, capsys):
     assert status == 0
     rows = read_csv(output / "results.csv")
     assert len(rows) == 3 * len(expansion.METRICS)
+    table = (output / expansion.TABLE).read_text()
+    assert "| w2v Near |" in table and "lda_tiny.json" in table
 
 
 @pytest.mark.slow
@@ -278,5 +280,7 @@ def test_expansion_quick_writes_results_and_laf_beats_random(tmp_path, capsys):
     assert {row["metric"] for row in rows} == set(expansion.METRICS)
     assert len(rows) == 3 * len(expansion.METRICS)
     assert (tmp_path / "summary.csv").exists()
+    table = (tmp_path / expansion.TABLE).read_text()
+    assert "| LAF |" in table and "| Random |" in table
     assert_png(tmp_path / expansion.PLOT)
     assert not (tmp_path / "backups").exists()
