@@ -12,6 +12,9 @@ from keras_laf import GATConv
 from keras_laf import GCNConv
 from keras_laf import GINConv
 
+# keras.ops only: every test runs on each Keras backend.
+pytestmark = pytest.mark.multi_backend
+
 
 def hand_made_graph():
     """Two graphs: a triangle 0-1-2 with a tail 2-3, and a lone node 4.
