@@ -721,7 +721,7 @@ def plot_results(summary, path):
         handles,
         labels,
         loc="outside lower center",
-        ncol=len(labels),
+        ncol=min(len(labels), 6),
         frameon=False,
     )
     low, high = TRAIN_SIZES
