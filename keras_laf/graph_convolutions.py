@@ -290,8 +290,9 @@ class GCNConv(_GraphConvolution):
     `D^-1/2 (A + I) D^-1/2` of the adjacency matrix with self-loops, where
     `d_v` counts the edges arriving at v, its self-loop included (Kipf and
     Welling, "Semi-Supervised Classification with Graph Convolutional
-    Networks", ICLR 2017). A node without any edge (and no self-loop)
-    gets `activation(b)`. One of the baselines of the LAF paper's graph
+    Networks", ICLR 2017). Without self-loops, a node that no edge
+    reaches has `d = 0`: it gets `activation(b)` and its own messages
+    weigh 0 (as in PyTorch Geometric's normalisation). One of the baselines of the LAF paper's graph
     benchmark.
 
     Args:
