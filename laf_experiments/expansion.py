@@ -67,7 +67,7 @@ DEFAULTS = {
     "num_words": 5000,
     "num_concepts": 100,
     "vector_dim": 32,
-    "concentration": 0.05,
+    "concentration": 1.0,
     "vector_noise": 0.5,
     "query_size": 5,
 }
@@ -88,8 +88,8 @@ KNOBS = (
         "concentration",
         "--concentration",
         "positive_float",
-        "Dirichlet parameter of the words' topic mixtures; larger mixes "
-        "the concepts (harder)",
+        "sum of the Dirichlet parameters of the words' topic mixtures; "
+        "larger mixes the concepts (harder)",
     ),
     (
         "vector_noise",

@@ -7,9 +7,11 @@ asks for more words of the same topic. `make_concept_benchmark` builds a
 generated stand-in with no download:
 
 - every word w of a vocabulary of `num_words` has a topic mixture
-  `theta_w ~ Dirichlet(concentration)` over `num_concepts` topics (the
-  concepts); a topic's word distribution is `beta_c(w)` proportional to
-  `theta_w[c]`, so a word with a peaked mixture belongs to one concept;
+  `theta_w ~ Dirichlet(concentration / num_concepts)` over
+  `num_concepts` topics (the concepts), `concentration` being the sum of
+  the Dirichlet's parameters; a topic's word distribution `beta_c(w)` is
+  proportional to `theta_w[c]`, so a word with a peaked mixture belongs
+  to one concept;
 - the fixed word vectors (the stand-in for word2vec) are
   `theta_w @ centres + noise`: random topic centres of `vector_dim`
   dimensions, mixed by the word's topics, plus Gaussian noise of standard
@@ -72,7 +74,7 @@ def make_concept_benchmark(
     num_words=2000,
     num_concepts=50,
     vector_dim=32,
-    concentration=0.05,
+    concentration=1.0,
     vector_noise=0.5,
     query_size=5,
     num_sets=None,
@@ -84,8 +86,9 @@ def make_concept_benchmark(
         num_words: int. Vocabulary size.
         num_concepts: int. Topics, the concepts.
         vector_dim: int. Width of the word vectors.
-        concentration: float. The Dirichlet parameter of the words' topic
-            mixtures; smaller is more peaked (easier).
+        concentration: float. The sum of the Dirichlet parameters of the
+            words' topic mixtures (each topic gets `concentration /
+            num_concepts`); smaller is more peaked (easier).
         vector_noise: float. Standard deviation of the noise of the word
             vectors; larger is harder.
         query_size: int. Words of a query set.
@@ -99,7 +102,9 @@ def make_concept_benchmark(
     num_sets = num_sets or {"train": 1000, "validation": 200, "test": 200}
     rng = np.random.default_rng(seed)
     # (num_words, num_concepts)
-    theta = rng.dirichlet(np.full(num_concepts, concentration), num_words)
+    theta = rng.dirichlet(
+        np.full(num_concepts, concentration / num_concepts), num_words
+    )
     centres = rng.normal(size=(num_concepts, vector_dim)) / np.sqrt(vector_dim)
     vectors = theta @ centres + rng.normal(
         scale=vector_noise / np.sqrt(vector_dim), size=(num_words, vector_dim)
