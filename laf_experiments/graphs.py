@@ -23,9 +23,10 @@ readout (`--readout`, the mean of the node states by default), as PNA's
 models share theirs, so the neighbour aggregation is the only difference.
 
 Default run: 512 training, 128 validation and 64 test graphs per size
-range, 10 epochs, 8 LAF units, 16 hidden units, 4 layers, one seed; a
-few minutes on two CPU cores, LAF being the slowest. It is a small-scale
-run, not the paper's result.
+range, 10 epochs, 8 LAF units, 16 hidden units, 4 layers, one seed,
+the nine methods; up to a few minutes per method on two CPU cores (about
+40 s for GIN or GCN), LAF being the slowest. It is a small-scale run, not
+the paper's result.
 """
 
 import argparse
@@ -159,8 +160,8 @@ same aggregators without scalers), gin, gcn and gat (GIN, GCN and GAT
 layers in place of the message passing), sum and max (MPNN), baseline
 (the mean of the training labels, no network). The network: a node
 embedding, --num-layers message-passing layers of --hidden-units units
-with a shared GRU update, a graph readout
-(--readout) and three-layer output MLPs; trained with Adam, the sum of
+with a shared GRU update, a graph readout (--readout) and three-layer
+output MLPs; trained with Adam, the sum of
 the node and graph MSE losses and a learning-rate decay on validation
 plateaus. Scores: log10 of each task's MSE on labels divided by their
 training maxima (N1 shortest path, N2 eccentricity, N3 Laplacian
@@ -172,9 +173,9 @@ Needs networkx: pip install 'keras-laf[experiments]'.
 
 The default run ({DEFAULTS["train_size"]} training graphs, \
 {DEFAULTS["epochs"]} epochs, {DEFAULTS["laf_units"]} LAF units, one seed)
-takes a few minutes on two CPU cores; it is a small-scale run, not the
-paper's result. The scale of the paper (PNA's splits, 100 LAF units;
-days on a CPU):
+takes up to a few minutes per method on two CPU cores (pick some with
+--methods); it is a small-scale run, not the paper's result. The scale
+of the paper (PNA's splits, 100 LAF units; days on a CPU):
 
   keras-laf graphs --num-train 5120 --num-validation 640 --num-test 1280 \\
       --laf-units 100 --epochs 1000 --batch-size 128 --seeds 4
