@@ -154,6 +154,27 @@ def test_graphs_models_of_the_convolutions(method, layer_cls, readout):
     keras.backend.clear_session()
 
 
+def test_graphs_baseline_predicts_the_training_means():
+    class Training:
+        node_labels = [
+            np.array([[1.0, 2.0, 3.0]]),
+            np.array([[3.0, 4.0, 5.0], [5.0, 6.0, 7.0]]),
+        ]
+        graph_labels = np.array([[1.0, 1.0, 1.0], [3.0, 3.0, 5.0]])
+
+    model = graphs.baseline_model(Training)
+    outputs = model(
+        {
+            "node_features": np.zeros((4, 2), "float32"),
+            "edge_source": np.zeros(0, "int32"),
+            "edge_target": np.zeros(0, "int32"),
+            "node_graph_ids": np.array([0, 0, 1, 2], "int32"),
+        }
+    )
+    np.testing.assert_allclose(outputs["node_outputs"], [[3.0, 4.0, 5.0]] * 4)
+    np.testing.assert_allclose(outputs["graph_outputs"], [[2.0, 2.0, 3.0]] * 3)
+
+
 @pytest.fixture(scope="module")
 def convolutions_output(tmp_path_factory):
     pytest.importorskip("networkx")
