@@ -169,7 +169,7 @@ def add_arguments(parser):
         "--vectors",
         metavar="FILE",
         help="a .npy file of word vectors (num_words, dim) for --data "
-        "(default: one-hot vectors)",
+        "(default: random vectors that the models learn from)",
     )
     group = parser.add_argument_group("the generated benchmark")
     for name, flag, kind, text in KNOBS:
@@ -344,6 +344,8 @@ def build_model(method, data, laf_units):
     return set_expansion(
         vocabulary_size=data.num_words,
         embeddings=data.vectors,
+        # Random starting vectors (no --vectors) are learned.
+        train_embeddings=not data.given_vectors,
         aggregation=TRAINED[method],
         laf_units=laf_units,
         name=f"set_expansion_{method}",

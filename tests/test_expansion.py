@@ -190,8 +190,12 @@ def test_load_lda_sets(tmp_path):
     np.testing.assert_array_equal(data.sets["test"], [[3, 5, 4], [0, 2, 1]])
     assert data.sets["validation"].shape == (1, 3)
     assert data.query_size == 2
-    one_hot = concept_sets.load_lda_sets(path)
-    np.testing.assert_array_equal(one_hot.vectors, np.eye(6))
+    assert data.given_vectors
+    random = concept_sets.load_lda_sets(path)
+    assert random.vectors.shape == (6, concept_sets.RANDOM_VECTOR_DIM)
+    assert not random.given_vectors
+    model = expansion.build_model("laf", random, laf_units=2)
+    assert model.get_layer("word_embedding").trainable
 
 
 @pytest.mark.parametrize(
@@ -238,7 +242,7 @@ def test_expansion_on_lda_fixture(tmp_path, capsys):
             "expansion",
             *QUIET,
             "--methods",
-            "random,w2v_near,nn_max",
+            "deepsets,random,w2v_near",
             "--data",
             str(path),
             "--vectors",

@@ -36,6 +36,8 @@ import numpy as np
 
 # The names of the splits of a benchmark.
 SPLITS = ("train", "validation", "test")
+# Width of the random starting vectors of `load_lda_sets` without vectors.
+RANDOM_VECTOR_DIM = 50
 
 
 class ConceptSets:
@@ -49,10 +51,15 @@ class ConceptSets:
         concepts: dict from split name to int `(num_sets,)`, the concept
             of each set (-1 when unknown, as for loaded files).
         words: optional list of the words, for printing.
+        given_vectors: whether `vectors` are word vectors (else random
+            ones, to start a learned embedding from).
     """
 
-    def __init__(self, vectors, sets, concepts=None, words=None):
+    def __init__(
+        self, vectors, sets, concepts=None, words=None, given_vectors=True
+    ):
         self.vectors = np.asarray(vectors, "float32")
+        self.given_vectors = given_vectors
         self.sets = {name: np.asarray(s, "int32") for name, s in sets.items()}
         if concepts is None:
             concepts = {
@@ -143,8 +150,9 @@ def load_lda_sets(path, vectors=None):
 
     Word vectors are not in that file: give them as `vectors`, a `.npy`
     file or an array `(num_words, dim)` whose row i is word i. Without
-    them, every word gets a one-hot vector (the fixed-vector baselines are
-    then random).
+    them, every word gets a random normal vector of `RANDOM_VECTOR_DIM`
+    features (seed 0) and `given_vectors` is False: models should learn
+    their embedding from it, and the fixed-vector baselines are random.
 
     Args:
         path: the JSON file.
@@ -195,8 +203,10 @@ def load_lda_sets(path, vectors=None):
     num_words = len(words) if words else largest + 1
     if isinstance(vectors, (str, pathlib.Path)):
         vectors = np.load(vectors)
+    given_vectors = vectors is not None
     if vectors is None:
-        vectors = np.eye(num_words, dtype="float32")
+        rng = np.random.default_rng(0)
+        vectors = rng.normal(size=(num_words, RANDOM_VECTOR_DIM))
     vectors = np.asarray(vectors, "float32")
     if vectors.ndim != 2 or smallest < 0 or largest >= vectors.shape[0]:
         raise ValueError(
@@ -204,4 +214,4 @@ def load_lda_sets(path, vectors=None):
             f"the rows of the word vectors. Received ids from {smallest} "
             f"to {largest}."
         )
-    return ConceptSets(vectors, sets, words=words)
+    return ConceptSets(vectors, sets, words=words, given_vectors=given_vectors)
