@@ -107,20 +107,28 @@ set expansion; LAF paper, Section 4.4). Trains
 keras_laf.models.set_expansion (phi 64 sigmoid units on the fixed word
 vectors, the query aggregated by LAF, a sum or PNA's aggregators, then an
 MLP of the aggregate, the candidate's vector and their product) and
-compares it with a random ranking and nearest neighbours on the word vectors.
+compares it with a random ranking and nearest neighbours on the word
+vectors.
 
-Methods: {", ".join(METHODS)}. Metrics: recall@10, recall@100,
-recall@1000, MRR and median rank of the held-out word of every test set.
+Methods: laf, deepsets (sum) and pna, trained; random; w2v_near (the
+Euclidean distance to the query's mean vector), nn_max (the largest
+cosine similarity to a query word) and nn_sum_con (the sum of the cosine
+similarities), untrained stand-ins named after DeepSets' baselines.
+Metrics: recall@10, recall@100, recall@1000, MRR and median rank of the
+held-out word of every test set among the vocabulary (query words left
+out).
 
 Data: a generated benchmark (no download): words with Dirichlet topic
 mixtures, concepts = topics, word vectors = topic centres mixed by the
 word's topics plus noise, query sets drawn from one topic. --data FILE
 reads sets in the layout assumed for DeepSets' LDA files instead (a JSON
-object {{"data": {{"train": [[id, ...], ...], "val": ..., "test": ...}}}}; the
-last id of a set is held out), with --vectors FILE.npy as word vectors.
+object {{"data": {{"train": [[id, ...], ...], "val": ..., "test": ...}}}};
+the last id of a set is held out), with --vectors FILE.npy as word
+vectors.
 
 Writes results.json, results.csv (method, metric, value, seed),
-summary.csv, {TABLE} and {PLOT}. --quick takes about a minute on two CPU cores.
+summary.csv, {TABLE} and {PLOT}. --quick takes about a minute on two
+CPU cores, the default run about five.
 """
 
 
