@@ -292,8 +292,8 @@ class GCNConv(_GraphConvolution):
     Welling, "Semi-Supervised Classification with Graph Convolutional
     Networks", ICLR 2017). Without self-loops, a node that no edge
     reaches has `d = 0`: it gets `activation(b)` and its own messages
-    weigh 0 (as in PyTorch Geometric's normalisation). One of the baselines of the LAF paper's graph
-    benchmark.
+    weigh 0 (as in PyTorch Geometric's normalisation). One of the
+    baselines of the LAF paper's graph benchmark.
 
     Args:
         units: int. Output features per node.
