@@ -17,6 +17,9 @@ from keras_laf.equivariant import PermutationEquivariant
 from keras_laf.fixed_aggregation import DEEPSETS_AGGREGATORS
 from keras_laf.fixed_aggregation import PNA_AGGREGATORS
 from keras_laf.fixed_aggregation import FixedAggregation
+from keras_laf.graph_convolutions import GATConv
+from keras_laf.graph_convolutions import GCNConv
+from keras_laf.graph_convolutions import GINConv
 from keras_laf.graphs import GraphReadout
 from keras_laf.graphs import MessagePassing
 from keras_laf.laf_layer import LAF
@@ -38,6 +41,9 @@ __all__ = [
     "ClosedForm",
     "DEEPSETS_AGGREGATORS",
     "FixedAggregation",
+    "GATConv",
+    "GCNConv",
+    "GINConv",
     "GraphReadout",
     "ISAB",
     "LAF",

@@ -7,6 +7,7 @@
     keras-laf graphs       # PNA's graph-properties benchmark
     keras-laf tune         # KerasTuner search of the LAF units
     keras-laf units        # test MAE against the LAF units (Appendix B)
+    keras-laf expansion    # text-concept set expansion (DeepSets)
 
 Every subcommand is a module of `SUBCOMMANDS` exposing `HELP` (one line),
 `DESCRIPTION`, `add_arguments(parser)` and `run(args)`; add a line there to
@@ -34,6 +35,7 @@ SUBCOMMANDS = {
     "graphs": "laf_experiments.graphs",
     "tune": "laf_experiments.tune",
     "units": "laf_experiments.units",
+    "expansion": "laf_experiments.expansion",
 }
 
 PROG = "keras-laf"

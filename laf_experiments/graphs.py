@@ -8,7 +8,10 @@ properties (G1 connectivity, G2 diameter, G3 spectral radius), learned
 jointly by one message-passing network (`keras_laf.models.graph_network`)
 whose neighbour aggregation is LAF (`laf`), PNA's aggregators (mean, max,
 min, std) with its degree scalers (identity, amplification, attenuation)
-(`pna`), or the sum or the maximum of an MPNN (`sum`, `max`). The score of
+(`pna`) or without them (`pna_star`, PNA's "PNA*"), or the sum or the
+maximum of an MPNN (`sum`, `max`); or whose layers are the graph
+convolutions GIN, GCN or GAT (`gin`, `gcn`, `gat`); `baseline` predicts
+the mean of the training labels of every task (PNA's baseline). The score of
 a task is the log10 of its mean squared error on normalised labels, on
 test graphs of the training sizes (15 to 24 nodes) and on larger ones, to
 see how the aggregations extrapolate.
@@ -20,9 +23,10 @@ readout (`--readout`, the mean of the node states by default), as PNA's
 models share theirs, so the neighbour aggregation is the only difference.
 
 Default run: 512 training, 128 validation and 64 test graphs per size
-range, 10 epochs, 8 LAF units, 16 hidden units, 4 layers, one seed; a
-few minutes on two CPU cores, LAF being the slowest. It is a small-scale
-run, not the paper's result.
+range, 10 epochs, 8 LAF units, 16 hidden units, 4 layers, one seed,
+the nine methods; up to a few minutes per method on two CPU cores (about
+40 s for GIN or GCN), LAF being the slowest. It is a small-scale run, not
+the paper's result.
 """
 
 import argparse
@@ -38,21 +42,52 @@ from laf_experiments.datasets.constants import GRAPH_TASKS
 from laf_experiments.datasets.constants import NODE_TASKS
 from laf_experiments.datasets.constants import TRAIN_SIZES
 
-METHODS = ("laf", "pna", "sum", "max")
+METHODS = (
+    "laf",
+    "pna",
+    "pna_star",
+    "gin",
+    "gcn",
+    "gat",
+    "sum",
+    "max",
+    "baseline",
+)
 METHOD_LABELS = {
     "laf": "LAF",
     "pna": "PNA",
+    "pna_star": "PNA* (no scalers)",
+    "gin": "GIN",
+    "gcn": "GCN",
+    "gat": "GAT",
     "sum": "MPNN (sum)",
     "max": "MPNN (max)",
+    "baseline": "Baseline (training mean)",
 }
-# The degree scalers of each method. Its neighbour aggregation is the
-# aggregation of its name, PNA's being its four neighbourhood aggregators.
+# The message-passing layer of each method (`graph_network`'s
+# `convolution`), and of the `MessagePassing` methods their neighbour
+# aggregation and degree scalers; `aggregation` also gives the readout of
+# `--readout method` (GIN's sum, GCN's and GAT's mean). `baseline` has no
+# network.
+CONVOLUTIONS = {"gin": "gin", "gcn": "gcn", "gat": "gat"}
+AGGREGATIONS = {
+    "laf": "laf",
+    "pna": ("mean", "max", "min", "std"),
+    "pna_star": ("mean", "max", "min", "std"),
+    "gin": "sum",
+    "gcn": "mean",
+    "gat": "mean",
+    "sum": "sum",
+    "max": "max",
+}
 SCALERS = {
     "laf": ("identity",),
     "pna": ("identity", "amplification", "attenuation"),
+    "pna_star": ("identity",),
     "sum": ("identity",),
     "max": ("identity",),
 }
+BASELINE = "baseline"
 # The graph readout: a fixed aggregation shared by every method, or each
 # method's own neighbour aggregation ("method").
 READOUTS = ("mean", "sum", "max", "method")
@@ -75,8 +110,13 @@ PLOT = "log10_mse.png"
 _COLORS = {
     "laf": "tab:red",
     "pna": "tab:green",
+    "pna_star": "tab:olive",
+    "gin": "tab:orange",
+    "gcn": "tab:brown",
+    "gat": "tab:pink",
     "sum": "tab:blue",
     "max": "tab:purple",
+    "baseline": "tab:gray",
 }
 
 DEFAULTS = {
@@ -107,7 +147,7 @@ def _ranges_text(ranges):
     return ",".join(f"{low}-{high - 1}" for low, high in ranges)
 
 
-HELP = "graph properties: LAF, PNA and MPNN message passing (PNA benchmark)"
+HELP = "graph properties: LAF, PNA, GIN, GCN, GAT, MPNN (PNA benchmark)"
 DESCRIPTION = f"""\
 Learns three node and three graph properties of random graphs jointly
 (PNA's multi-task benchmark) with a message-passing network whose
@@ -115,10 +155,13 @@ neighbour aggregation is LAF or a baseline, and tests it on graphs of the
 training sizes ({_ranges_text([TRAIN_SIZES])} nodes) and larger ones.
 
 Methods: laf (LAF units on sigmoid messages), pna (mean, max, min and std
-with the identity, amplification and attenuation scalers), sum and max
-(MPNN). The network: a node embedding, --num-layers message-passing
-layers of --hidden-units units with a shared GRU update, a graph readout
-(--readout) and three-layer output MLPs; trained with Adam, the sum of
+with the identity, amplification and attenuation scalers), pna_star (the
+same aggregators without scalers), gin, gcn and gat (GIN, GCN and GAT
+layers in place of the message passing), sum and max (MPNN), baseline
+(the mean of the training labels, no network). The network: a node
+embedding, --num-layers message-passing layers of --hidden-units units
+with a shared GRU update, a graph readout (--readout) and three-layer
+output MLPs; trained with Adam, the sum of
 the node and graph MSE losses and a learning-rate decay on validation
 plateaus. Scores: log10 of each task's MSE on labels divided by their
 training maxima (N1 shortest path, N2 eccentricity, N3 Laplacian
@@ -130,9 +173,9 @@ Needs networkx: pip install 'keras-laf[experiments]'.
 
 The default run ({DEFAULTS["train_size"]} training graphs, \
 {DEFAULTS["epochs"]} epochs, {DEFAULTS["laf_units"]} LAF units, one seed)
-takes a few minutes on two CPU cores; it is a small-scale run, not the
-paper's result. The scale of the paper (PNA's splits, 100 LAF units;
-days on a CPU):
+takes up to a few minutes per method on two CPU cores (pick some with
+--methods); it is a small-scale run, not the paper's result. The scale
+of the paper (PNA's splits, 100 LAF units; days on a CPU):
 
   keras-laf graphs --num-train 5120 --num-validation 640 --num-test 1280 \\
       --laf-units 100 --epochs 1000 --batch-size 128 --seeds 4
@@ -168,8 +211,9 @@ def add_arguments(parser):
         "--methods",
         type=common.choice_list(METHODS, "method"),
         default=METHODS,
-        help="comma-separated methods: laf, pna, sum (MPNN), max (MPNN) "
-        f"(default: {','.join(METHODS)})",
+        help="comma-separated methods: laf, pna, pna_star (PNA without "
+        "scalers), gin, gcn, gat, sum (MPNN), max (MPNN), baseline "
+        f"(training means) (default: {','.join(METHODS)})",
     )
     group.add_argument(
         "--extrapolation-sizes",
@@ -220,7 +264,7 @@ def build_model(method, laf_units, hidden_units, num_layers, readout, delta):
     """The benchmark's network with the method's neighbour aggregation.
 
     Args:
-        method: one of `METHODS`.
+        method: one of `METHODS` but `"baseline"` (see `baseline_model`).
         laf_units: LAF units of each layer (LAF only).
         hidden_units: the node state size.
         num_layers: the number of message-passing layers.
@@ -228,20 +272,64 @@ def build_model(method, laf_units, hidden_units, num_layers, readout, delta):
         delta: the scalers' average of log(degree + 1) over the training
             graphs.
     """
-    from keras_laf import aggregations
     from keras_laf.models import graph_network
 
+    aggregation = AGGREGATIONS[method]
+    if isinstance(aggregation, tuple):
+        aggregation = list(aggregation)
     return graph_network(
-        aggregation=aggregations.PNA_NEIGHBOURHOOD
-        if method == "pna"
-        else method,
+        aggregation=aggregation,
         laf_units=laf_units,
         hidden_units=hidden_units,
         num_layers=num_layers,
-        scalers=SCALERS[method],
+        scalers=SCALERS.get(method, ("identity",)),
         average_log_degree=delta,
         readout_aggregation=None if readout == "method" else readout,
+        convolution=CONVOLUTIONS.get(method, "message_passing"),
         name=f"graph_network_{method}",
+    )
+
+
+def baseline_model(graphs):
+    """PNA's baseline: predicts the mean training label of every task.
+
+    Args:
+        graphs: the training `PropertyGraphs`, with normalised labels.
+
+    Returns:
+        A `keras.Model` with the inputs and outputs of `graph_network`
+        whose outputs are constants: the mean over the training nodes of
+        each node label and over the training graphs of each graph label.
+    """
+    import keras
+
+    node_means = np.mean(np.concatenate(graphs.node_labels), axis=0)
+    graph_means = np.mean(graphs.graph_labels, axis=0)
+    inputs = {
+        "node_features": keras.Input((None,), name="node_features"),
+        "edge_source": keras.Input((), dtype="int32", name="edge_source"),
+        "edge_target": keras.Input((), dtype="int32", name="edge_target"),
+        "node_graph_ids": keras.Input((), dtype="int32", name="node_graph_ids"),
+    }
+
+    def constant_rows(ids, means):
+        # (rows, tasks): `means` repeated once per id.
+        rows = keras.ops.ones_like(keras.ops.cast(ids, "float32"))[:, None]
+        return rows * keras.ops.convert_to_tensor(means, "float32")[None]
+
+    node_outputs = keras.layers.Lambda(
+        lambda ids: constant_rows(ids, node_means), name="node_outputs"
+    )(inputs["node_graph_ids"])
+    graph_outputs = keras.layers.Lambda(
+        lambda ids: constant_rows(
+            keras.ops.arange(keras.ops.max(ids) + 1), graph_means
+        ),
+        name="graph_outputs",
+    )(inputs["node_graph_ids"])
+    return keras.Model(
+        inputs,
+        {"node_outputs": node_outputs, "graph_outputs": graph_outputs},
+        name="graph_baseline",
     )
 
 
@@ -390,6 +478,34 @@ def run(args):
             )
         return {"test": test}, summary
 
+    fitting = runner.fitting(
+        args,
+        settings,
+        training_data,
+        build_model=lambda key: build_model(
+            key["method"],
+            args.laf_units,
+            args.hidden_units,
+            args.num_layers,
+            args.readout,
+            splits(key)["train"].average_log_degree(),
+        ),
+        loss={"node_outputs": "mse", "graph_outputs": "mse"},
+        callbacks=lambda: [keras.callbacks.TerminateOnNaN()],
+    )
+
+    def train(key, store):
+        if key["method"] != BASELINE:
+            return fitting(key, store)
+        # Nothing to train: the means of the training labels.
+        model = baseline_model(splits(key)["train"])
+        return model, {
+            "epochs": 0,
+            "train_seconds": 0.0,
+            "resumed_from_epoch": 0,
+            "val_loss": None,
+        }
+
     runner.run_all(
         args,
         store,
@@ -399,21 +515,7 @@ def run(args):
             for method in args.methods
         ],
         describe=lambda key: f"{key['method']}, seed {key['seed']}",
-        train=runner.fitting(
-            args,
-            settings,
-            training_data,
-            build_model=lambda key: build_model(
-                key["method"],
-                args.laf_units,
-                args.hidden_units,
-                args.num_layers,
-                args.readout,
-                splits(key)["train"].average_log_degree(),
-            ),
-            loss={"node_outputs": "mse", "graph_outputs": "mse"},
-            callbacks=lambda: [keras.callbacks.TerminateOnNaN()],
-        ),
+        train=train,
         evaluate=evaluate,
     )
     written = []
@@ -620,7 +722,7 @@ def plot_results(summary, path):
         handles,
         labels,
         loc="outside lower center",
-        ncol=len(labels),
+        ncol=min(len(labels), 6),
         frameon=False,
     )
     low, high = TRAIN_SIZES

@@ -12,12 +12,18 @@ three graph properties of a batch of graphs jointly (the benchmark is in
 
 import keras
 
+from keras_laf.graph_convolutions import GATConv
+from keras_laf.graph_convolutions import GCNConv
+from keras_laf.graph_convolutions import GINConv
 from keras_laf.graphs import DEFAULT_AVERAGE_LOG_DEGREE
 from keras_laf.graphs import GraphReadout
 from keras_laf.graphs import MessagePassing
 from keras_laf.validation import check_positive_int
 
 UPDATES = ("gru", "residual", "none")
+# The message-passing layer of the network: `MessagePassing` with the
+# `aggregation`, or one of the graph convolutions of the paper's baselines.
+CONVOLUTIONS = ("message_passing", "gin", "gcn", "gat")
 
 
 def _mlp(inputs, hidden_units, num_outputs, num_layers, name):
@@ -47,6 +53,8 @@ def graph_network(
     readout_aggregation=None,
     num_readout_layers=3,
     dropout=0.0,
+    convolution="message_passing",
+    num_heads=4,
     name="graph_network",
 ):
     """Builds the multi-task message-passing network of the benchmark.
@@ -57,6 +65,13 @@ def graph_network(
     input and the node's previous state its state), a residual sum, or
     nothing. Node outputs come from an MLP on the final node states;
     graph outputs from an MLP on a `keras_laf.GraphReadout` of them.
+
+    With `convolution="gin"`, `"gcn"` or `"gat"` the message-passing
+    layers are `keras_laf.GINConv`, `GCNConv` or `GATConv` instead (the
+    GIN, GCN and GAT baselines of PNA's and LAF's benchmark tables), with
+    `hidden_units` outputs and LeakyReLU activations (GIN: in its MLP;
+    GAT: `num_heads` heads averaged); `aggregation` then sets only the
+    readout (when `readout_aggregation` is None).
 
     Differences from PNA's benchmark model: a fixed number of layers with
     separate weights (PNA's best runs share the weights of one layer
@@ -98,6 +113,11 @@ def graph_network(
             Defaults to `3`, as PNA.
         dropout: float. Dropout rate between message-passing layers.
             Defaults to `0.0`.
+        convolution: str. The message-passing layers:
+            `"message_passing"` (`MessagePassing` with `aggregation`),
+            `"gin"`, `"gcn"` or `"gat"`. Defaults to `"message_passing"`.
+        num_heads: int. Attention heads of `"gat"`, averaged. Defaults
+            to `4`.
         name: str. The model's name. Defaults to `"graph_network"`.
 
     Returns:
@@ -125,6 +145,12 @@ def graph_network(
     num_readout_layers = check_positive_int(
         "num_readout_layers", num_readout_layers
     )
+    num_heads = check_positive_int("num_heads", num_heads)
+    if convolution not in CONVOLUTIONS:
+        raise ValueError(
+            f"`convolution` must be one of {CONVOLUTIONS}. "
+            f"Received: convolution={convolution!r}"
+        )
     if update not in UPDATES:
         raise ValueError(
             f"`update` must be one of {UPDATES}. Received: update={update!r}"
@@ -155,15 +181,34 @@ def graph_network(
         # One GRU shared by all layers, as in PNA.
         gru = keras.layers.GRUCell(hidden_units, name="gru")
     for index in range(num_layers):
-        outputs = MessagePassing(
-            hidden_units,
-            aggregation=aggregation,
-            laf_units=laf_units,
-            message_units=message_units,
-            scalers=scalers,
-            average_log_degree=average_log_degree,
-            name=f"message_passing_{index + 1}",
-        )(states, inputs["edge_source"], inputs["edge_target"])
+        layer_name = f"{convolution}_{index + 1}"
+        if convolution == "gin":
+            layer = GINConv(
+                hidden_units, activation="leaky_relu", name=layer_name
+            )
+        elif convolution == "gcn":
+            layer = GCNConv(
+                hidden_units, activation="leaky_relu", name=layer_name
+            )
+        elif convolution == "gat":
+            layer = GATConv(
+                hidden_units,
+                num_heads=num_heads,
+                concat_heads=False,
+                activation="leaky_relu",
+                name=layer_name,
+            )
+        else:
+            layer = MessagePassing(
+                hidden_units,
+                aggregation=aggregation,
+                laf_units=laf_units,
+                message_units=message_units,
+                scalers=scalers,
+                average_log_degree=average_log_degree,
+                name=layer_name,
+            )
+        outputs = layer(states, inputs["edge_source"], inputs["edge_target"])
         if update == "gru":
             states, _ = gru(outputs, [states])
         elif update == "residual":

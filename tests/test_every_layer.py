@@ -113,6 +113,27 @@ CASES = {
         positional=["node_features", "edge_source", "edge_target"],
         expected_output_shape=(5, 4),
     ),
+    "GINConv": dict(
+        layer_cls=keras_laf.GINConv,
+        init_kwargs={"units": 4, "hidden_units": 3},
+        inputs=_graph(),
+        positional=["node_features", "edge_source", "edge_target"],
+        expected_output_shape=(5, 4),
+    ),
+    "GCNConv": dict(
+        layer_cls=keras_laf.GCNConv,
+        init_kwargs={"units": 4, "activation": "relu"},
+        inputs=_graph(),
+        positional=["node_features", "edge_source", "edge_target"],
+        expected_output_shape=(5, 4),
+    ),
+    "GATConv": dict(
+        layer_cls=keras_laf.GATConv,
+        init_kwargs={"units": 3, "num_heads": 2},
+        inputs=_graph(),
+        positional=["node_features", "edge_source", "edge_target"],
+        expected_output_shape=(5, 6),
+    ),
     "GraphReadout": dict(
         layer_cls=keras_laf.GraphReadout,
         init_kwargs={"aggregation": "laf", "laf_units": 2},

@@ -16,6 +16,7 @@ from experiment_helpers import read_csv
 from experiment_helpers import read_json
 from experiment_helpers import run
 
+import keras_laf
 from laf_experiments import cli
 from laf_experiments import graphs
 from laf_experiments import tune
@@ -118,12 +119,15 @@ def test_graphs_rerun_skips_recorded_runs(graphs_output, capsys):
     assert_one_line_error(status, err, "laf_units 2 -> 3")
 
 
-@pytest.mark.parametrize("method", graphs.METHODS)
+MESSAGE_PASSING_METHODS = [m for m in graphs.METHODS if m in graphs.SCALERS]
+
+
+@pytest.mark.parametrize("method", MESSAGE_PASSING_METHODS)
 def test_graphs_models_of_every_method(method):
     model = graphs.build_model(method, 2, 4, 1, "mean", 1.5)
     layer = model.get_layer("message_passing_1")
     assert layer.scalers == list(graphs.SCALERS[method])
-    if method == "pna":
+    if method in ("pna", "pna_star"):
         assert layer.aggregation == ["mean", "max", "min", "std"]
     else:
         assert layer.aggregation == method
@@ -131,6 +135,75 @@ def test_graphs_models_of_every_method(method):
     own = graphs.build_model(method, 2, 4, 1, "method", 1.5)
     assert own.get_layer("graph_readout").aggregation == layer.aggregation
     keras.backend.clear_session()
+
+
+@pytest.mark.parametrize(
+    "method, layer_cls, readout",
+    [
+        ("gin", keras_laf.GINConv, "sum"),
+        ("gcn", keras_laf.GCNConv, "mean"),
+        ("gat", keras_laf.GATConv, "mean"),
+    ],
+)
+def test_graphs_models_of_the_convolutions(method, layer_cls, readout):
+    model = graphs.build_model(method, 2, 4, 2, "max", 1.5)
+    assert isinstance(model.get_layer(f"{method}_2"), layer_cls)
+    assert model.get_layer("graph_readout").aggregation == "max"
+    own = graphs.build_model(method, 2, 4, 1, "method", 1.5)
+    assert own.get_layer("graph_readout").aggregation == readout
+    keras.backend.clear_session()
+
+
+def test_graphs_baseline_predicts_the_training_means():
+    class Training:
+        node_labels = [
+            np.array([[1.0, 2.0, 3.0]]),
+            np.array([[3.0, 4.0, 5.0], [5.0, 6.0, 7.0]]),
+        ]
+        graph_labels = np.array([[1.0, 1.0, 1.0], [3.0, 3.0, 5.0]])
+
+    model = graphs.baseline_model(Training)
+    outputs = model(
+        {
+            "node_features": np.zeros((4, 2), "float32"),
+            "edge_source": np.zeros(0, "int32"),
+            "edge_target": np.zeros(0, "int32"),
+            "node_graph_ids": np.array([0, 0, 1, 2], "int32"),
+        }
+    )
+    np.testing.assert_allclose(outputs["node_outputs"], [[3.0, 4.0, 5.0]] * 4)
+    np.testing.assert_allclose(outputs["graph_outputs"], [[2.0, 2.0, 3.0]] * 3)
+
+
+@pytest.fixture(scope="module")
+def convolutions_output(tmp_path_factory):
+    pytest.importorskip("networkx")
+    directory = tmp_path_factory.mktemp("graph_convolutions")
+    argv = [
+        "graphs",
+        *QUIET,
+        "--methods",
+        "laf,gin,gcn,gat,baseline",
+        "--output",
+        str(directory),
+    ]
+    assert cli.main(argv) == 0
+    return directory
+
+
+@pytest.mark.slow
+def test_graphs_quick_with_the_convolutions(convolutions_output):
+    results = read_json(convolutions_output)
+    runs = {run["method"]: run for run in results["runs"]}
+    assert set(runs) == {"laf", "gin", "gcn", "gat", "baseline"}
+    for run_record in runs.values():
+        for split in run_record["test"]:
+            assert math.isfinite(split["log10_mse"]["average"])
+    assert runs["baseline"]["epochs"] == 0
+    table = (convolutions_output / "table.md").read_text()
+    for label in ("GIN", "GCN", "GAT", "Baseline (training mean)"):
+        assert f"| {label} (ours) |" in table
+    assert_png(convolutions_output / "log10_mse.png")
 
 
 def test_graphs_table_with_seeds():
@@ -235,7 +308,7 @@ def test_tune_with_hyperband(tmp_path, capsys):
 @pytest.mark.parametrize(
     "argv, message",
     [
-        (["graphs", "--methods", "laf,gcn"], "unknown method 'gcn'"),
+        (["graphs", "--methods", "laf,gnn"], "unknown method 'gnn'"),
         (["graphs", "--extrapolation-sizes", "30-20"], "node-count ranges"),
         (["graphs", "--laf-units", "0"], "expected a positive integer"),
         (["graphs", "--readout", "set2set"], "invalid choice: 'set2set'"),

@@ -307,6 +307,10 @@ def test_bad_arguments():
         graph_network(update="lstm")
     with pytest.raises(ValueError, match="num_layers"):
         graph_network(num_layers=0)
+    with pytest.raises(ValueError, match="convolution='gnn'"):
+        graph_network(convolution="gnn")
+    with pytest.raises(ValueError, match="num_heads=0"):
+        graph_network(convolution="gat", num_heads=0)
 
 
 def test_config_round_trip():
@@ -435,6 +439,33 @@ def test_save_and_reload_without_custom_objects(tmp_path):
     model.save(path)
     reloaded = keras.models.load_model(path)
     outputs = reloaded(inputs)
+    for key in ("node_outputs", "graph_outputs"):
+        np.testing.assert_allclose(
+            keras.ops.convert_to_numpy(outputs[key]),
+            keras.ops.convert_to_numpy(expected[key]),
+            rtol=1e-6,
+        )
+
+
+@pytest.mark.parametrize("convolution", ["gin", "gcn", "gat"])
+def test_builder_convolutions_save_and_reload(convolution, tmp_path):
+    model = graph_network(
+        aggregation="sum",
+        hidden_units=4,
+        num_layers=2,
+        convolution=convolution,
+        num_heads=2,
+    )
+    names = [layer.name for layer in model.layers]
+    assert f"{convolution}_2" in names
+    assert not any(name.startswith("message_passing") for name in names)
+    inputs = hand_made_batch()
+    expected = model(inputs)
+    assert expected["node_outputs"].shape == (10, 3)
+    assert expected["graph_outputs"].shape == (4, 3)
+    path = os.path.join(tmp_path, f"{convolution}.keras")
+    model.save(path)
+    outputs = keras.models.load_model(path)(inputs)
     for key in ("node_outputs", "graph_outputs"):
         np.testing.assert_allclose(
             keras.ops.convert_to_numpy(outputs[key]),

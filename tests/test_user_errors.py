@@ -6,11 +6,15 @@ import tensorflow as tf
 from keras_laf import LAF
 from keras_laf import MAB
 from keras_laf import PMA
+from keras_laf import GATConv
+from keras_laf import GCNConv
+from keras_laf import GINConv
 from keras_laf import GraphReadout
 from keras_laf import LSTMAggregation
 from keras_laf import MessagePassing
 from keras_laf import PermutationEquivariant
 from keras_laf.models import deep_sets
+from keras_laf.models import set_expansion
 
 
 @pytest.mark.parametrize(
@@ -27,6 +31,13 @@ from keras_laf.models import deep_sets
         (lambda: PMA(8, 2, num_seeds="1"), "num_seeds='1' (of type str)"),
         (lambda: MessagePassing("8"), "units='8' (of type str)"),
         (lambda: GraphReadout(laf_units="2"), "laf_units='2' (of type str)"),
+        (lambda: GINConv("8"), "units='8' (of type str)"),
+        (lambda: GCNConv(8.0), "units=8.0 (of type float)"),
+        (lambda: GATConv(8, num_heads="2"), "num_heads='2' (of type str)"),
+        (
+            lambda: set_expansion(vocabulary_size="10"),
+            "vocabulary_size='10' (of type str)",
+        ),
         (
             lambda: deep_sets(vocabulary_size="10"),
             "vocabulary_size='10' (of type str)",
