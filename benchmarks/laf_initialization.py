@@ -108,10 +108,11 @@ CANDIDATES = {
         for inner in (0, 0.1, 0.25, 0.5)
         for coefficient_pull in (0, 2e-4, 5e-4)
     },
-    # The default (max, min and mean anchors) with a wider inner window.
-    "meananchor_i0.5": {
+    # The default (max, min and mean anchors) with a narrower window for
+    # the inner exponents.
+    "inner_window_0.1": {
         "exponent_constraint": keras_laf.constraints.ClosedFormExponents(
-            inner_window=0.5
+            inner_window=0.1
         )
     },
 }

@@ -125,7 +125,7 @@ class ClosedFormExponents(keras.constraints.Constraint):
     0.04 instead of 0 say, scales as N^0.04 with the set size N and drifts
     on sets larger than those it was trained on. After each optimizer
     step this constraint clips the exponents into [0, max_value] (the
-    paper's projection), then moves every exponent within `window` of 0 or
+    paper's projection), then moves every exponent within a window of 0 or
     1 towards it by `pull`, landing exactly on it when closer than that:
     the proximal step of an L1 penalty on the distance to the nearest of 0
     and 1. Under Adam, whose steps are at most about the learning rate, an
@@ -152,8 +152,10 @@ class ClosedFormExponents(keras.constraints.Constraint):
         pull: float >= 0. How far an exponent moves towards 0 or 1 per
             step. 0 turns the pull off (`BoundedNonNeg`). Defaults to
             `5e-4`.
-        window: float in (0, 0.5]. Exponents closer than this to 0 or 1
-            are pulled. Defaults to `0.5`.
+        outer_window: float in [0, 0.5]. Outer exponents (a, c, e, g)
+            closer than this to 0 or 1 are pulled. Defaults to `0.5`.
+        inner_window: float in [0, 0.5]. Inner exponents (b, d, f, h)
+            closer than this to 0 or 1 are pulled. Defaults to `0.5`.
         keep_degree: float > 0. Outer exponents of terms whose degree
             outer * inner reaches this are not pulled towards 0. Defaults
             to `0.25`.
@@ -182,7 +184,7 @@ class ClosedFormExponents(keras.constraints.Constraint):
         max_value=100.0,
         pull=5e-4,
         outer_window=0.5,
-        inner_window=0.1,
+        inner_window=0.5,
         keep_degree=0.25,
     ):
         self.max_value = _positive_number("max_value", max_value)

@@ -62,12 +62,12 @@ def test_exponents_within_the_pull_land_exactly_and_max_anchor_is_kept():
     exponents = np.zeros((8, 3), "float32")
     exponents[:2, 0] = [1.004, 0.996]  # sum, a hair away
     exponents[:2, 1] = [0.02, 50.0]  # Table 1's max: a = 1/50, b = 50
-    exponents[4:6, 2] = [0.003, 0.7]  # a residual outer exponent
+    exponents[4:6, 2] = [0.003, 1.7]  # a residual outer exponent
     pulled = apply(constraint, exponents)
     assert pulled[0, 0] == 1.0 and pulled[1, 0] == 1.0
     np.testing.assert_allclose(pulled[:2, 1], [0.02, 50.0])
     assert pulled[4, 2] == 0.0
-    np.testing.assert_allclose(pulled[5, 2], 0.7)
+    np.testing.assert_allclose(pulled[5, 2], 1.7)
     # Once a max anchor's outer exponent has a degree below keep_degree,
     # it is pulled like any other.
     assert apply(ClosedFormExponents(keep_degree=2.0), exponents)[0, 1] < 0.02
