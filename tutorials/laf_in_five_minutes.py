@@ -198,7 +198,7 @@ random parameters: exponents uniform in [0, 2], numerator coefficients
 standard normal and denominator coefficients uniform in [0.1, 1]. (The
 layer's default start draws exponents in [0, 1], numerator coefficients
 from N(0, 0.01^2) and denominator coefficients in [0.5, 1], and makes
-every third unit a maximum or a minimum; the scale of the coefficients
+every third unit a maximum, a minimum or a mean; the scale of the coefficients
 cancels in the ratio. The denominator stays positive, as the layer keeps
 it by default: a denominator that changes sign has a pole along a curve
 of the square, which would swamp the picture.)
