@@ -18,10 +18,11 @@ import keras
 import numpy as np
 from keras import ops
 
-from keras_laf.graphs import _check_index_tensor
+from keras_laf.graphs import _check_edges
 from keras_laf.graphs import _check_node_shape
-from keras_laf.graphs import _check_same_length
-from keras_laf.sets import checked_indices
+from keras_laf.graphs import _clone_initializer
+from keras_laf.graphs import _dense
+from keras_laf.graphs import _prepare_graph
 from keras_laf.validation import check_positive_int
 from keras_laf.validation import describe_received
 
@@ -52,6 +53,7 @@ class _GraphConvolution(keras.layers.Layer):
     def __init__(
         self,
         units,
+        activation=None,
         use_bias=True,
         kernel_initializer="glorot_uniform",
         bias_initializer="zeros",
@@ -59,6 +61,7 @@ class _GraphConvolution(keras.layers.Layer):
     ):
         super().__init__(**kwargs)
         self.units = check_positive_int("units", units)
+        self.activation = keras.activations.get(activation)
         self.use_bias = bool(use_bias)
         self.kernel_initializer = keras.initializers.get(kernel_initializer)
         self.bias_initializer = keras.initializers.get(bias_initializer)
@@ -67,48 +70,39 @@ class _GraphConvolution(keras.layers.Layer):
         # Segment reductions over a run-time number of nodes.
         self.supports_jit = False
 
-    def _dense(self, units, name, activation=None, use_bias=None):
-        # A new initializer object for each sub-layer: a seeded one shared
-        # between layers would give them the same weights.
-        return keras.layers.Dense(
-            units,
-            activation=activation,
-            use_bias=self.use_bias if use_bias is None else use_bias,
-            kernel_initializer=self.kernel_initializer.__class__.from_config(
-                self.kernel_initializer.get_config()
-            ),
-            bias_initializer=self.bias_initializer.__class__.from_config(
-                self.bias_initializer.get_config()
-            ),
-            name=name,
-            dtype=self.dtype_policy,
-        )
-
-    def _check_inputs(self, node_features, edge_source, edge_target):
-        name = type(self).__name__
-        _check_node_shape(node_features.shape, name)
-        _check_index_tensor(edge_source, "edge_source", "node", name)
-        _check_index_tensor(edge_target, "edge_target", "node", name)
-        _check_same_length(
-            edge_source, "edge_source", edge_target, "edge_target"
-        )
-
     def _prepare(self, node_features, edge_source, edge_target):
         """Casts the features and checks the indices against the nodes."""
-        self._check_inputs(node_features, edge_source, edge_target)
-        node_features = ops.cast(node_features, self.compute_dtype)
-        num_nodes = ops.shape(node_features)[0]
-        source = checked_indices(edge_source, num_nodes, "edge_source", "nodes")
-        target = checked_indices(edge_target, num_nodes, "edge_target", "nodes")
-        return node_features, source, target, num_nodes
+        _check_edges(
+            node_features, edge_source, edge_target, type(self).__name__
+        )
+        return _prepare_graph(
+            node_features, edge_source, edge_target, self.compute_dtype
+        )
 
     @property
     def output_features(self):
         return self.units
 
-    def compute_output_spec(self, node_features, edge_source, edge_target):
+    def build(
+        self,
+        node_features_shape,
+        edge_source_shape=None,
+        edge_target_shape=None,
+    ):
+        shape = _check_node_shape(node_features_shape, type(self).__name__)
+        self._build_for_features(shape[-1])
+
+    def _build_for_features(self, features):
+        """Creates the weights and sub-layers for `features` inputs."""
+        raise NotImplementedError
+
+    def compute_output_spec(
+        self, node_features, edge_source, edge_target, training=None
+    ):
         # Checks dtypes and ranks while a functional model is built.
-        self._check_inputs(node_features, edge_source, edge_target)
+        _check_edges(
+            node_features, edge_source, edge_target, type(self).__name__
+        )
         return keras.KerasTensor(
             (node_features.shape[0], self.output_features),
             dtype=self.compute_dtype,
@@ -127,6 +121,7 @@ class _GraphConvolution(keras.layers.Layer):
         return {
             **super().get_config(),
             "units": self.units,
+            "activation": keras.activations.serialize(self.activation),
             "use_bias": self.use_bias,
             "kernel_initializer": keras.initializers.serialize(
                 self.kernel_initializer
@@ -213,6 +208,7 @@ class GINConv(_GraphConvolution):
     ):
         super().__init__(
             units,
+            activation=activation,
             use_bias=use_bias,
             kernel_initializer=kernel_initializer,
             bias_initializer=bias_initializer,
@@ -226,15 +222,8 @@ class GINConv(_GraphConvolution):
         )
         self.epsilon = _check_number("epsilon", epsilon)
         self.train_epsilon = bool(train_epsilon)
-        self.activation = keras.activations.get(activation)
 
-    def build(
-        self,
-        node_features_shape,
-        edge_source_shape=None,
-        edge_target_shape=None,
-    ):
-        features = _check_node_shape(node_features_shape, "GINConv")[-1]
+    def _build_for_features(self, features):
         self.epsilon_weight = self.add_weight(
             name="epsilon",
             shape=(),
@@ -244,13 +233,13 @@ class GINConv(_GraphConvolution):
         self._mlp = []
         inputs = features
         for index in range(self.num_mlp_layers - 1):
-            dense = self._dense(
-                self.hidden_units, f"mlp_{index + 1}", self.activation
+            dense = _dense(
+                self, self.hidden_units, f"mlp_{index + 1}", self.activation
             )
             dense.build((None, inputs))
             self._mlp.append(dense)
             inputs = self.hidden_units
-        dense = self._dense(self.units, f"mlp_{self.num_mlp_layers}")
+        dense = _dense(self, self.units, f"mlp_{self.num_mlp_layers}")
         dense.build((None, inputs))
         self._mlp.append(dense)
 
@@ -276,7 +265,6 @@ class GINConv(_GraphConvolution):
             "num_mlp_layers": self.num_mlp_layers,
             "epsilon": self.epsilon,
             "train_epsilon": self.train_epsilon,
-            "activation": keras.activations.serialize(self.activation),
         }
 
 
@@ -339,22 +327,16 @@ class GCNConv(_GraphConvolution):
     ):
         super().__init__(
             units,
+            activation=activation,
             use_bias=use_bias,
             kernel_initializer=kernel_initializer,
             bias_initializer=bias_initializer,
             **kwargs,
         )
         self.add_self_loops = bool(add_self_loops)
-        self.activation = keras.activations.get(activation)
 
-    def build(
-        self,
-        node_features_shape,
-        edge_source_shape=None,
-        edge_target_shape=None,
-    ):
-        features = _check_node_shape(node_features_shape, "GCNConv")[-1]
-        self._dense_layer = self._dense(self.units, "dense", self.activation)
+    def _build_for_features(self, features):
+        self._dense_layer = _dense(self, self.units, "dense", self.activation)
         self._dense_layer.build((None, features))
 
     def call(self, node_features, edge_source, edge_target):
@@ -389,7 +371,6 @@ class GCNConv(_GraphConvolution):
         return {
             **super().get_config(),
             "add_self_loops": self.add_self_loops,
-            "activation": keras.activations.serialize(self.activation),
         }
 
 
@@ -466,6 +447,7 @@ class GATConv(_GraphConvolution):
     ):
         super().__init__(
             units,
+            activation=activation,
             use_bias=use_bias,
             kernel_initializer=kernel_initializer,
             bias_initializer=bias_initializer,
@@ -478,7 +460,6 @@ class GATConv(_GraphConvolution):
         )
         self.dropout = _check_number("dropout", dropout, minimum=0, below=1)
         self.add_self_loops = bool(add_self_loops)
-        self.activation = keras.activations.get(activation)
 
     @property
     def output_features(self):
@@ -486,36 +467,27 @@ class GATConv(_GraphConvolution):
             return self.num_heads * self.units
         return self.units
 
-    def _initializer(self, initializer):
-        return initializer.__class__.from_config(initializer.get_config())
-
-    def build(
-        self,
-        node_features_shape,
-        edge_source_shape=None,
-        edge_target_shape=None,
-    ):
-        features = _check_node_shape(node_features_shape, "GATConv")[-1]
-        self._projection = self._dense(
-            self.num_heads * self.units, "projection", use_bias=False
+    def _build_for_features(self, features):
+        self._projection = _dense(
+            self, self.num_heads * self.units, "projection", use_bias=False
         )
         self._projection.build((None, features))
         self.attention_target = self.add_weight(
             name="attention_target",
             shape=(self.num_heads, self.units),
-            initializer=self._initializer(self.kernel_initializer),
+            initializer=_clone_initializer(self.kernel_initializer),
         )
         self.attention_source = self.add_weight(
             name="attention_source",
             shape=(self.num_heads, self.units),
-            initializer=self._initializer(self.kernel_initializer),
+            initializer=_clone_initializer(self.kernel_initializer),
         )
         self.bias = None
         if self.use_bias:
             self.bias = self.add_weight(
                 name="bias",
                 shape=(self.output_features,),
-                initializer=self._initializer(self.bias_initializer),
+                initializer=_clone_initializer(self.bias_initializer),
             )
         self._dropout_layer = keras.layers.Dropout(
             self.dropout, name="attention_dropout", dtype=self.dtype_policy
@@ -563,13 +535,6 @@ class GATConv(_GraphConvolution):
         # (num_nodes, output_features)
         return self.activation(outputs)
 
-    def compute_output_spec(
-        self, node_features, edge_source, edge_target, training=None
-    ):
-        return super().compute_output_spec(
-            node_features, edge_source, edge_target
-        )
-
     def get_config(self):
         return {
             **super().get_config(),
@@ -578,5 +543,4 @@ class GATConv(_GraphConvolution):
             "negative_slope": self.negative_slope,
             "dropout": self.dropout,
             "add_self_loops": self.add_self_loops,
-            "activation": keras.activations.serialize(self.activation),
         }

@@ -82,6 +82,42 @@ def _check_same_length(first, first_name, second, second_name):
         )
 
 
+def _check_edges(node_features, edge_source, edge_target, layer):
+    """Checks the node features and edge indices of a graph layer's call."""
+    _check_node_shape(node_features.shape, layer)
+    _check_index_tensor(edge_source, "edge_source", "node", layer)
+    _check_index_tensor(edge_target, "edge_target", "node", layer)
+    _check_same_length(edge_source, "edge_source", edge_target, "edge_target")
+
+
+def _prepare_graph(node_features, edge_source, edge_target, dtype):
+    """Casts the node features and checks the edge indices against them."""
+    node_features = ops.cast(node_features, dtype)
+    num_nodes = ops.shape(node_features)[0]
+    source = checked_indices(edge_source, num_nodes, "edge_source", "nodes")
+    target = checked_indices(edge_target, num_nodes, "edge_target", "nodes")
+    return node_features, source, target, num_nodes
+
+
+def _clone_initializer(initializer):
+    # A new initializer object for each weight or sub-layer: a seeded one
+    # shared between them would give them the same values.
+    return initializer.__class__.from_config(initializer.get_config())
+
+
+def _dense(layer, units, name, activation=None, use_bias=None):
+    """A dense sub-layer with the bias and initializers of `layer`."""
+    return keras.layers.Dense(
+        units,
+        activation=activation,
+        use_bias=layer.use_bias if use_bias is None else use_bias,
+        kernel_initializer=_clone_initializer(layer.kernel_initializer),
+        bias_initializer=_clone_initializer(layer.bias_initializer),
+        name=name,
+        dtype=layer.dtype_policy,
+    )
+
+
 @keras.saving.register_keras_serializable(package="keras_laf")
 class MessagePassing(keras.layers.Layer):
     """A message-passing layer whose neighbour aggregation is LAF or fixed.
@@ -222,21 +258,6 @@ class MessagePassing(keras.layers.Layer):
         # Segment reductions over a run-time number of nodes.
         self.supports_jit = False
 
-    def _dense(self, units, activation, name):
-        return keras.layers.Dense(
-            units,
-            activation=activation,
-            use_bias=self.use_bias,
-            kernel_initializer=self.kernel_initializer.__class__.from_config(
-                self.kernel_initializer.get_config()
-            ),
-            bias_initializer=self.bias_initializer.__class__.from_config(
-                self.bias_initializer.get_config()
-            ),
-            name=name,
-            dtype=self.dtype_policy,
-        )
-
     @property
     def num_aggregates(self):
         """Aggregates per message feature and scaler."""
@@ -257,8 +278,8 @@ class MessagePassing(keras.layers.Layer):
                 edge_features_shape, "MessagePassing", "edge_features"
             )
             message_inputs += edge_shape[-1]
-        self._message_dense = self._dense(
-            self.message_units, self.message_activation, "message"
+        self._message_dense = _dense(
+            self, self.message_units, "message", self.message_activation
         )
         self._message_dense.build((None, message_inputs))
         self._aggregation = aggregations.get(
@@ -271,20 +292,11 @@ class MessagePassing(keras.layers.Layer):
         aggregate_features = (
             self.message_units * self.num_aggregates * len(self.scalers)
         )
-        self._update_dense = self._dense(self.units, self.activation, "update")
+        self._update_dense = _dense(self, self.units, "update", self.activation)
         self._update_dense.build((None, features + aggregate_features))
 
     def _check_inputs(self, node_features, edge_source, edge_target, edges):
-        _check_node_shape(node_features.shape, "MessagePassing")
-        _check_index_tensor(
-            edge_source, "edge_source", "node", "MessagePassing"
-        )
-        _check_index_tensor(
-            edge_target, "edge_target", "node", "MessagePassing"
-        )
-        _check_same_length(
-            edge_source, "edge_source", edge_target, "edge_target"
-        )
+        _check_edges(node_features, edge_source, edge_target, "MessagePassing")
         if edges is not None:
             _check_node_shape(edges.shape, "MessagePassing", "edge_features")
             _check_same_length(
@@ -310,10 +322,9 @@ class MessagePassing(keras.layers.Layer):
         self._check_inputs(
             node_features, edge_source, edge_target, edge_features
         )
-        node_features = ops.cast(node_features, self.compute_dtype)
-        num_nodes = ops.shape(node_features)[0]
-        source = checked_indices(edge_source, num_nodes, "edge_source", "nodes")
-        target = checked_indices(edge_target, num_nodes, "edge_target", "nodes")
+        node_features, source, target, num_nodes = _prepare_graph(
+            node_features, edge_source, edge_target, self.compute_dtype
+        )
         # (num_edges, 2 * features [+ edge_features])
         message_inputs = [
             ops.take(node_features, target, axis=0),
