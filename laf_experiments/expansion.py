@@ -32,7 +32,7 @@ import argparse
 import numpy as np
 
 from laf_experiments import common
-from laf_experiments import plots
+from laf_experiments import reports
 from laf_experiments import runner
 
 TRAINED = {"laf": "laf", "deepsets": "sum", "pna": "pna"}
@@ -444,30 +444,13 @@ def run(args):
         )
         return {"metrics": values}, summary
 
-    runner.run_all(
+    reports.run_methods(args, store, train, evaluate)
+    reports.write_results(
         args,
         store,
-        keys=[
-            {"method": method, "seed": seed}
-            for seed in range(args.seeds)
-            for method in args.methods
-        ],
-        describe=lambda key: f"{key['method']}, seed {key['seed']}",
-        train=train,
-        evaluate=evaluate,
+        table=(TABLE, lambda: results_table(store.summary, settings)),
+        figure=(PLOT, lambda path: plot_results(store.summary, path)),
     )
-    written = []
-    if store.runs:
-        (store.directory / TABLE).write_text(
-            results_table(store.summary, settings)
-        )
-        written.append(TABLE)
-        if plots.available():
-            plot_results(store.summary, store.directory / PLOT)
-            written.append(PLOT)
-        else:
-            common.log(experiment, plots.MISSING)
-    runner.report_written(args, store, written)
 
 
 def results_table(summary, settings):

@@ -35,7 +35,7 @@ import math
 import numpy as np
 
 from laf_experiments import common
-from laf_experiments import plots
+from laf_experiments import reports
 from laf_experiments import runner
 from laf_experiments.datasets.constants import EXTRAPOLATION_SIZES
 from laf_experiments.datasets.constants import GRAPH_TASKS
@@ -415,7 +415,6 @@ def run(args):
         group_fields=("method", "split", "task"),
         value_field="log10_mse",
     )
-    output = store.directory
     test_sizes = (TRAIN_SIZES, *args.extrapolation_sizes)
 
     def make_splits(key):
@@ -506,28 +505,13 @@ def run(args):
             "val_loss": None,
         }
 
-    runner.run_all(
+    reports.run_methods(args, store, train, evaluate)
+    reports.write_results(
         args,
         store,
-        keys=[
-            {"method": method, "seed": seed}
-            for seed in range(args.seeds)
-            for method in args.methods
-        ],
-        describe=lambda key: f"{key['method']}, seed {key['seed']}",
-        train=train,
-        evaluate=evaluate,
+        table=(TABLE, lambda: results_table(store.summary, settings)),
+        figure=(PLOT, lambda path: plot_results(store.summary, path)),
     )
-    written = []
-    if store.runs:
-        (output / TABLE).write_text(results_table(store.summary, settings))
-        written.append(TABLE)
-        if plots.available():
-            plot_results(store.summary, output / PLOT)
-            written.append(PLOT)
-        else:
-            common.log(experiment, plots.MISSING)
-    runner.report_written(args, store, written)
 
 
 def _find(summary, method, split, task):

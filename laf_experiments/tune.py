@@ -27,7 +27,7 @@ import warnings
 import numpy as np
 
 from laf_experiments import common
-from laf_experiments import plots
+from laf_experiments import reports
 from laf_experiments import runner
 from laf_experiments.datasets import TARGETS
 from laf_experiments.datasets import TEST_MAX_SIZES
@@ -372,14 +372,9 @@ def run(args):
     for run in store.runs:
         if run["target"] == target and run["seed"] < args.seeds:
             _report(experiment, run)
-    written = []
-    if store.runs:
-        if plots.available():
-            plot_trials(store.runs, output / PLOT)
-            written.append(PLOT)
-        else:
-            common.log(experiment, plots.MISSING)
-    runner.report_written(args, store, written)
+    reports.write_results(
+        args, store, figure=(PLOT, lambda path: plot_trials(store.runs, path))
+    )
 
 
 def plot_trials(runs, path):

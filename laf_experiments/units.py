@@ -18,7 +18,7 @@ training sets of a restart are drawn with its seed, validation sets with
 import numpy as np
 
 from laf_experiments import common
-from laf_experiments import plots
+from laf_experiments import reports
 from laf_experiments import runner
 
 UNITS = (1, 3, 6, 9, 12, 15, 18, 21)
@@ -174,7 +174,6 @@ def run(args):
         group_fields=("target", "units"),
         value_field="mae",
     )
-    output = store.directory
 
     def make_training_data(key):
         target, seed = key["target"], key["seed"]
@@ -220,14 +219,9 @@ def run(args):
         ),
         evaluate=evaluate,
     )
-    written = []
-    if store.runs:
-        if plots.available():
-            plot_units(store.runs, output / PLOT)
-            written.append(PLOT)
-        else:
-            common.log(args.experiment, plots.MISSING)
-    runner.report_written(args, store, written)
+    reports.write_results(
+        args, store, figure=(PLOT, lambda path: plot_units(store.runs, path))
+    )
 
 
 def plot_units(runs, path):
