@@ -62,6 +62,16 @@ def _graph():
     }
 
 
+def _graph_case(layer_cls, init_kwargs, output_shape):
+    return dict(
+        layer_cls=layer_cls,
+        init_kwargs=init_kwargs,
+        inputs=_graph(),
+        positional=["node_features", "edge_source", "edge_target"],
+        expected_output_shape=output_shape,
+    )
+
+
 CASES = {
     "LAF": _set_case(keras_laf.LAF, {"units": 3}, (BATCH, FEATURES * 3)),
     # No weights to train (Keras warns on fitting a model without any).
@@ -106,33 +116,19 @@ CASES = {
         {"dim": 4, "num_heads": 2, "num_seeds": 2},
         (BATCH, 2, 4),
     ),
-    "MessagePassing": dict(
-        layer_cls=keras_laf.MessagePassing,
-        init_kwargs={"units": 4, "aggregation": "laf", "laf_units": 2},
-        inputs=_graph(),
-        positional=["node_features", "edge_source", "edge_target"],
-        expected_output_shape=(5, 4),
+    "MessagePassing": _graph_case(
+        keras_laf.MessagePassing,
+        {"units": 4, "aggregation": "laf", "laf_units": 2},
+        (5, 4),
     ),
-    "GINConv": dict(
-        layer_cls=keras_laf.GINConv,
-        init_kwargs={"units": 4, "hidden_units": 3},
-        inputs=_graph(),
-        positional=["node_features", "edge_source", "edge_target"],
-        expected_output_shape=(5, 4),
+    "GINConv": _graph_case(
+        keras_laf.GINConv, {"units": 4, "hidden_units": 3}, (5, 4)
     ),
-    "GCNConv": dict(
-        layer_cls=keras_laf.GCNConv,
-        init_kwargs={"units": 4, "activation": "relu"},
-        inputs=_graph(),
-        positional=["node_features", "edge_source", "edge_target"],
-        expected_output_shape=(5, 4),
+    "GCNConv": _graph_case(
+        keras_laf.GCNConv, {"units": 4, "activation": "relu"}, (5, 4)
     ),
-    "GATConv": dict(
-        layer_cls=keras_laf.GATConv,
-        init_kwargs={"units": 3, "num_heads": 2},
-        inputs=_graph(),
-        positional=["node_features", "edge_source", "edge_target"],
-        expected_output_shape=(5, 6),
+    "GATConv": _graph_case(
+        keras_laf.GATConv, {"units": 3, "num_heads": 2}, (5, 6)
     ),
     "GraphReadout": dict(
         layer_cls=keras_laf.GraphReadout,

@@ -144,25 +144,21 @@ def test_training_pairs():
 
 
 def test_generated_benchmark():
-    data = concept_sets.make_concept_benchmark(
-        num_words=100,
-        num_concepts=5,
-        vector_dim=8,
-        query_size=3,
-        num_sets={"train": 10, "validation": 2, "test": 4},
-    )
+    sizes = {
+        "num_words": 100,
+        "num_concepts": 5,
+        "vector_dim": 8,
+        "query_size": 3,
+        "num_sets": {"train": 10, "validation": 2, "test": 4},
+    }
+    data = concept_sets.make_concept_benchmark(**sizes)
     assert data.vectors.shape == (100, 8)
     assert data.query_size == 3
     assert data.sets["test"].shape == (4, 4)
     for row in data.sets["train"]:
         assert len(set(row)) == 4
-    again = concept_sets.make_concept_benchmark(
-        num_words=100,
-        num_concepts=5,
-        vector_dim=8,
-        query_size=3,
-        num_sets={"train": 10, "validation": 2, "test": 4},
-    )
+    # The same sizes give the same benchmark.
+    again = concept_sets.make_concept_benchmark(**sizes)
     np.testing.assert_array_equal(again.sets["train"], data.sets["train"])
 
 

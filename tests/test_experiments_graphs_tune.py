@@ -41,20 +41,25 @@ def assert_one_line_error(status, err, text):
     assert last.startswith("keras-laf") and text in last
 
 
-@pytest.fixture(scope="module")
-def graphs_output(tmp_path_factory):
+def run_graphs(tmp_path_factory, name, methods):
+    """Runs `keras-laf graphs` quickly with `methods` in a new directory."""
     pytest.importorskip("networkx")
-    directory = tmp_path_factory.mktemp("graphs")
+    directory = tmp_path_factory.mktemp(name)
     argv = [
         "graphs",
         *QUIET,
         "--methods",
-        "laf,pna",
+        methods,
         "--output",
         str(directory),
     ]
     assert cli.main(argv) == 0
     return directory
+
+
+@pytest.fixture(scope="module")
+def graphs_output(tmp_path_factory):
+    return run_graphs(tmp_path_factory, "graphs", "laf,pna")
 
 
 @pytest.mark.slow
@@ -177,18 +182,9 @@ def test_graphs_baseline_predicts_the_training_means():
 
 @pytest.fixture(scope="module")
 def convolutions_output(tmp_path_factory):
-    pytest.importorskip("networkx")
-    directory = tmp_path_factory.mktemp("graph_convolutions")
-    argv = [
-        "graphs",
-        *QUIET,
-        "--methods",
-        "laf,gin,gcn,gat,baseline",
-        "--output",
-        str(directory),
-    ]
-    assert cli.main(argv) == 0
-    return directory
+    return run_graphs(
+        tmp_path_factory, "graph_convolutions", "laf,gin,gcn,gat,baseline"
+    )
 
 
 @pytest.mark.slow
