@@ -346,7 +346,7 @@ def run(args):
         return model, {
             "tuner": args.tuner,
             "best_hyperparameters": best,
-            "best_units": int(best["units"]),
+            "best_units": int(best["laf_units"]),
             "best_trial": best_trial.trial_id,
             "best_val_loss": float(best_trial.score),
             "train_seconds": round(seconds, 3),
