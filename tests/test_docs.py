@@ -129,3 +129,21 @@ def test_readme_links_point_at_pages_and_copied_files():
         "[c](LICENSE) [d](https://keras.io) [e](#citing)"
     )
     assert linked == {"LICENSE"}
+
+
+def test_call_arguments_become_a_list():
+    spec = importlib.util.spec_from_file_location(
+        "docs_griffe_extensions", ROOT / "docs" / "griffe_extensions.py"
+    )
+    extensions = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(extensions)
+    docstring = (
+        "Summary.\n\nCall arguments:\n    inputs: a tensor\n"
+        "        on two lines.\n    mask, training: as usual.\n\n"
+        "Args:\n    units: int. Left alone."
+    )
+    assert extensions.list_items(docstring) == (
+        "Summary.\n\nCall arguments:\n    - `inputs`: a tensor\n"
+        "        on two lines.\n    - `mask, training`: as usual.\n\n"
+        "Args:\n    units: int. Left alone."
+    )
