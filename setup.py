@@ -22,6 +22,14 @@ EXPERIMENTS = [
     "networkx",
     *TUNER,
 ]
+# The API reference site (`mkdocs build`, `mkdocs serve`); its pages of the
+# hypermodels import keras-tuner.
+DOCS = [
+    "mkdocs>=1.6",
+    "mkdocs-material>=9.5",
+    "mkdocstrings[python]>=1.0",
+    *TUNER,
+]
 
 setup(
     name="keras-laf",
@@ -78,6 +86,7 @@ setup(
         # Kept for existing installs: parts of `experiments`.
         "digits": ["scikit-learn"],
         "graphs": ["networkx"],
+        "docs": DOCS,
         "dev": ["pytest", "ruff", "scipy", "jax[cpu]", *EXPERIMENTS],
     },
 )

@@ -77,8 +77,10 @@ class FixedAggregation(SetAggregation):
     array([[[4., 3.]]], dtype=float32)
     """
 
-    def __init__(self, aggregators=("sum",), flatten=True, epsilon=1e-5, **kw):
-        super().__init__(flatten=flatten, **kw)
+    def __init__(
+        self, aggregators=("sum",), flatten=True, epsilon=1e-5, **kwargs
+    ):
+        super().__init__(flatten=flatten, **kwargs)
         if isinstance(aggregators, str):
             aggregators = AGGREGATOR_PRESETS.get(aggregators, [aggregators])
         aggregators = list(aggregators)

@@ -311,9 +311,15 @@ class MessagePassing(keras.layers.Layer):
         The layer's output before the update: for each node, the
         aggregates of every message feature, once per scaler.
 
+        The layer must be built; the arguments are those of calling it.
+
         Args:
-            node_features, edge_source, edge_target, edge_features: as for
-                calling the layer, which must be built.
+            node_features: float tensor `(num_nodes, features)`.
+            edge_source: int tensor `(num_edges,)`, the sending node of
+                each edge.
+            edge_target: int tensor `(num_edges,)`, the receiving node.
+            edge_features: optional float tensor `(num_edges,
+                edge_features)`.
 
         Returns:
             `(num_nodes, message_units * num_aggregates * len(scalers))`,

@@ -187,13 +187,13 @@ def _trials(tuner, epochs):
         tuner.oracle.trials.values(), key=lambda trial: trial.trial_id
     ):
         values = trial.hyperparameters.values
-        if "units" not in values:
+        if "laf_units" not in values:
             continue
         score = trial.score
         trials.append(
             {
                 "trial_id": trial.trial_id,
-                "units": int(values["units"]),
+                "units": int(values["laf_units"]),
                 "learning_rate": float(values["learning_rate"]),
                 "epochs": int(values.get("tuner/epochs", epochs)),
                 "status": str(trial.status),
@@ -346,7 +346,7 @@ def run(args):
         return model, {
             "tuner": args.tuner,
             "best_hyperparameters": best,
-            "best_units": int(best["units"]),
+            "best_units": int(best["laf_units"]),
             "best_trial": best_trial.trial_id,
             "best_val_loss": float(best_trial.score),
             "train_seconds": round(seconds, 3),

@@ -8,21 +8,24 @@ aggregation hyperparameters of `deep_sets` and `set_transformer`, each with
 a default and a range that the caller can change:
 
 - `"aggregation"`: `hp.Choice` among `aggregations`, `"laf"` by default;
-- `"units"`: `hp.Int` from `min_units` to `max_units` by `units_step`
+- `"laf_units"`: `hp.Int` from `min_units` to `max_units` by `units_step`
   (1 to 21 by 1 unless changed), 9 by default, present only when the
-  aggregation is `"laf"`;
+  aggregation is `"laf"`; the builders' argument of the same name;
 - `"learning_rate"`: Adam's rate, `hp.Choice` among `learning_rates`
   (1e-2, 1e-3, 1e-4 unless changed), 1e-3 by default.
 
 A hyperparameter is fixed either through the constructor (`min_units=6,
 max_units=6`, `learning_rates=(1e-3,)`, `aggregations=("laf",)`) or by
-declaring it before `build`, e.g. `hp.Fixed("units", 6)` in the
-`HyperParameters` given to `build` or to a tuner.
+declaring it before `build`, e.g. `hp.Fixed("laf_units", 6)` in the
+`HyperParameters` given to `build` or to a tuner. The hyperparameter was
+called `"units"` before; a `"units"` declared before `build` still sets the
+LAF units, with a `DeprecationWarning`.
 """
 
 import inspect
 import math
 import numbers
+import warnings
 
 import keras
 
@@ -45,6 +48,10 @@ DEFAULT_UNITS = 9
 DEFAULT_LEARNING_RATE = 1e-3
 DEFAULT_AGGREGATION = "laf"
 LEARNING_RATES = (1e-2, 1e-3, 1e-4)
+# The hyperparameter of the number of LAF units, named like the builders'
+# argument; `DEPRECATED_UNITS` is its former name.
+UNITS = "laf_units"
+DEPRECATED_UNITS = "units"
 
 
 class SetHyperModel(keras_tuner.HyperModel):
@@ -226,20 +233,32 @@ class SetHyperModel(keras_tuner.HyperModel):
         return model
 
     def _units(self, hp):
-        # A "units" declared by the caller before `build`, e.g. with
-        # `hp.Fixed("units", 6)`, has no condition: its value wins for
-        # every aggregation. Registering a conditional "units" beside it
-        # would let a tuner sample that one over the fixed value.
-        if any(
-            hyperparameter.name == "units" and not hyperparameter.conditions
+        declared = {
+            hyperparameter.name
             for hyperparameter in hp.space
-        ):
-            return hp.get("units")
-        # Otherwise "units" exists only in trials that use LAF: trials of
-        # other aggregations carry no unused value that tells them apart.
+            if not hyperparameter.conditions
+        }
+        if DEPRECATED_UNITS in declared and UNITS not in declared:
+            warnings.warn(
+                f"The hyperparameter {DEPRECATED_UNITS!r} of the keras_laf "
+                f"hypermodels is now {UNITS!r}, like the builders' "
+                f"argument: declare hp.Fixed({UNITS!r}, ...) instead of "
+                f"hp.Fixed({DEPRECATED_UNITS!r}, ...).",
+                DeprecationWarning,
+                stacklevel=3,
+            )
+            return hp.Fixed(UNITS, hp.get(DEPRECATED_UNITS))
+        # A "laf_units" declared by the caller before `build`, e.g. with
+        # `hp.Fixed("laf_units", 6)`, has no condition: its value wins for
+        # every aggregation. Registering a conditional "laf_units" beside
+        # it would let a tuner sample that one over the fixed value.
+        if UNITS in declared:
+            return hp.get(UNITS)
+        # Otherwise "laf_units" exists only in trials that use LAF: trials
+        # of other aggregations carry no unused value that tells them apart.
         with hp.conditional_scope("aggregation", ["laf"]):
             return hp.Int(
-                "units",
+                UNITS,
                 min_value=self.min_units,
                 max_value=self.max_units,
                 step=self.units_step,
@@ -255,7 +274,7 @@ class DeepSetsHyperModel(SetHyperModel):
 
     Builds `keras_laf.models.deep_sets` models compiled with Adam and the
     MAE loss, with three hyperparameters: `"aggregation"` (a choice among
-    `aggregations`, `"laf"` by default), `"units"` (the LAF units, an
+    `aggregations`, `"laf"` by default), `"laf_units"` (the LAF units, an
     integer from `min_units` to `max_units`, 9 by default, present only
     when the aggregation is `"laf"`) and `"learning_rate"` (a choice among
     `learning_rates`, 1e-3 by default). Building with an empty
@@ -281,13 +300,21 @@ class DeepSetsHyperModel(SetHyperModel):
 
     Example:
 
+    >>> import tempfile
     >>> import keras_tuner as kt
     >>> hypermodel = DeepSetsHyperModel(
     ...     vocabulary_size=10, model_kwargs={"phi_units": ()}
     ... )
     >>> model = hypermodel.build(kt.HyperParameters())  # LAF(9), Adam(1e-3)
+    >>> hp = kt.HyperParameters()
+    >>> hp.Fixed("laf_units", 6)  # fixes the units; the rest is searched
+    6
     >>> tuner = kt.RandomSearch(
-    ...     hypermodel, objective="val_loss", max_trials=10, directory="tune"
+    ...     hypermodel,
+    ...     hyperparameters=hp,
+    ...     objective="val_loss",
+    ...     max_trials=10,
+    ...     directory=tempfile.mkdtemp(),  # where the trials are saved
     ... )
     """
 
@@ -339,10 +366,10 @@ class SetTransformerHyperModel(SetHyperModel):
     Builds `keras_laf.models.set_transformer` models compiled with Adam and
     the MAE loss. The hyperparameters are those of `DeepSetsHyperModel`,
     with `"aggregation"` choosing the pooling head of the Set Transformer:
-    `"laf"` (a sigmoid and LAF with `"units"` units) or `"pma"` (pooling by
-    multi-head attention, where `"units"` is absent). Building with an
-    empty `keras_tuner.HyperParameters()` gives a LAF(9) head and Adam with
-    learning rate 1e-3.
+    `"laf"` (a sigmoid and LAF with `"laf_units"` units) or `"pma"`
+    (pooling by multi-head attention, where `"laf_units"` is absent).
+    Building with an empty `keras_tuner.HyperParameters()` gives a LAF(9)
+    head and Adam with learning rate 1e-3.
 
     Args:
         input_dim: int. Features of each element.

@@ -259,7 +259,7 @@ def test_tune_records_the_best_configuration(tune_output):
     [search] = results["runs"]
     assert search["target"] == tune.DEFAULT_TARGET
     assert 1 <= search["best_units"] <= 3
-    assert search["best_hyperparameters"]["units"] == search["best_units"]
+    assert search["best_hyperparameters"]["laf_units"] == search["best_units"]
     assert [item["max_size"] for item in search["test"]] == [10, 50]
     assert all(math.isfinite(item["mae"]) for item in search["test"])
     trials = search["trials"]

@@ -23,7 +23,7 @@ SET_TRANSFORMER = {
     "model_kwargs": {"hidden_units": 8, "num_heads": 2, "num_blocks": 1},
     "compile_kwargs": {"run_eagerly": True},
 }
-DEFAULTS = {"aggregation": "laf", "units": 9, "learning_rate": 1e-3}
+DEFAULTS = {"aggregation": "laf", "laf_units": 9, "learning_rate": 1e-3}
 
 
 def learning_rate(model):
@@ -51,10 +51,14 @@ def test_deep_sets_search_space():
     hp = kt.HyperParameters()
     DeepSetsHyperModel(**DEEP_SETS, aggregations=("laf", "sum")).build(hp)
     hyperparameters = space(hp)
-    assert list(hyperparameters) == ["aggregation", "units", "learning_rate"]
+    assert list(hyperparameters) == [
+        "aggregation",
+        "laf_units",
+        "learning_rate",
+    ]
     aggregation = hyperparameters["aggregation"]
     assert list(aggregation.values) == ["laf", "sum"]
-    units = hyperparameters["units"]
+    units = hyperparameters["laf_units"]
     assert isinstance(units, kt.engine.hyperparameters.Int)
     assert (units.min_value, units.max_value, units.step) == (1, 21, 1)
     assert units.default == 9
@@ -76,16 +80,25 @@ def test_set_transformer_defaults_with_empty_hyperparameters():
 
 def test_fixed_hyperparameters_override_the_defaults():
     hp = kt.HyperParameters()
-    hp.Fixed("units", 3)
+    hp.Fixed("laf_units", 3)
     hp.Fixed("learning_rate", 1e-2)
     model = DeepSetsHyperModel(**DEEP_SETS).build(hp)
     assert hp.values == {
-        "units": 3,
+        "laf_units": 3,
         "learning_rate": 1e-2,
         "aggregation": "laf",
     }
     assert model.get_layer("aggregation").units == 3
     np.testing.assert_allclose(learning_rate(model), 1e-2)
+
+
+def test_deprecated_units_name_still_fixes_the_laf_units():
+    hp = kt.HyperParameters()
+    hp.Fixed("units", 3)
+    with pytest.warns(DeprecationWarning, match="'units'.*now 'laf_units'"):
+        model = DeepSetsHyperModel(**DEEP_SETS).build(hp)
+    assert hp.get("laf_units") == 3
+    assert model.get_layer("aggregation").units == 3
 
 
 def test_other_aggregation_has_no_units():
@@ -94,7 +107,7 @@ def test_other_aggregation_has_no_units():
     model = DeepSetsHyperModel(**DEEP_SETS, aggregations=("laf", "sum")).build(
         hp
     )
-    assert "units" not in hp
+    assert "laf_units" not in hp
     assert isinstance(model.get_layer("aggregation"), FixedAggregation)
 
 
@@ -104,7 +117,7 @@ def test_set_transformer_pma_head():
     model = SetTransformerHyperModel(
         **SET_TRANSFORMER, aggregations=("laf", "pma")
     ).build(hp)
-    assert "units" not in hp
+    assert "laf_units" not in hp
     assert isinstance(model.get_layer("pma"), PMA)
     assert not any(isinstance(layer, LAF) for layer in model.layers)
 
@@ -145,7 +158,7 @@ def test_default_units_stay_in_the_range(units_range, expected):
     assert hypermodel.default_units == expected
     hp = kt.HyperParameters()
     hypermodel.build(hp)
-    assert hp.get("units") == expected
+    assert hp.get("laf_units") == expected
 
 
 def test_default_learning_rate_is_the_nearest_choice():
@@ -193,9 +206,9 @@ def test_two_trial_search(tmp_path):
         values = trial.hyperparameters.values
         assert values["aggregation"] in ("laf", "sum")
         assert values["learning_rate"] in (1e-2, 1e-3, 1e-4)
-        assert ("units" in values) == (values["aggregation"] == "laf")
-        if "units" in values:
-            assert 1 <= values["units"] <= 4
+        assert ("laf_units" in values) == (values["aggregation"] == "laf")
+        if "laf_units" in values:
+            assert 1 <= values["laf_units"] <= 4
         assert np.isfinite(trial.score)
     best = tuner.get_best_hyperparameters()[0]
     assert best.values == trials[0].hyperparameters.values
@@ -207,7 +220,7 @@ def test_two_trial_search(tmp_path):
 def test_search_keeps_fixed_units(tmp_path):
     train = make_training_sets(64, "count", seed=0).to_dataset(32)
     hp = kt.HyperParameters()
-    hp.Fixed("units", 2)
+    hp.Fixed("laf_units", 2)
     tuner = kt.RandomSearch(
         DeepSetsHyperModel(**DEEP_SETS),
         hyperparameters=hp,
@@ -220,7 +233,10 @@ def test_search_keeps_fixed_units(tmp_path):
     tuner.search(train, epochs=1, verbose=0)
     trials = tuner.oracle.get_best_trials(num_trials=2)
     assert len(trials) == 2
-    assert [trial.hyperparameters.get("units") for trial in trials] == [2, 2]
+    assert [trial.hyperparameters.get("laf_units") for trial in trials] == [
+        2,
+        2,
+    ]
     learning_rates = {
         trial.hyperparameters.get("learning_rate") for trial in trials
     }
@@ -251,7 +267,7 @@ def test_search_keeps_fixed_units(tmp_path):
         ({"aggregations": ("laf", "laf")}, "repeat"),
         ({"default_aggregation": "sum"}, "default_aggregation='sum'"),
         ({"compile_kwargs": {"optimizer": "sgd"}}, "optimizer"),
-        ({"model_kwargs": {"units": 3}}, "units=3"),
+        ({"model_kwargs": {"laf_units": 3}}, "units=3"),
         ({"model_kwargs": {"aggregation": "sum"}}, "aggregation='sum'"),
         ({"model_kwargs": {"dropout": 0.5}}, "dropout=0.5"),
     ],

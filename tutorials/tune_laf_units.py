@@ -26,11 +26,12 @@ For your own data, that question is one call away. `keras_laf.models`
 has KerasTuner hypermodels of its set models, `DeepSetsHyperModel` and
 `SetTransformerHyperModel`, in which three things are hyperparameters:
 
-- `"units"`: the LAF units, an integer from 1 to 21, 9 by default;
+- `"laf_units"`: the LAF units, an integer from 1 to 21, 9 by default;
 - `"learning_rate"`: Adam's learning rate, one of 1e-2, 1e-3 and 1e-4,
   1e-3 by default;
 - `"aggregation"`: the aggregation, `"laf"` by default, chosen among those
-  you allow; `"units"` only exists when it is `"laf"`.
+  you allow; `"laf_units"` only exists when it is `"laf"`. It is named
+  like the `laf_units` argument of the model builders.
 
 This tutorial:
 
@@ -141,9 +142,9 @@ range. `hp.Fixed` is the way to pin one down, here or in a tuner (pass
 """
 
 hp = kt.HyperParameters()
-hp.Fixed("units", 3)
+hp.Fixed("laf_units", 3)
 model = hypermodel.build(hp)
-print("With hp.Fixed('units', 3):", hp.values)
+print("With hp.Fixed('laf_units', 3):", hp.values)
 
 """
 The constructor changes ranges and defaults. Every range is checked at
@@ -180,7 +181,7 @@ runs = []  # (units, best validation MAE of one restart)
 class RecordingHyperModel(DeepSetsHyperModel):
     def fit(self, hp, model, *args, **kwargs):
         history = model.fit(*args, **kwargs)
-        runs.append((hp.get("units"), min(history.history["val_mae"])))
+        runs.append((hp.get("laf_units"), min(history.history["val_mae"])))
         return history
 
 
@@ -284,7 +285,8 @@ axis.plot(list(test_errors), list(test_errors.values()), marker="o")
 axis.axvline(10, color="gray", linestyle="--", label="largest training set")
 axis.set_xlabel("maximum set size M")
 axis.set_ylabel("test MAE")
-axis.set_title(f"Best model: LAF({best_hp.get('units')}) on '{TARGET}'")
+best_units = best_hp.get("laf_units")
+axis.set_title(f"Best model: LAF({best_units}) on '{TARGET}'")
 axis.legend()
 path = output_dir / "test_mae_by_max_size.png"
 figure.savefig(path, dpi=80)
@@ -296,11 +298,11 @@ print(f"Saved {path}")
 
 The same hypermodel searches more when given more choices. Here the
 aggregation is one of LAF, sum and max, and the learning rate one of the
-three defaults. `"units"` is a conditional hyperparameter: it exists only
-in trials whose aggregation is `"laf"`, so the tuner does not waste trials
-on settings that differ only in units that are not used. `kt.RandomSearch`
-samples the space; `kt.BayesianOptimization` and `kt.Hyperband` take the
-same hypermodel.
+three defaults. `"laf_units"` is a conditional hyperparameter: it exists
+only in trials whose aggregation is `"laf"`, so the tuner does not waste
+trials on settings that differ only in units that are not used.
+`kt.RandomSearch` samples the space; `kt.BayesianOptimization` and
+`kt.Hyperband` take the same hypermodel.
 """
 
 wide_hypermodel = DeepSetsHyperModel(

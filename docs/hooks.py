@@ -1,0 +1,212 @@
+"""MkDocs hooks that build the keras-laf site from the repository itself.
+
+Nothing here is written to disk: the pages are generated in memory at each
+build, so they cannot drift from the code.
+
+- The API reference has one page per public name: everything in
+  `keras_laf.__all__` and `keras_laf.models.__all__`, the classes of
+  `keras_laf.constraints` and `keras_laf.initializers`, and the functions
+  of `keras_laf.aggregations` and `keras_laf.datasets`. mkdocstrings
+  renders each page from the docstrings.
+- `README.md` is the home page, beside `RESULTS.md` and `CHANGELOG.md`;
+  the files they link to (figures, `LICENSE`, `CITATION.cff`) are copied.
+- Each tutorial (`tutorials/*.py`, keras-io guides) becomes a page: the
+  text cells as Markdown, the code between them as Python blocks.
+"""
+
+import ast
+import inspect
+import pathlib
+import re
+
+import keras
+from mkdocs.structure.files import File
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+TUTORIALS = ROOT / "tutorials"
+# Repository Markdown files shown as pages, by their path in the site.
+MARKDOWN_PAGES = {
+    "index.md": "README.md",
+    "results.md": "RESULTS.md",
+    "changelog.md": "CHANGELOG.md",
+}
+LINK = re.compile(r"\]\(([^)#\s]+)(#[^)\s]*)?\)")
+
+
+def api_pages():
+    """Returns `{section: [(title, page path, object path), ...]}`."""
+    import keras_laf
+    import keras_laf.datasets
+    import keras_laf.models
+
+    sections = {
+        "Layers": [],
+        "Functions": [],
+        "Constants": [],
+        "Models": [],
+        "Hypermodels": [],
+        "Constraints": [],
+        "Initializers": [],
+        "Aggregations": [],
+        "Datasets": [],
+    }
+
+    def add(section, name, obj, default_path):
+        path = default_path
+        if inspect.isclass(obj) or inspect.isfunction(obj):
+            path = f"{obj.__module__}.{obj.__qualname__}"
+        slug = section.lower()
+        sections[section].append((name, f"api/{slug}/{name}.md", path))
+
+    for name in keras_laf.__all__:
+        obj = getattr(keras_laf, name)
+        if inspect.ismodule(obj):
+            continue
+        if inspect.isclass(obj) and issubclass(obj, keras.layers.Layer):
+            add("Layers", name, obj, f"keras_laf.{name}")
+        elif inspect.isclass(obj) or inspect.isfunction(obj):
+            add("Functions", name, obj, f"keras_laf.{name}")
+        else:
+            add("Constants", name, obj, f"keras_laf.{name}")
+    for name in keras_laf.models.__all__:
+        obj = getattr(keras_laf.models, name)
+        section = "Hypermodels" if inspect.isclass(obj) else "Models"
+        add(section, name, obj, f"keras_laf.models.{name}")
+    modules = {
+        "Constraints": keras_laf.constraints,
+        "Initializers": keras_laf.initializers,
+        "Aggregations": keras_laf.aggregations,
+    }
+    for section, module in modules.items():
+        for name, obj in vars(module).items():
+            defined_here = getattr(obj, "__module__", None) == module.__name__
+            if name.startswith("_") or not defined_here:
+                continue
+            if inspect.isclass(obj) or inspect.isfunction(obj):
+                add(section, name, obj, f"{module.__name__}.{name}")
+    for name in keras_laf.datasets.__all__:
+        obj = getattr(keras_laf.datasets, name)
+        add("Datasets", name, obj, f"keras_laf.datasets.{name}")
+    return {section: pages for section, pages in sections.items() if pages}
+
+
+def tutorial_to_markdown(source):
+    """Turns a keras-io guide into Markdown.
+
+    The module docstring is the header (Title, Author, Date created, ...);
+    every other top-level string is a text cell, and the lines between text
+    cells are code.
+    """
+    tree = ast.parse(source)
+    lines = source.splitlines()
+    cells = [
+        node
+        for node in tree.body
+        if isinstance(node, ast.Expr)
+        and isinstance(node.value, ast.Constant)
+        and isinstance(node.value.value, str)
+    ]
+    header, text_cells = cells[0], cells[1:]
+    fields = {}
+    key = None
+    for line in inspect.cleandoc(header.value.value).splitlines():
+        match = re.match(r"^([A-Z][A-Za-z ]*): (.*)$", line)
+        if match:
+            key = match.group(1)
+            fields[key] = match.group(2).strip()
+        elif key is not None:
+            fields[key] += " " + line.strip()
+    title = fields.pop("Title")
+    parts = [f"# {title}\n"]
+    parts += [f"**{key}:** {value}  " for key, value in fields.items()]
+    parts.append("")
+
+    def code(start, stop):
+        block = [
+            line
+            for line in lines[start:stop]
+            if not line.startswith("# ruff: noqa")
+        ]
+        text = "\n".join(block).strip("\n")
+        if text.strip():
+            parts.append(f"```python\n{text}\n```\n")
+
+    position = header.end_lineno
+    for cell in text_cells:
+        code(position, cell.lineno - 1)
+        parts.append(inspect.cleandoc(cell.value.value) + "\n")
+        position = cell.end_lineno
+    code(position, len(lines))
+    return "\n".join(parts)
+
+
+def tutorial_pages():
+    """Returns `[(title, page path, tutorial file), ...]`, in README order."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    order = re.findall(r"\(tutorials/(\w+)\.py\)", readme)
+    files = sorted(TUTORIALS.glob("*.py"))
+    files.sort(key=lambda f: order.index(f.stem) if f.stem in order else 99)
+    pages = []
+    for file in files:
+        source = file.read_text(encoding="utf-8")
+        title = re.search(r"^Title: (.*)$", source, re.M).group(1)
+        pages.append((title, f"tutorials/{file.stem}.md", file))
+    return pages
+
+
+def rewrite_links(markdown, linked_files):
+    """Points repository links at their pages; lists the other files."""
+
+    def replace(match):
+        target, anchor = match.group(1), match.group(2) or ""
+        if "://" in target or target.startswith("mailto:"):
+            return match.group(0)
+        pages = {source: page for page, source in MARKDOWN_PAGES.items()}
+        if target in pages:
+            target = pages[target]
+        elif target.startswith("tutorials/") and target.endswith(".py"):
+            target = target[: -len(".py")] + ".md"
+        elif (ROOT / target).is_file():
+            linked_files.add(target)
+        return f"]({target}{anchor})"
+
+    return LINK.sub(replace, markdown)
+
+
+def on_config(config):
+    nav = [{"Home": "index.md"}]
+    nav.append(
+        {"Tutorials": [{title: page} for title, page, _ in tutorial_pages()]}
+    )
+    nav.append(
+        {
+            "API reference": [
+                {section: [{title: page} for title, page, _ in pages]}
+                for section, pages in api_pages().items()
+            ]
+        }
+    )
+    nav.append({"Results": "results.md"})
+    nav.append({"Changelog": "changelog.md"})
+    config["nav"] = nav
+    return config
+
+
+def on_files(files, config):
+    linked_files = set()
+    for page, source in MARKDOWN_PAGES.items():
+        text = (ROOT / source).read_text(encoding="utf-8")
+        content = rewrite_links(text, linked_files)
+        files.append(File.generated(config, page, content=content))
+    for _, page, file in tutorial_pages():
+        content = tutorial_to_markdown(file.read_text(encoding="utf-8"))
+        files.append(File.generated(config, page, content=content))
+    for pages in api_pages().values():
+        for title, page, path in pages:
+            content = f"# {title}\n\n::: {path}\n"
+            files.append(File.generated(config, page, content=content))
+    for target in sorted(linked_files):
+        files.append(
+            File.generated(config, target, abs_src_path=str(ROOT / target))
+        )
+    return files

@@ -1,0 +1,149 @@
+"""Tests of the documentation hooks (docs/hooks.py): every public name has
+an API page, and the tutorials and the README become pages. `.ci/run`
+builds the whole site with `mkdocs build --strict`."""
+
+import importlib.util
+import inspect
+import pathlib
+
+import pytest
+
+import keras_laf
+import keras_laf.datasets
+import keras_laf.models
+
+pytest.importorskip("mkdocs", reason="needs the docs extra")
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+
+
+def load_hooks():
+    spec = importlib.util.spec_from_file_location(
+        "docs_hooks", ROOT / "docs" / "hooks.py"
+    )
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+hooks = load_hooks()
+
+
+def public_classes(module):
+    return {
+        name
+        for name, obj in vars(module).items()
+        if inspect.isclass(obj)
+        and obj.__module__ == module.__name__
+        and not name.startswith("_")
+    }
+
+
+def test_every_public_name_has_one_api_page():
+    pages = [page for pages in hooks.api_pages().values() for page in pages]
+    titles = [title for title, _, _ in pages]
+    expected = {
+        *(
+            name
+            for name in keras_laf.__all__
+            if not inspect.ismodule(getattr(keras_laf, name))
+        ),
+        *keras_laf.models.__all__,
+        *keras_laf.datasets.__all__,
+        *public_classes(keras_laf.constraints),
+        *public_classes(keras_laf.initializers),
+    }
+    assert expected <= set(titles)
+    paths = [page for _, page, _ in pages]
+    assert len(paths) == len(set(paths))
+
+
+def test_api_pages_point_at_where_objects_are_defined():
+    sections = hooks.api_pages()
+    layers = dict((title, path) for title, _, path in sections["Layers"])
+    assert layers["LAF"] == "keras_laf.laf_layer.LAF"
+    models = dict((title, path) for title, _, path in sections["Models"])
+    # `keras_laf.models.deep_sets` is also a module: the page names the
+    # function inside it.
+    assert models["deep_sets"] == "keras_laf.models.deep_sets.deep_sets"
+
+
+def test_tutorial_becomes_markdown():
+    source = '''"""
+Title: A guide
+Author: someone
+Description: What it shows,
+    on two lines.
+"""
+
+# ruff: noqa: E402
+
+"""
+## Setup
+
+Some text.
+"""
+
+import keras
+
+# A comment stays with its code.
+x = 1
+
+"""
+The end.
+"""
+'''
+    markdown = hooks.tutorial_to_markdown(source)
+    assert markdown.startswith("# A guide\n")
+    assert "**Description:** What it shows, on two lines." in markdown
+    assert "ruff" not in markdown
+    assert "## Setup\n\nSome text." in markdown
+    assert (
+        "```python\nimport keras\n\n# A comment stays with its code.\n"
+        "x = 1\n```" in markdown
+    )
+    assert markdown.rstrip().endswith("The end.")
+
+
+def test_every_tutorial_is_a_page():
+    pages = hooks.tutorial_pages()
+    assert {file.name for _, _, file in pages} == {
+        file.name for file in (ROOT / "tutorials").glob("*.py")
+    }
+    for title, page, file in pages:
+        markdown = hooks.tutorial_to_markdown(file.read_text("utf-8"))
+        assert markdown.startswith(f"# {title}\n")
+        assert "```python" in markdown
+        assert page == f"tutorials/{file.stem}.md"
+
+
+def test_readme_links_point_at_pages_and_copied_files():
+    linked = set()
+    markdown = hooks.rewrite_links(
+        "[a](tutorials/ragged_sets.py) [b](RESULTS.md#layer-benchmark) "
+        "[c](LICENSE) [d](https://keras.io) [e](#citing)",
+        linked,
+    )
+    assert markdown == (
+        "[a](tutorials/ragged_sets.md) [b](results.md#layer-benchmark) "
+        "[c](LICENSE) [d](https://keras.io) [e](#citing)"
+    )
+    assert linked == {"LICENSE"}
+
+
+def test_call_arguments_become_a_list():
+    spec = importlib.util.spec_from_file_location(
+        "docs_griffe_extensions", ROOT / "docs" / "griffe_extensions.py"
+    )
+    extensions = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(extensions)
+    docstring = (
+        "Summary.\n\nCall arguments:\n    inputs: a tensor\n"
+        "        on two lines.\n    mask, training: as usual.\n\n"
+        "Args:\n    units: int. Left alone."
+    )
+    assert extensions.list_items(docstring) == (
+        "Summary.\n\nCall arguments:\n    - `inputs`: a tensor\n"
+        "        on two lines.\n    - `mask, training`: as usual.\n\n"
+        "Args:\n    units: int. Left alone."
+    )
