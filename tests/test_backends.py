@@ -146,7 +146,7 @@ def value_and_gradients(function, *args):
     ids=["padded-chunks", "padded-whole-sets", "segments-chunks"],
 )
 def test_laf_gradients_over_many_chunks_match_the_formula(
-    form, padded_budget, monkeypatch
+    form, padded_budget, chunk_budget
 ):
     # The power sums loop over chunks of the set axis with a hand-written
     # gradient; with one value per chunk allowed, sets of 40 elements are
@@ -154,14 +154,7 @@ def test_laf_gradients_over_many_chunks_match_the_formula(
     # a GPU). Compare the value and the gradients with respect to the
     # elements, exponents and coefficients with autodiff of the formula
     # written with powers.
-    from keras_laf import ops as laf_ops
-
-    monkeypatch.setattr(
-        laf_ops,
-        "_VALUES_PER_PADDED_CHUNK",
-        {"cpu": padded_budget, "gpu": padded_budget},
-    )
-    monkeypatch.setattr(laf_ops, "_VALUES_PER_SEGMENT_CHUNK", 1)
+    chunk_budget(padded=padded_budget, segments=1)
     rng = np.random.default_rng(7)
     sets_ = [rng.uniform(0.05, 0.95, (n, 2)) for n in (40, 23)]
     exponents = rng.uniform(0.2, 1.5, (8, 3)).astype("float32")
