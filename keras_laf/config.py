@@ -11,7 +11,8 @@ axis", `benchmarks/chunk_budget.py`).
 
 The budget is read when LAF is traced: set it before building, compiling
 or calling a model (a function already traced keeps the budget it was
-traced with). Set sizes known only at run time are one chunk.
+traced with). Set sizes known only at run time (ragged sets) are cut into
+chunks too, their number then a run-time value.
 """
 
 AUTO = "auto"

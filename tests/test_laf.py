@@ -585,11 +585,10 @@ def num_while_loops(concrete_function):
     return sum(node.op in ("While", "StatelessWhile") for node in nodes)
 
 
-def test_traced_call_with_static_set_size_is_chunked():
-    # A set size known when tracing must stay known through the bucket
-    # padding, so that the set axis is cut into chunks (bounded memory): a
-    # loop over the chunks; a size known only at run time gives one chunk,
-    # and no loop.
+def test_traced_call_is_chunked_whether_the_set_size_is_known_or_not():
+    # Memory stays bounded whether the set size is known when tracing or
+    # only at run time (ragged sets, a dynamic set axis): the set axis is
+    # cut into chunks, a loop over them; the values agree.
     # 8 features and 8 units: chunks of 2^17 / (8 * 2 * 16) = 512 elements.
     exponents, coefficients = random_parameters(units=8, seed=3)
     values = np.random.default_rng(4).uniform(0, 1, (2, 3000, 8))
@@ -604,15 +603,58 @@ def test_traced_call_with_static_set_size_is_chunked():
     results = {}
     for name, signature in [
         ("static", tf.TensorSpec((2, 3000, 8), "float32")),
-        ("dynamic", tf.TensorSpec((2, None, 8), "float32")),
+        ("dynamic", tf.TensorSpec((None, None, 8), "float32")),
     ]:
         call, concrete = traced(signature)
         results[name] = (num_while_loops(concrete), call(values))
     assert results["static"][0] > 0
-    assert results["dynamic"][0] == 0
+    assert results["dynamic"][0] > 0
     np.testing.assert_allclose(
         results["static"][1], results["dynamic"][1], rtol=1e-5
     )
+
+
+def test_ragged_sets_over_many_chunks_match_the_plain_path(chunk_budget):
+    # Ragged sets: their set size is known only at run time, and they are
+    # cut into chunks all the same (one value per chunk: chunks of 16).
+    from keras_laf.ops import formula
+    from keras_laf.sets import PaddedSets
+
+    chunk_budget(padded=1)
+    rng = np.random.default_rng(9)
+    lengths = [70, 33, 1]
+    flat = rng.uniform(0, 1, (sum(lengths), 3)).astype("float32")
+    exponents, coefficients = random_parameters(units=2, seed=10)
+    weights = tf.constant(rng.normal(size=(3, 3, 2)), "float32")
+
+    @tf.function
+    def ragged_call(flat):
+        with tf.GradientTape() as tape:
+            tape.watch(flat)
+            ragged = tf.RaggedTensor.from_row_lengths(flat, lengths)
+            outputs = keras_laf.laf(ragged, exponents, coefficients)
+            loss = tf.reduce_sum(outputs * weights)
+        return outputs, tape.gradient(loss, flat)
+
+    mask = np.arange(70)[None] < np.array(lengths)[:, None]
+    positions = np.zeros(mask.shape, "int32")
+    positions[mask] = np.arange(sum(lengths))
+    flat = tf.constant(flat)
+    with tf.GradientTape() as tape:
+        tape.watch(flat)
+        padded = tf.where(mask[..., None], tf.gather(flat, positions), 0.0)
+        outputs = formula.laf_math(
+            padded, PaddedSets(mask), exponents, coefficients, 1e-7, 3e38
+        )
+        loss = tf.reduce_sum(outputs * weights)
+    plain = (outputs, tape.gradient(loss, flat))
+    for computed, expected in zip(ragged_call(flat), plain):
+        np.testing.assert_allclose(
+            tf.convert_to_tensor(computed),
+            tf.convert_to_tensor(expected),
+            rtol=2e-4,
+            atol=2e-6,
+        )
 
 
 def test_chunk_budget_is_public_configuration(chunk_budget):

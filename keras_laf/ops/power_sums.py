@@ -51,19 +51,28 @@ def chunking(size, max_chunk_size):
     """How an axis of `size` elements is cut into equal chunks.
 
     As few chunks as `max_chunk_size` allows, at least one, the axis
-    zero-padded by less than one element per chunk. One chunk when
-    `max_chunk_size` is None, or when the size is known only at run time (a
-    TensorFlow trace with a dynamic set axis): XLA failed to compile the
-    loops over a run-time number of chunks once the suite had retraced them.
+    zero-padded by less than one element per chunk; one chunk when
+    `max_chunk_size` is None. For a size known only at run time (a scalar
+    tensor: ragged sets, a TensorFlow trace with a dynamic set axis), the
+    same arithmetic on tensors: the number of chunks is a run-time value.
 
     Returns:
-        `(num_chunks, chunk_size, padding)`.
+        `(num_chunks, chunk_size, padding)`, Python ints for an int size.
     """
-    if max_chunk_size is None or not isinstance(size, int):
+    if max_chunk_size is None:
         return 1, size, 0
-    num_chunks = max(-(-size // max_chunk_size), 1)
-    chunk_size = max(-(-size // num_chunks), 1)
+    if isinstance(size, int):
+        num_chunks = max(-(-size // max_chunk_size), 1)
+        chunk_size = max(-(-size // num_chunks), 1)
+        return num_chunks, chunk_size, num_chunks * chunk_size - size
+    num_chunks = ops.maximum((size + max_chunk_size - 1) // max_chunk_size, 1)
+    chunk_size = ops.maximum((size + num_chunks - 1) // num_chunks, 1)
     return num_chunks, chunk_size, num_chunks * chunk_size - size
+
+
+def is_one(count):
+    """Whether `count`, an int or a scalar tensor, is known to be 1."""
+    return isinstance(count, int) and count == 1
 
 
 def to_chunks(tensor, max_chunk_size):
@@ -71,7 +80,7 @@ def to_chunks(tensor, max_chunk_size):
     chunk_size, ...)`."""
     size, *rest = shape(tensor)
     num_chunks, chunk_size, padding = chunking(size, max_chunk_size)
-    if num_chunks == 1:
+    if is_one(num_chunks):
         return ops.expand_dims(tensor, 0)
     tensor = ops.pad(tensor, [[0, padding]] + [[0, 0]] * len(rest))
     return ops.reshape(tensor, (num_chunks, chunk_size, *rest))
@@ -226,9 +235,9 @@ class PaddedPowerSums:
         computes them once per unit.
         """
         log_mask = self.log_mask
-        if self.num_chunks == 1:
+        if is_one(self.num_chunks):
             return lambda index: (y, log_mask)
-        if self.padding:
+        if not isinstance(self.padding, int) or self.padding:
             y = ops.pad(y, [[0, 0], [0, 0], [0, self.padding], [0, 0]])
             log_mask = ops.pad(
                 log_mask,
@@ -346,7 +355,7 @@ class SegmentPowerSums:
             segments = SegmentSets(segment_ids, self.sets.num_segments)
             return (segments.sum(exponentials),)
 
-        (sums,) = backend.sum_over_chunks(chunk_sums, chunks[0].shape[0])
+        (sums,) = backend.sum_over_chunks(chunk_sums, shape(chunks[0])[0])
         return sets_minor(sums)
 
     def gradients(self, x, m, q, upstream):

@@ -32,7 +32,8 @@ def platform():
 def sum_over_chunks(chunk_outputs, num_chunks):
     """Sums `chunk_outputs(index)`, a tuple of tensors, over the chunks
     `index` in `[0, num_chunks)`, one chunk at a time (`num_chunks` a
-    Python int)."""
+    Python int, or a scalar tensor for a set size known only at run
+    time)."""
     return _module().sum_over_chunks(chunk_outputs, num_chunks)
 
 

@@ -47,7 +47,7 @@ def platform():
 
 def sum_over_chunks(chunk_outputs, num_chunks):
     totals = chunk_outputs(0)
-    if num_chunks == 1:
+    if isinstance(num_chunks, int) and num_chunks == 1:
         return totals
 
     def add_chunk(index, totals):
