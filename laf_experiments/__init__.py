@@ -13,8 +13,8 @@ lines), `settings` (argument parsing, the training settings, the data
 seeds), `store` (the output directory and its recorded results),
 `runner` (the loop of every experiment: skip what is recorded, resume,
 seed, train, evaluate, record), `regression` (the set-regression
-experiments and their plots; `common` gathers the names `digit_data` and
-`scalars` still import from it), `digit_data` (the data of the
-experiments on sets of digits), `plots` (figures and tables) and
-`datasets` (the paper's data sets).
+experiments and their plots; `common` gathers the names that
+`digit_data`, `scalars`, `mnist` and `units` still import from it),
+`digit_data` (the data of the experiments on sets of digits), `plots`
+(figures and tables) and `datasets` (the paper's data sets).
 """

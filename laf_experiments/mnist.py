@@ -7,13 +7,10 @@ by tensorflow-datasets on first use) or, offline, scikit-learn's 8x8
 digits upsampled to 28x28 (see `laf_experiments.datasets.load_digit_images`).
 """
 
+from laf_experiments import common
 from laf_experiments import digit_data
 from laf_experiments.datasets import TARGETS
 from laf_experiments.datasets import TEST_MAX_SIZES
-from laf_experiments.settings import QUICK_SIZES
-from laf_experiments.settings import add_common_arguments
-from laf_experiments.settings import add_methods_and_sizes_arguments
-from laf_experiments.settings import choice_list
 
 METHODS = ("laf", "deepsets", "pna", "lstm")
 DEFAULT_TARGETS = ("sum", "max")
@@ -28,7 +25,7 @@ DEFAULTS = {
     "max_sizes": (5, 10, 20, 30, 40, 50),
 }
 QUICK = {
-    **QUICK_SIZES,
+    **common.QUICK_SIZES,
     "max_sizes": (5, 10),
 }
 
@@ -64,11 +61,11 @@ def add_arguments(parser):
     group = parser.add_argument_group("experiment")
     group.add_argument(
         "--targets",
-        type=choice_list(TARGETS, "target"),
+        type=common.choice_list(TARGETS, "target"),
         help=f"comma-separated targets, or 'all' for the twelve: "
         f"{', '.join(TARGETS)} (default: {','.join(DEFAULT_TARGETS)})",
     )
-    add_methods_and_sizes_arguments(
+    common.add_methods_and_sizes_arguments(
         group,
         METHODS,
         DEFAULTS,
@@ -77,7 +74,7 @@ def add_arguments(parser):
         optional_methods=digit_data.OPTIONAL_METHODS,
     )
     digit_data.add_source_arguments(group)
-    add_common_arguments(parser, "mnist", DEFAULTS, QUICK)
+    common.add_common_arguments(parser, "mnist", DEFAULTS, QUICK)
 
 
 def build_model(method):

@@ -17,18 +17,9 @@ training sets of a restart are drawn with its seed, validation sets with
 
 import numpy as np
 
+from laf_experiments import common
 from laf_experiments import plots
 from laf_experiments import runner
-from laf_experiments.errors import log
-from laf_experiments.runner import cached
-from laf_experiments.settings import PREDICT_BATCH_SIZE
-from laf_experiments.settings import TEST_SEED
-from laf_experiments.settings import VALIDATION_SEED
-from laf_experiments.settings import add_common_arguments
-from laf_experiments.settings import choice_list
-from laf_experiments.settings import positive_int_list
-from laf_experiments.settings import resolve_settings
-from laf_experiments.store import open_store
 
 UNITS = (1, 3, 6, 9, 12, 15, 18, 21)
 MIN_SIZE = 2
@@ -101,20 +92,20 @@ def add_arguments(parser):
     group = parser.add_argument_group("study")
     group.add_argument(
         "--targets",
-        type=choice_list(tuple(FUNCTIONS), "target"),
+        type=common.choice_list(tuple(FUNCTIONS), "target"),
         help=f"comma-separated functions, or 'all': {', '.join(FUNCTIONS)} "
         f"(default: {','.join(DEFAULT_TARGETS)}; --quick: "
         f"{','.join(QUICK_TARGETS)})",
     )
     group.add_argument(
         "--units",
-        type=positive_int_list,
+        type=common.positive_int_list,
         metavar="U1,U2,...",
         help="numbers of LAF units (default: "
         f"{','.join(map(str, UNITS))}; --quick: "
         f"{','.join(map(str, QUICK['units']))})",
     )
-    add_common_arguments(parser, "units", DEFAULTS, QUICK)
+    common.add_common_arguments(parser, "units", DEFAULTS, QUICK)
 
 
 def make_sets(num_sets, target, seed):
@@ -157,8 +148,8 @@ def run(args):
 
     if args.targets is None:
         args.targets = QUICK_TARGETS if args.quick else DEFAULT_TARGETS
-    settings = resolve_settings(args, extra_names=("units",))
-    store = open_store(
+    settings = common.resolve_settings(args, extra_names=("units",))
+    store = common.open_store(
         args,
         settings,
         KEY_FIELDS,
@@ -171,7 +162,9 @@ def run(args):
     def make_training_data(key):
         target, seed = key["target"], key["seed"]
         train = make_sets(args.train_size, target, seed)
-        validation = make_sets(args.val_size, target, VALIDATION_SEED + seed)
+        validation = make_sets(
+            args.val_size, target, common.VALIDATION_SEED + seed
+        )
         return (
             ragged_set_dataset(
                 *train, args.batch_size, shuffle=True, seed=seed
@@ -179,14 +172,14 @@ def run(args):
             ragged_set_dataset(*validation, args.batch_size),
         )
 
-    test_sets = cached(
-        lambda key: make_sets(args.test_size, key["target"], TEST_SEED),
+    test_sets = common.cached(
+        lambda key: make_sets(args.test_size, key["target"], common.TEST_SEED),
         lambda key: key["target"],
     )
 
     def evaluate(key, model):
         sets, labels = test_sets(key)
-        dataset = ragged_set_dataset(sets, labels, PREDICT_BATCH_SIZE)
+        dataset = ragged_set_dataset(sets, labels, common.PREDICT_BATCH_SIZE)
         predictions = model.predict(dataset, verbose=0)[:, 0]
         mae = float(np.mean(np.abs(predictions - labels)))
         return {"mae": mae}, f"test MAE {mae:.4g}"
@@ -218,7 +211,7 @@ def run(args):
             plot_units(store.runs, output / PLOT)
             written.append(PLOT)
         else:
-            log(args.experiment, plots.MISSING)
+            common.log(args.experiment, plots.MISSING)
     runner.report_written(args, store, written)
 
 
