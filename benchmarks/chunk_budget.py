@@ -1,9 +1,9 @@
 """How the size of LAF's chunks of the set axis trades time for memory.
 
 LAF sums its exponentials over chunks of the set axis of padded sets, so
-that no tensor of one exponential per element of the whole set is stored
-(`keras_laf.ops`, `_VALUES_PER_PADDED_CHUNK` values per set and chunk,
-by platform).
+that no tensor of one exponential per element of the whole set is stored;
+a chunk holds at most `keras_laf.config.chunk_budget("padded")` values per
+set (`keras_laf.config.set_chunk_budget`).
 This script times one forward + backward step of LAF (the large-set step
 of `benchmarks/laf_layer.py`) for several budgets, each in its own process,
 against the direct transcription of the formula in the same run, and
@@ -35,10 +35,11 @@ def budget_label(budget):
 
 def step_with_budget(budget, steps, **shape):
     """`laf_layer.large_step` of LAF with the given chunk budget."""
-    from keras_laf import ops as laf_ops
+    import keras_laf
+    from keras_laf.ops.power_sums import chunk_size as elements_per_chunk
 
-    laf_ops._VALUES_PER_PADDED_CHUNK = {"cpu": budget, "gpu": budget}
-    chunk_size = laf_ops._chunk_size(
+    keras_laf.config.set_chunk_budget(padded=budget)
+    chunk_size = elements_per_chunk(
         budget, shape["features"], 2, 2 * shape["units"]
     )
     result = laf_layer.large_step("laf", steps=steps, **shape)

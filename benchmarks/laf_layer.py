@@ -12,7 +12,10 @@ backend (`--backend`, default `KERAS_BACKEND` or TensorFlow):
    (CPU or GPU) during the first step above the memory before it, which
    holds every tensor and XLA's temporary buffers, not the compilers'
    working memory; on JAX the step is one compiled XLA program and its
-   memory is XLA's own account (temporary plus output buffers).
+   memory is XLA's own account (temporary plus output buffers). Also the
+   growth of the process's peak RSS over the first step (compile
+   included), and on TensorFlow LAF on the same sets as a
+   `tf.RaggedTensor`, whose set size is known only at run time.
 2. Small sets, many steps: the paper's integer-scalar model (Embedding(10,
    10) -> sigmoid -> LAF(9) -> Dense(1)) trained with `model.fit` on 20,000
    sets of sizes 2..10, batch 64: seconds per epoch, after a first epoch
@@ -20,6 +23,13 @@ backend (`--backend`, default `KERAS_BACKEND` or TensorFlow):
    LAF. On TensorFlow the sets are a ragged `tf.data` pipeline; on other
    backends, or with `--jit-compile`, NumPy arrays padded to 10 elements
    with a mask, the whole training step compiled.
+3. Peers (`--part peers`): one epoch of the same integer model with LAF(9),
+   with Set Transformer's PMA (dim 16, 4 heads, 1 seed, then Flatten) and
+   with a plain sum, padded sets of 2..10 digits with a mask, batch 64,
+   the training step compiled as the backend compiles it by default. The
+   three models live in one process and their epochs alternate; each
+   figure is the median of `--peer-epochs` epochs (3) after one that
+   compiles.
 
 Usage:
 
@@ -29,6 +39,7 @@ Usage:
     python benchmarks/laf_layer.py --output results.json
     python benchmarks/laf_layer.py --part small     # only the small sets
     python benchmarks/laf_layer.py --part small --jit-compile
+    python benchmarks/laf_layer.py --part peers     # LAF, PMA and sum
 
 To compare with another version of the package, check it out elsewhere
 and pass its directory (each measurement imports keras_laf from there):
@@ -66,6 +77,13 @@ def transcription(values, exponents, coefficients, epsilon=1e-7):
     return numerator / (denominator + epsilon)
 
 
+def peak_rss_bytes():
+    """The process's peak resident set size so far, in bytes (Linux)."""
+    import resource
+
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+
+
 def tensorflow_large_step(forward, values, variables, steps):
     """Seconds per step and allocator peak of a TensorFlow training step."""
     import numpy as np
@@ -79,19 +97,26 @@ def tensorflow_large_step(forward, values, variables, steps):
         return tape.gradient(loss, [inputs] + variables)
 
     device = "GPU:0" if tf.config.list_physical_devices("GPU") else "CPU:0"
-    values = tf.constant(values)
+    if not isinstance(values, tf.RaggedTensor):
+        values = tf.constant(values)
     tf.config.experimental.reset_memory_stats(device)
     before = tf.config.experimental.get_memory_info(device)["current"]
+    rss_before = peak_rss_bytes()
     for gradient in step(values):  # trace, compile, warm up
         gradient.numpy()
     peak = tf.config.experimental.get_memory_info(device)["peak"] - before
+    rss_growth = peak_rss_bytes() - rss_before
     times = []
     for _ in range(steps):
         start = time.perf_counter()
         for gradient in step(values):
             gradient.numpy()
         times.append(time.perf_counter() - start)
-    return {"seconds": float(np.median(times)), "peak_bytes": peak}
+    return {
+        "seconds": float(np.median(times)),
+        "peak_bytes": peak,
+        "rss_growth_bytes": rss_growth,
+    }
 
 
 def jax_large_step(forward, values, variables, steps):
@@ -105,9 +130,11 @@ def jax_large_step(forward, values, variables, steps):
     step = jax.jit(jax.grad(loss, argnums=(0, 1)))
     values = jax.device_put(values)
     variables = [jax.device_put(v) for v in variables]
+    rss_before = peak_rss_bytes()
     compiled = step.lower(values, variables).compile()
     memory = compiled.memory_analysis()
     jax.block_until_ready(compiled(values, variables))  # warm up
+    rss_growth = peak_rss_bytes() - rss_before
     times = []
     for _ in range(steps):
         start = time.perf_counter()
@@ -116,6 +143,7 @@ def jax_large_step(forward, values, variables, steps):
     return {
         "seconds": float(np.median(times)),
         "peak_bytes": memory.temp_size_in_bytes + memory.output_size_in_bytes,
+        "rss_growth_bytes": rss_growth,
     }
 
 
@@ -133,7 +161,12 @@ def large_step(variant, batch, set_size, features, units, steps):
         rng.uniform(0, 1, (8, units)).astype("float32"),
         rng.normal(0, 0.01, (4, units)).astype("float32"),
     )
-    if variant == "laf":
+    if variant == "laf-ragged":
+        import tensorflow as tf
+
+        # Every set full, its size known only at run time.
+        values = tf.RaggedTensor.from_tensor(values)
+    if variant in ("laf", "laf-ragged"):
 
         def forward(inputs, variables):
             return keras_laf.laf(inputs, *variables)
@@ -216,6 +249,57 @@ def integer_set_epochs(aggregation, num_sets, epochs, jit_compile=False):
     return {"seconds_per_epoch": float(np.median(times))}
 
 
+def peer_epochs(num_sets, epochs):
+    """Seconds per epoch of the integer model with LAF, PMA and a sum, in
+    one process, their epochs alternated: the median of `epochs` each."""
+    import keras
+    import numpy as np
+
+    import keras_laf
+
+    sizes, elements, labels = integer_sets(num_sets)
+    labels = labels.astype("float32")
+    # (num_sets, 10) padded digits and their mask.
+    mask_values = np.arange(10)[None] < sizes[:, None]
+    digits = np.zeros((num_sets, 10), "int32")
+    digits[mask_values] = elements
+    mask_values = mask_values.astype("float32")
+
+    def model(aggregation):
+        sets = keras.Input(shape=(10,), dtype="int32")
+        mask = keras.Input(shape=(10,), dtype="float32")
+        embedded = keras.layers.Embedding(10, 10)(sets)
+        embedded = keras.layers.Activation("sigmoid")(embedded)
+        if aggregation == "laf":
+            aggregate = keras_laf.LAF(units=9)(embedded, mask=mask)
+        elif aggregation == "pma":
+            pooled = keras_laf.PMA(dim=16, num_heads=4, num_seeds=1)(
+                embedded, mask=mask
+            )
+            aggregate = keras.layers.Flatten()(pooled)
+        else:
+            aggregate = keras_laf.FixedAggregation(["sum"])(embedded, mask=mask)
+        built = keras.Model([sets, mask], keras.layers.Dense(1)(aggregate))
+        built.compile(optimizer="adam", loss="mae")
+        return built
+
+    names = ("laf", "pma", "sum")
+    models = {name: model(name) for name in names}
+    fit_data = {"x": [digits, mask_values], "y": labels, "batch_size": 64}
+    for built in models.values():  # traces and compiles
+        built.fit(**fit_data, verbose=0)
+    times = {name: [] for name in names}
+    for _ in range(epochs):
+        for name in names:
+            start = time.perf_counter()
+            models[name].fit(**fit_data, verbose=0)
+            times[name].append(time.perf_counter() - start)
+    return {
+        name: {"seconds_per_epoch": float(np.median(times[name]))}
+        for name in names
+    }
+
+
 def versions():
     """The machine and the versions of the libraries that matter here."""
     import keras
@@ -253,6 +337,10 @@ def run_in_subprocess(backend, function, package_path=None, **kwargs):
         json.dumps({"function": function, "kwargs": kwargs}),
     ]
     environment = {**os.environ, "KERAS_BACKEND": backend}
+    if function == "large_step":
+        # TensorFlow keeps the statistics of its CPU allocator only with
+        # the BFC allocator.
+        environment.setdefault("TF_CPU_ALLOCATOR_USE_BFC", "true")
     if package_path:
         environment["PYTHONPATH"] = os.pathsep.join(
             filter(None, [package_path, os.environ.get("PYTHONPATH")])
@@ -266,9 +354,13 @@ def run_in_subprocess(backend, function, package_path=None, **kwargs):
 
 
 def measure_large_sets(backend, package_path, shape, steps):
-    """Time and memory of LAF against the transcription."""
+    """Time and memory of LAF against the transcription; on TensorFlow
+    also of LAF on the same sets as a `tf.RaggedTensor`."""
     large = dict(shape, steps=steps)
-    for variant in ("laf", "transcription"):
+    variants = ["laf", "transcription"]
+    if backend == "tensorflow":
+        variants.append("laf-ragged")
+    for variant in variants:
         print(f"large sets, {variant} ...", flush=True)
         large[variant] = run_in_subprocess(
             backend,
@@ -284,6 +376,17 @@ def measure_large_sets(backend, package_path, shape, steps):
     large["memory_ratio"] = (
         large["laf"]["peak_bytes"] / large["transcription"]["peak_bytes"]
     )
+    # The growth of the process's peak RSS over the first step, compile
+    # included, as a user sees it.
+    for variant in variants[::2]:
+        name = "ragged" if variant == "laf-ragged" else "padded"
+        large[f"{name}_rss_ratio"] = (
+            large[variant]["rss_growth_bytes"]
+            / large["transcription"]["rss_growth_bytes"]
+        )
+        large[f"{name}_time_ratio"] = (
+            large[variant]["seconds"] / large["transcription"]["seconds"]
+        )
     return large
 
 
@@ -309,6 +412,23 @@ def measure_integer_sets(
     return small
 
 
+def measure_peers(backend, package_path, num_sets, epochs):
+    """Epoch time of the integer model with LAF, PMA and a sum."""
+    print("integer sets, LAF, PMA and sum alternated ...", flush=True)
+    peers = run_in_subprocess(
+        backend,
+        "peer_epochs",
+        package_path,
+        num_sets=num_sets,
+        epochs=epochs,
+    )
+    peers.update(num_sets=num_sets, epochs=epochs)
+    peers["laf_to_pma"] = (
+        peers["laf"]["seconds_per_epoch"] / peers["pma"]["seconds_per_epoch"]
+    )
+    return peers
+
+
 def report(results, backend):
     """The results as the table printed at the end of a run."""
     megabyte = 2.0**20
@@ -325,6 +445,17 @@ def report(results, backend):
             f"  ratio          {large['time_ratio']:8.3f}     "
             f"{large['memory_ratio']:9.3f}",
         ]
+        for name in ("padded", "ragged"):
+            if f"{name}_rss_ratio" not in large:
+                continue
+            variant = "laf-ragged" if name == "ragged" else "laf"
+            growth = large[variant]["rss_growth_bytes"] / megabyte
+            lines.append(
+                f"  {name} LAF: peak RSS growth {growth:.0f} MiB, "
+                f"{large[f'{name}_rss_ratio']:.3f} of the transcription's "
+                f"({large['transcription']['rss_growth_bytes'] / megabyte:.0f}"
+                f" MiB); time {large[f'{name}_time_ratio']:.3f}"
+            )
     if "integer_sets" in results:
         small = results["integer_sets"]
         ragged = backend == "tensorflow" and not small.get("jit_compile")
@@ -340,6 +471,21 @@ def report(results, backend):
             f"  sum            {plain_sum:8.3f} s/epoch",
             f"  ratio          {small['time_ratio']:8.3f}",
         ]
+    if "peers" in results:
+        peers = results["peers"]
+        lines += [
+            f"Peers ({peers['num_sets']} padded sets + mask, batch 64, "
+            f"median of {peers['epochs']} alternated epochs), model.fit:",
+            *(
+                f"  {label:<14} {peers[name]['seconds_per_epoch']:8.3f} s/epoch"
+                for name, label in (
+                    ("laf", "LAF(9)"),
+                    ("pma", "PMA + Flatten"),
+                    ("sum", "sum"),
+                )
+            ),
+            f"  LAF / PMA      {peers['laf_to_pma']:8.3f}",
+        ]
     return "\n".join(lines)
 
 
@@ -352,9 +498,10 @@ def main():
     )
     parser.add_argument(
         "--part",
-        choices=("both", "large", "small"),
+        choices=("both", "large", "small", "peers", "all"),
         default="both",
-        help="large sets, the integer model's small sets, or both",
+        help="large sets, the integer model's small sets, or both; "
+        "peers: LAF against PMA and a sum; all: the three",
     )
     parser.add_argument(
         "--package-path",
@@ -365,6 +512,12 @@ def main():
         action="store_true",
         help="compile the integer models' training step whole with XLA "
         "(model.compile(jit_compile=True), padded sets on TensorFlow)",
+    )
+    parser.add_argument(
+        "--peer-epochs",
+        type=int,
+        default=3,
+        help="alternated epochs per model of the peer part (default: 3)",
     )
     parser.add_argument("--quick", action="store_true", help="small sizes")
     parser.add_argument("--output", help="write the results as JSON here")
@@ -393,13 +546,18 @@ def main():
     }
     if args.package_path:
         results["package_path"] = os.path.abspath(args.package_path)
-    if args.part in ("both", "large"):
+    if args.part in ("both", "large", "all"):
         results["large_sets"] = measure_large_sets(
             args.backend, args.package_path, shape, steps
         )
-    if args.part in ("both", "small"):
+    if args.part in ("both", "small", "all"):
         results["integer_sets"] = measure_integer_sets(
             args.backend, args.package_path, num_sets, epochs, args.jit_compile
+        )
+    if args.part in ("peers", "all"):
+        peer_epochs = 1 if args.quick else args.peer_epochs
+        results["peers"] = measure_peers(
+            args.backend, args.package_path, num_sets, peer_epochs
         )
     print("\n" + report(results, args.backend))
     if args.output:

@@ -3,6 +3,7 @@
 import importlib
 
 from keras_laf import aggregations
+from keras_laf import config
 from keras_laf import constraints
 from keras_laf import initializers
 from keras_laf.aggregation import SetAggregation
@@ -59,6 +60,7 @@ __all__ = [
     "aggregations",
     "as_set_batch",
     "closed_form",
+    "config",
     "constraints",
     "initializers",
     "from_padded",

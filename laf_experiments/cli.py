@@ -11,7 +11,7 @@
 
 Every subcommand is a module of `SUBCOMMANDS` exposing `HELP` (one line),
 `DESCRIPTION`, `add_arguments(parser)` and `run(args)`; add a line there to
-add a subcommand. `run` raises `common.ExperimentError` for problems the
+add a subcommand. `run` raises `errors.ExperimentError` for problems the
 user can fix; `main` reports them in one line with exit status 2, as
 argparse does for bad arguments.
 """
@@ -24,8 +24,8 @@ import sys
 import tempfile
 from importlib import metadata
 
-from laf_experiments.common import ExperimentError
-from laf_experiments.common import release_output_directories
+from laf_experiments.errors import ExperimentError
+from laf_experiments.store import release_output_directories
 
 SUBCOMMANDS = {
     "scalars": "laf_experiments.scalars",

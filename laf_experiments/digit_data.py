@@ -6,10 +6,19 @@ data of the regression on digit sets (`scalars`, `mnist`).
 
 import numpy as np
 
-from laf_experiments import common
 from laf_experiments.datasets import SOURCES
 from laf_experiments.datasets import TEST_PROTOCOLS
 from laf_experiments.datasets import load_digit_images
+from laf_experiments.errors import ExperimentError
+from laf_experiments.errors import MissingDependency
+from laf_experiments.errors import log
+from laf_experiments.regression import open_regression_store
+from laf_experiments.regression import run_regression
+from laf_experiments.settings import PREDICT_BATCH_SIZE
+from laf_experiments.settings import TEST_SEED
+from laf_experiments.settings import VALIDATION_SEED
+from laf_experiments.settings import resolve_settings
+from laf_experiments.store import prepare_output_directory
 
 # Batches run per call of the compiled training step on padded sets: the
 # step of the integer model is short enough that Python's per-step
@@ -85,19 +94,19 @@ def load_digit_pools(args):
                     for split in ("train", "test")
                 ],
             )
-        except common.MissingDependency as error:
+        except MissingDependency as error:
             if source == "tfds":
                 raise
             reason = str(error)
         except Exception as error:
             if source == "tfds":
-                raise common.ExperimentError(
+                raise ExperimentError(
                     f"MNIST could not be loaded with tensorflow-datasets "
                     f"({type(error).__name__}: {error}). Use --source "
                     "sklearn or --source auto to work offline."
                 ) from None
             reason = f"{type(error).__name__}: {error}"
-        common.log(
+        log(
             args.experiment,
             f"MNIST could not be loaded ({reason}); using scikit-learn's "
             "8x8 digits upsampled to 28x28 instead",
@@ -109,7 +118,7 @@ def load_digit_pools(args):
 
 
 def _log_pools(args, pools):
-    common.log(
+    log(
         args.experiment,
         f"digit images from {pools[0].source}: {len(pools[0].labels)} "
         f"train, {len(pools[1].labels)} test",
@@ -117,7 +126,7 @@ def _log_pools(args, pools):
     return pools
 
 
-def joined_test_data(suite, batch_size=common.PREDICT_BATCH_SIZE, padded=False):
+def joined_test_data(suite, batch_size=PREDICT_BATCH_SIZE, padded=False):
     """Joins test sets of several maximum sizes into one dataset.
 
     Args:
@@ -130,7 +139,7 @@ def joined_test_data(suite, batch_size=common.PREDICT_BATCH_SIZE, padded=False):
 
     Returns:
         The unshuffled dataset, the labels and the maximum size of every
-        set, as expected by `common.run_regression`.
+        set, as expected by `run_regression`.
     """
     from keras_laf.datasets import ragged_set_dataset
     from keras_laf.datasets import to_padded_batches
@@ -157,7 +166,7 @@ def run_digit_regression(
     images=False,
     padded=False,
 ):
-    """Runs `scalars` or `mnist`: `common.run_regression` on sets of digits.
+    """Runs `scalars` or `mnist`: `run_regression` on sets of digits.
 
     Training and validation sets are drawn with `make_training_sets`
     (validation seed `VALIDATION_SEED + seed`), test sets with
@@ -180,17 +189,17 @@ def run_digit_regression(
 
     if args.targets is None:
         args.targets = quick_targets if args.quick else default_targets
-    settings = common.resolve_settings(
+    settings = resolve_settings(
         args, extra_names=("max_sizes", "test_protocol")
     )
     if padded:
         settings["steps_per_execution"] = STEPS_PER_EXECUTION
     train_images, test_images = None, None
     if images:
-        common.prepare_output_directory(args.output)
+        prepare_output_directory(args.output)
         train_images, test_images = load_digit_pools(args)
         settings["image_source"] = train_images.source
-    store = common.open_regression_store(args, settings)
+    store = open_regression_store(args, settings)
 
     def make_training_data(target, seed):
         train, validation = (
@@ -199,7 +208,7 @@ def run_digit_regression(
             )
             for num_sets, data_seed in (
                 (args.train_size, seed),
-                (args.val_size, common.VALIDATION_SEED + seed),
+                (args.val_size, VALIDATION_SEED + seed),
             )
         )
         datasets = (
@@ -218,12 +227,12 @@ def run_digit_regression(
             args.test_size,
             target,
             args.max_sizes,
-            seed=common.TEST_SEED,
+            seed=TEST_SEED,
             digit_images=test_images,
             protocol=args.test_protocol,
         )
         return joined_test_data(suite, padded=padded)
 
-    common.run_regression(
+    run_regression(
         args, settings, store, make_training_data, make_test_data, build_model
     )

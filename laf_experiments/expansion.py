@@ -31,9 +31,18 @@ import argparse
 
 import numpy as np
 
-from laf_experiments import common
 from laf_experiments import reports
 from laf_experiments import runner
+from laf_experiments.errors import ExperimentError
+from laf_experiments.errors import log
+from laf_experiments.runner import cached
+from laf_experiments.settings import PREDICT_BATCH_SIZE
+from laf_experiments.settings import add_common_arguments
+from laf_experiments.settings import choice_list
+from laf_experiments.settings import positive_float
+from laf_experiments.settings import positive_int
+from laf_experiments.settings import resolve_settings
+from laf_experiments.store import open_store
 
 TRAINED = {"laf": "laf", "deepsets": "sum", "pna": "pna"}
 CHEAP = ("random", "w2v_near", "nn_max", "nn_sum_con")
@@ -146,8 +155,8 @@ def non_negative_float(text):
 
 
 _TYPES = {
-    "positive_int": common.positive_int,
-    "positive_float": common.positive_float,
+    "positive_int": positive_int,
+    "positive_float": positive_float,
     "non_negative_float": non_negative_float,
 }
 
@@ -157,13 +166,13 @@ def add_arguments(parser):
     group = parser.add_argument_group("experiment")
     group.add_argument(
         "--methods",
-        type=common.choice_list(METHODS, "method"),
+        type=choice_list(METHODS, "method"),
         default=METHODS,
         help=f"comma-separated methods (default: {','.join(METHODS)})",
     )
     group.add_argument(
         "--laf-units",
-        type=common.positive_int,
+        type=positive_int,
         metavar="N",
         help=f"LAF units (default: {DEFAULTS['laf_units']})",
     )
@@ -187,7 +196,7 @@ def add_arguments(parser):
             metavar="N" if kind == "positive_int" else "X",
             help=f"{text} (default: {DEFAULTS[name]}; --quick: {QUICK[name]})",
         )
-    common.add_common_arguments(parser, "expansion", DEFAULTS, QUICK)
+    add_common_arguments(parser, "expansion", DEFAULTS, QUICK)
 
 
 def load_data(args):
@@ -212,7 +221,7 @@ def load_data(args):
     try:
         return concept_sets.load_lda_sets(args.data, args.vectors)
     except (OSError, ValueError) as error:
-        raise common.ExperimentError(
+        raise ExperimentError(
             f"cannot read --data {args.data!r}: {error}"
         ) from None
 
@@ -367,13 +376,13 @@ def run(args):
 
     experiment = args.experiment
     names = ("laf_units", *(name for name, *_ in KNOBS))
-    settings = common.resolve_settings(args, extra_names=names)
+    settings = resolve_settings(args, extra_names=names)
     if args.vectors is not None and args.data is None:
-        raise common.ExperimentError("--vectors needs --data")
+        raise ExperimentError("--vectors needs --data")
     settings["data"] = args.data
     settings["vectors"] = args.vectors
     settings["data_seed"] = DATA_SEED
-    store = common.open_store(
+    store = open_store(
         args,
         settings,
         KEY_FIELDS,
@@ -384,19 +393,19 @@ def run(args):
 
     def make_data(key):
         source = args.data or "the generated benchmark"
-        common.log(experiment, f"loading the word sets of {source}")
+        log(experiment, f"loading the word sets of {source}")
         data = load_data(args)
-        common.log(
+        log(
             experiment,
             f"{data.num_words} words, "
             + ", ".join(f"{len(data.sets[name])} {name}" for name in data.sets)
             + f" sets of {data.query_size} query words and one held out",
         )
         if len(data.sets["train"]) == 0 or len(data.sets["test"]) == 0:
-            raise common.ExperimentError("the data need training and test sets")
+            raise ExperimentError("the data need training and test sets")
         return data
 
-    data = common.cached(make_data, lambda key: DATA_SEED)
+    data = cached(make_data, lambda key: DATA_SEED)
 
     def training_data(key):
         inputs, labels = training_pairs(
@@ -411,7 +420,7 @@ def run(args):
             validation_sets, data(key).num_words, 10_000 + key["seed"]
         )
         validation = tf.data.Dataset.from_tensor_slices((inputs, labels))
-        return train, validation.batch(common.PREDICT_BATCH_SIZE)
+        return train, validation.batch(PREDICT_BATCH_SIZE)
 
     fitting = runner.fitting(
         args,

@@ -34,13 +34,20 @@ import math
 
 import numpy as np
 
-from laf_experiments import common
 from laf_experiments import reports
 from laf_experiments import runner
 from laf_experiments.datasets.constants import EXTRAPOLATION_SIZES
 from laf_experiments.datasets.constants import GRAPH_TASKS
 from laf_experiments.datasets.constants import NODE_TASKS
 from laf_experiments.datasets.constants import TRAIN_SIZES
+from laf_experiments.errors import log
+from laf_experiments.errors import require
+from laf_experiments.runner import cached
+from laf_experiments.settings import add_common_arguments
+from laf_experiments.settings import choice_list
+from laf_experiments.settings import positive_int
+from laf_experiments.settings import resolve_settings
+from laf_experiments.store import open_store
 
 METHODS = (
     "laf",
@@ -209,7 +216,7 @@ def add_arguments(parser):
     group = parser.add_argument_group("experiment")
     group.add_argument(
         "--methods",
-        type=common.choice_list(METHODS, "method"),
+        type=choice_list(METHODS, "method"),
         default=METHODS,
         help="comma-separated methods: laf, pna, pna_star (PNA without "
         "scalers), gin, gcn, gat, sum (MPNN), max (MPNN), baseline "
@@ -240,11 +247,11 @@ def add_arguments(parser):
     ):
         group.add_argument(
             flag,
-            type=common.positive_int,
+            type=positive_int,
             metavar="N",
             help=f"{text} (default: {DEFAULTS[name]}; --quick: {QUICK[name]})",
         )
-    common.add_common_arguments(parser, "graphs", DEFAULTS, QUICK)
+    add_common_arguments(parser, "graphs", DEFAULTS, QUICK)
     group = parser.add_argument_group("the benchmark's names of the sizes")
     for flag, dest, text in (
         ("--num-train", "train_size", "--train-size"),
@@ -254,7 +261,7 @@ def add_arguments(parser):
         group.add_argument(
             flag,
             dest=dest,
-            type=common.positive_int,
+            type=positive_int,
             metavar="N",
             help=f"the same as {text}",
         )
@@ -394,9 +401,9 @@ def run(args):
         make_graph_property_splits,
     )
 
-    common.require("networkx", "networkx", "keras-laf graphs")
+    require("networkx", "networkx", "keras-laf graphs")
     experiment = args.experiment
-    settings = common.resolve_settings(
+    settings = resolve_settings(
         args,
         extra_names=(
             "laf_units",
@@ -407,7 +414,7 @@ def run(args):
     )
     settings["readout"] = args.readout
     settings["data_seed"] = DATA_SEED
-    store = common.open_store(
+    store = open_store(
         args,
         settings,
         KEY_FIELDS,
@@ -418,7 +425,7 @@ def run(args):
     test_sizes = (TRAIN_SIZES, *args.extrapolation_sizes)
 
     def make_splits(key):
-        common.log(
+        log(
             experiment,
             f"generating {args.train_size} training, {args.val_size} "
             f"validation and {len(test_sizes)} x {args.test_size} test "
@@ -434,7 +441,7 @@ def run(args):
         )
 
     # The same graphs for every run.
-    splits = common.cached(make_splits, lambda key: DATA_SEED)
+    splits = cached(make_splits, lambda key: DATA_SEED)
 
     def training_data(key):
         return (

@@ -7,10 +7,13 @@ by tensorflow-datasets on first use) or, offline, scikit-learn's 8x8
 digits upsampled to 28x28 (see `laf_experiments.datasets.load_digit_images`).
 """
 
-from laf_experiments import common
 from laf_experiments import digit_data
 from laf_experiments.datasets import TARGETS
 from laf_experiments.datasets import TEST_MAX_SIZES
+from laf_experiments.settings import QUICK_SIZES
+from laf_experiments.settings import add_common_arguments
+from laf_experiments.settings import add_methods_and_sizes_arguments
+from laf_experiments.settings import choice_list
 
 METHODS = ("laf", "deepsets", "pna", "lstm")
 DEFAULT_TARGETS = ("sum", "max")
@@ -26,7 +29,7 @@ DEFAULTS = {
     "test_protocol": "diversified",
 }
 QUICK = {
-    **common.QUICK_SIZES,
+    **QUICK_SIZES,
     "max_sizes": (5, 10),
     "test_protocol": "diversified",
 }
@@ -63,11 +66,11 @@ def add_arguments(parser):
     group = parser.add_argument_group("experiment")
     group.add_argument(
         "--targets",
-        type=common.choice_list(TARGETS, "target"),
+        type=choice_list(TARGETS, "target"),
         help=f"comma-separated targets, or 'all' for the twelve: "
         f"{', '.join(TARGETS)} (default: {','.join(DEFAULT_TARGETS)})",
     )
-    common.add_methods_and_sizes_arguments(
+    add_methods_and_sizes_arguments(
         group,
         METHODS,
         DEFAULTS,
@@ -77,7 +80,7 @@ def add_arguments(parser):
     )
     digit_data.add_source_arguments(group)
     digit_data.add_test_protocol_argument(group)
-    common.add_common_arguments(parser, "mnist", DEFAULTS, QUICK)
+    add_common_arguments(parser, "mnist", DEFAULTS, QUICK)
 
 
 def build_model(method):

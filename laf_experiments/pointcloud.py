@@ -16,11 +16,22 @@ import pathlib
 
 import numpy as np
 
-from laf_experiments import common
 from laf_experiments import plots
 from laf_experiments import runner
 from laf_experiments.datasets import SOLID_NAMES
 from laf_experiments.datasets.constants import MODELNET40_HELP
+from laf_experiments.errors import ExperimentError
+from laf_experiments.errors import log
+from laf_experiments.runner import cached
+from laf_experiments.settings import OPTIMIZER_DEFAULTS
+from laf_experiments.settings import PREDICT_BATCH_SIZE
+from laf_experiments.settings import VALIDATION_SEED
+from laf_experiments.settings import add_common_arguments
+from laf_experiments.settings import choice_list
+from laf_experiments.settings import positive_int
+from laf_experiments.settings import positive_int_list
+from laf_experiments.settings import resolve_settings
+from laf_experiments.store import open_store
 
 METHODS = ("deepsets", "pna", "laf")
 POOLINGS = {"deepsets": "max", "pna": "pna", "laf": "laf"}
@@ -31,7 +42,7 @@ METHOD_LABELS = {
 }
 KEY_FIELDS = ("method", "num_points", "seed")
 # Seeds of the data: generated training clouds use the run's seed,
-# validation clouds `common.VALIDATION_SEED + seed`, test clouds
+# validation clouds `VALIDATION_SEED + seed`, test clouds
 # `TEST_SEED`; the ModelNet40 validation clouds are a fixed random part of
 # its train split.
 TEST_SEED = 20_000
@@ -107,7 +118,7 @@ def add_arguments(parser):
     )
     group.add_argument(
         "--num-points",
-        type=common.positive_int_list,
+        type=positive_int_list,
         metavar="N1,N2,...",
         help="points per cloud (default: "
         f"{','.join(map(str, DEFAULTS['num_points']))}; --quick: "
@@ -115,20 +126,20 @@ def add_arguments(parser):
     )
     group.add_argument(
         "--methods",
-        type=common.choice_list(METHODS, "method"),
+        type=choice_list(METHODS, "method"),
         default=METHODS,
         help="comma-separated methods: deepsets (max pooling), pna, laf "
         f"(default: {','.join(METHODS)})",
     )
     group.add_argument(
         "--width",
-        type=common.positive_int,
+        type=positive_int,
         metavar="N",
         help="units of the equivariant and dense layers (default: "
         f"{DEFAULTS['width']}, with --data-dir "
         f"{MODELNET40_DEFAULTS['width']}; --quick: {QUICK['width']})",
     )
-    common.add_common_arguments(parser, "pointcloud", DEFAULTS, QUICK)
+    add_common_arguments(parser, "pointcloud", DEFAULTS, QUICK)
 
 
 def build_model(method, num_classes, width=256):
@@ -184,13 +195,13 @@ class _ModelNet40:
             train = load_modelnet40(directory, "train", num_points)
             test = load_modelnet40(directory, "test", num_points)
         except (OSError, ValueError) as error:
-            raise common.ExperimentError(str(error)) from None
+            raise ExperimentError(str(error)) from None
         if args.val_size >= len(train.labels):
-            raise common.ExperimentError(
+            raise ExperimentError(
                 f"--val-size {args.val_size} leaves no training clouds: the "
                 f"train split of {directory} has {len(train.labels)}."
             )
-        order = np.random.default_rng(common.VALIDATION_SEED).permutation(
+        order = np.random.default_rng(VALIDATION_SEED).permutation(
             len(train.labels)
         )
         self.validation = _subset(train, order[: args.val_size])
@@ -222,7 +233,7 @@ class _Solids:
         validation = self._make(
             self.args.val_size,
             self.num_points,
-            seed=common.VALIDATION_SEED + seed,
+            seed=VALIDATION_SEED + seed,
         )
         return train, validation
 
@@ -235,7 +246,7 @@ def run(args):
     if args.data_dir is not None:
         directory = pathlib.Path(args.data_dir).expanduser()
         if not directory.is_dir():
-            raise common.ExperimentError(
+            raise ExperimentError(
                 f"ModelNet40 directory not found: {args.data_dir!r}. "
                 f"{MODELNET40_HELP} Or leave out --data-dir to use "
                 "generated clouds of simple solids."
@@ -243,22 +254,20 @@ def run(args):
         if not args.quick:
             args.setting_defaults = {
                 **MODELNET40_DEFAULTS,
-                **common.OPTIMIZER_DEFAULTS,
+                **OPTIMIZER_DEFAULTS,
             }
-    settings = common.resolve_settings(
-        args, extra_names=("num_points", "width")
-    )
+    settings = resolve_settings(args, extra_names=("num_points", "width"))
     del settings["num_points"]
     if args.data_dir is None:
         settings["data"] = "solids"
-        common.log(
+        log(
             experiment,
             "no --data-dir given: using point clouds generated offline "
             f"from {len(SOLID_NAMES)} simple solids instead of ModelNet40",
         )
     else:
         settings["data"] = f"modelnet40:{directory.resolve()}"
-    store = common.open_store(
+    store = open_store(
         args,
         settings,
         KEY_FIELDS,
@@ -267,7 +276,7 @@ def run(args):
         value_field="accuracy",
     )
     output = store.directory
-    data_by_points = common.cached(
+    data_by_points = cached(
         lambda key: (
             _Solids(key["num_points"], args)
             if args.data_dir is None
@@ -288,7 +297,7 @@ def run(args):
     def evaluate(key, model):
         data = data_by_points(key)
         logits = model.predict(
-            _to_model_inputs(data.test, common.PREDICT_BATCH_SIZE), verbose=0
+            _to_model_inputs(data.test, PREDICT_BATCH_SIZE), verbose=0
         )
         accuracy = float(
             np.mean(np.argmax(logits, axis=-1) == data.test.labels)
@@ -315,7 +324,7 @@ def run(args):
         train=runner.fitting(
             args,
             settings,
-            training_data=common.cached(
+            training_data=cached(
                 make_training_data,
                 lambda key: (key["num_points"], key["seed"]),
             ),
@@ -331,7 +340,7 @@ def run(args):
     if store.runs:
         drawn = plots.available()
         if not drawn:
-            common.log(experiment, plots.MISSING)
+            log(experiment, plots.MISSING)
         plots.write_accuracy_table(
             store.summary,
             output / "accuracy.md",

@@ -5,9 +5,9 @@ those that draw one figure of their runs (`tune`, `units`) share, on top
 of `runner.run_all`.
 """
 
-from laf_experiments import common
 from laf_experiments import plots
 from laf_experiments import runner
+from laf_experiments.errors import log
 
 
 def run_methods(args, store, train, evaluate):
@@ -19,7 +19,7 @@ def run_methods(args, store, train, evaluate):
     Args:
         args: the parsed arguments, with `experiment`, `methods` and
             `seeds`.
-        store: the experiment's `common.ResultStore`.
+        store: the experiment's `ResultStore`.
         train, evaluate: as for `runner.run_all`.
     """
     runner.run_all(
@@ -44,7 +44,7 @@ def write_results(args, store, table=None, figure=None):
 
     Args:
         args: the parsed arguments, with `experiment`.
-        store: the experiment's `common.ResultStore`; the files go to its
+        store: the experiment's `ResultStore`; the files go to its
             directory.
         table: optional `(name, text)`: the table's file name and a
             function `()` returning its Markdown text.
@@ -63,5 +63,5 @@ def write_results(args, store, table=None, figure=None):
                 draw(store.directory / name)
                 written.append(name)
             else:
-                common.log(args.experiment, plots.MISSING)
+                log(args.experiment, plots.MISSING)
     runner.report_written(args, store, written)

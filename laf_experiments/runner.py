@@ -24,7 +24,10 @@ import pathlib
 import shutil
 import time
 
-from laf_experiments import common
+from laf_experiments.errors import log
+from laf_experiments.store import RESULTS_CSV
+from laf_experiments.store import RESULTS_JSON
+from laf_experiments.store import SUMMARY_CSV
 
 # Written in a run's backup directory after every epoch: the training
 # time so far, summed over the resumed parts.
@@ -171,10 +174,10 @@ def fitting(
 
     Args:
         args: the parsed arguments, with `verbose`.
-        settings: the resolved settings (`common.resolve_settings`).
+        settings: the resolved settings (`settings.resolve_settings`).
         training_data: function `(key)` returning the training and
             validation `tf.data.Dataset`s (called only for runs to train;
-            caching is up to it, e.g. with `common.cached`).
+            caching is up to it, e.g. with `cached`).
         build_model: function `(key)` returning an uncompiled model.
         loss: the Keras loss.
         metrics: optional Keras metrics.
@@ -210,7 +213,7 @@ def run_all(args, store, keys, describe, train, evaluate):
 
     Args:
         args: the parsed arguments, with `experiment`.
-        store: the experiment's `common.ResultStore`.
+        store: the experiment's `laf_experiments.store.ResultStore`.
         keys: list of dicts of the store's key fields, each with a `seed`,
             in the order to run them.
         describe: function `(key)` returning the run's name in progress
@@ -227,16 +230,16 @@ def run_all(args, store, keys, describe, train, evaluate):
     for index, key in enumerate(keys):
         prefix = f"[{index + 1}/{len(keys)}] {describe(key)}"
         if store.find(**key) is not None:
-            common.log(experiment, f"{prefix}: already recorded")
+            log(experiment, f"{prefix}: already recorded")
             continue
         epoch = backed_up_epoch(store.backup_directory(**key))
         resuming = f", resuming after epoch {epoch}" if epoch else ""
-        common.log(experiment, f"{prefix}: training{resuming}")
+        log(experiment, f"{prefix}: training{resuming}")
         keras.utils.set_random_seed(key["seed"])
         model, training = train(key, store)
         results, summary = evaluate(key, model)
         store.add({**key, **training, **results})
-        common.log(
+        log(
             experiment,
             f"{prefix}: {summary} ({training['train_seconds']:.1f} s)",
         )
@@ -246,8 +249,25 @@ def run_all(args, store, keys, describe, train, evaluate):
 
 def report_written(args, store, figures):
     """Logs the files of the output directory, the figures last."""
-    names = [common.RESULTS_JSON, common.RESULTS_CSV, common.SUMMARY_CSV]
-    common.log(
+    names = [RESULTS_JSON, RESULTS_CSV, SUMMARY_CSV]
+    log(
         args.experiment,
         f"results in {store.directory}: " + ", ".join([*names, *figures]),
     )
+
+
+def cached(make, cache_key):
+    """`make(key)`, computed once per `cache_key(key)`.
+
+    Only the last value is kept: the runs come grouped by `cache_key`.
+    """
+    cached = {}
+
+    def get(key):
+        wanted = cache_key(key)
+        if wanted not in cached:
+            cached.clear()
+            cached[wanted] = make(key)
+        return cached[wanted]
+
+    return get

@@ -9,10 +9,12 @@ sets of up to 5, 10, ..., 50 elements to see how it generalises to larger
 sets than it was trained on.
 """
 
-from laf_experiments import common
 from laf_experiments import digit_data
 from laf_experiments.datasets import TARGETS
 from laf_experiments.datasets import TEST_MAX_SIZES
+from laf_experiments.settings import add_common_arguments
+from laf_experiments.settings import add_methods_and_sizes_arguments
+from laf_experiments.settings import choice_list
 
 METHODS = ("laf", "deepsets", "pna", "lstm")
 DEFAULT_TARGETS = ("count", "sum", "max", "mean")
@@ -71,12 +73,12 @@ def add_arguments(parser):
     group = parser.add_argument_group("experiment")
     group.add_argument(
         "--targets",
-        type=common.choice_list(TARGETS, "target"),
+        type=choice_list(TARGETS, "target"),
         help=f"comma-separated targets, or 'all' for the twelve: "
         f"{', '.join(TARGETS)} (default: {','.join(DEFAULT_TARGETS)}; "
         f"--quick: {','.join(QUICK_TARGETS)})",
     )
-    common.add_methods_and_sizes_arguments(
+    add_methods_and_sizes_arguments(
         group,
         METHODS,
         DEFAULTS,
@@ -84,7 +86,7 @@ def add_arguments(parser):
         optional_methods=digit_data.OPTIONAL_METHODS,
     )
     digit_data.add_test_protocol_argument(group)
-    common.add_common_arguments(parser, "scalars", DEFAULTS, QUICK)
+    add_common_arguments(parser, "scalars", DEFAULTS, QUICK)
 
 
 def build_model(method):

@@ -26,11 +26,22 @@ import warnings
 
 import numpy as np
 
-from laf_experiments import common
 from laf_experiments import reports
 from laf_experiments import runner
 from laf_experiments.datasets import TARGETS
 from laf_experiments.datasets import TEST_MAX_SIZES
+from laf_experiments.errors import ExperimentError
+from laf_experiments.errors import log
+from laf_experiments.errors import require
+from laf_experiments.settings import PREDICT_BATCH_SIZE
+from laf_experiments.settings import QUICK_SIZES
+from laf_experiments.settings import TEST_SEED
+from laf_experiments.settings import VALIDATION_SEED
+from laf_experiments.settings import add_common_arguments
+from laf_experiments.settings import positive_int
+from laf_experiments.settings import resolve_settings
+from laf_experiments.settings import set_size_list
+from laf_experiments.store import open_store
 
 TUNERS = ("random", "hyperband")
 DEFAULT_TARGET = "max"
@@ -57,7 +68,7 @@ DEFAULTS = {
     "max_sizes": TEST_MAX_SIZES,
 }
 QUICK = {
-    **common.QUICK_SIZES,
+    **QUICK_SIZES,
     "min_units": 1,
     "max_units": 3,
     "units_step": 1,
@@ -127,19 +138,19 @@ def add_arguments(parser):
     ):
         group.add_argument(
             flag,
-            type=common.positive_int,
+            type=positive_int,
             metavar="N",
             help=f"{text} (default: {DEFAULTS[name]}; --quick: {QUICK[name]})",
         )
     group.add_argument(
         "--max-sizes",
-        type=common.set_size_list,
+        type=set_size_list,
         metavar="M1,M2,...",
         help="maximum sizes of the test sets of the best model (default: "
         f"{','.join(map(str, DEFAULTS['max_sizes']))}; --quick: "
         f"{','.join(map(str, QUICK['max_sizes']))})",
     )
-    common.add_common_arguments(parser, "tune", DEFAULTS, QUICK)
+    add_common_arguments(parser, "tune", DEFAULTS, QUICK)
 
 
 def trial_records(runs):
@@ -207,12 +218,12 @@ def _test_errors(model, target, args):
     from laf_experiments.datasets import make_test_sets_by_max_size
 
     suite = make_test_sets_by_max_size(
-        args.test_size, target, args.max_sizes, seed=common.TEST_SEED
+        args.test_size, target, args.max_sizes, seed=TEST_SEED
     )
     test = []
     for max_size, data in suite.items():
         predictions = model.predict(
-            data.to_dataset(common.PREDICT_BATCH_SIZE), verbose=0
+            data.to_dataset(PREDICT_BATCH_SIZE), verbose=0
         )[:, 0]
         test.append(
             {
@@ -229,7 +240,7 @@ def _report(experiment, run):
     )
     largest = run["test"][-1]
     num_trials = len(run["trials"])
-    common.log(
+    log(
         experiment,
         f"best configuration for {run['target']}, seed {run['seed']} "
         f"({num_trials} trial{'' if num_trials == 1 else 's'}): {best}; "
@@ -243,12 +254,12 @@ def run(args):
     """Runs `keras-laf tune`."""
     import keras
 
-    common.require("keras_tuner", "keras-tuner", "keras-laf tune")
+    require("keras_tuner", "keras-tuner", "keras-laf tune")
     from keras_laf.models.hypermodels import DeepSetsHyperModel
     from laf_experiments.datasets import make_training_sets
 
     experiment = args.experiment
-    settings = common.resolve_settings(
+    settings = resolve_settings(
         args,
         extra_names=(
             "min_units",
@@ -260,7 +271,7 @@ def run(args):
         ),
     )
     if args.min_units > args.max_units:
-        raise common.ExperimentError(
+        raise ExperimentError(
             f"--min-units {args.min_units} is larger than --max-units "
             f"{args.max_units}; give a range of units to search."
         )
@@ -268,7 +279,7 @@ def run(args):
     if args.tuner == "hyperband":
         # Hyperband chooses its number of trials.
         del settings["max_trials"]
-    store = common.open_store(
+    store = open_store(
         args,
         settings,
         KEY_FIELDS,
@@ -285,7 +296,7 @@ def run(args):
         seed = key["seed"]
         train = make_training_sets(args.train_size, target, seed=seed)
         validation = make_training_sets(
-            args.val_size, target, seed=common.VALIDATION_SEED + seed
+            args.val_size, target, seed=VALIDATION_SEED + seed
         )
         hypermodel = DeepSetsHyperModel(
             vocabulary_size=10,
@@ -308,7 +319,7 @@ def run(args):
         if searched:
             plural = "" if searched == 1 else "s"
             resuming = f", resuming after {searched} trial{plural}"
-        common.log(
+        log(
             experiment,
             f"{args.tuner} search of {args.min_units} to "
             f"{args.max_units} LAF units{resuming}",

@@ -8,9 +8,18 @@ Transformer's attention encoder provides the interaction; its pooling is
 either PMA (the original) or LAF.
 """
 
-from laf_experiments import common
 from laf_experiments import digit_data
 from laf_experiments.datasets import UNIQUE_REDUCTIONS
+from laf_experiments.regression import open_regression_store
+from laf_experiments.regression import run_regression
+from laf_experiments.settings import QUICK_SIZES
+from laf_experiments.settings import TEST_SEED
+from laf_experiments.settings import VALIDATION_SEED
+from laf_experiments.settings import add_common_arguments
+from laf_experiments.settings import add_methods_and_sizes_arguments
+from laf_experiments.settings import choice_list
+from laf_experiments.settings import resolve_settings
+from laf_experiments.store import prepare_output_directory
 
 METHODS = ("st-pma", "st-laf")
 TARGETS = tuple(f"unique_{reduction}" for reduction in UNIQUE_REDUCTIONS)
@@ -27,7 +36,7 @@ DEFAULTS = {
     "max_sizes": (5, 10, 20, 30, 40, 50),
 }
 QUICK = {
-    **common.QUICK_SIZES,
+    **QUICK_SIZES,
     "max_sizes": (5, 10),
 }
 
@@ -61,14 +70,14 @@ def add_arguments(parser):
     group = parser.add_argument_group("experiment")
     group.add_argument(
         "--targets",
-        type=common.choice_list(TARGETS, "target"),
+        type=choice_list(TARGETS, "target"),
         default=DEFAULT_TARGETS,
         help=f"comma-separated targets, or 'all': {', '.join(TARGETS)} "
         f"(default: {','.join(DEFAULT_TARGETS)})",
     )
-    common.add_methods_and_sizes_arguments(group, METHODS, DEFAULTS, QUICK)
+    add_methods_and_sizes_arguments(group, METHODS, DEFAULTS, QUICK)
     digit_data.add_source_arguments(group)
-    common.add_common_arguments(parser, "unique-sum", DEFAULTS, QUICK)
+    add_common_arguments(parser, "unique-sum", DEFAULTS, QUICK)
 
 
 def build_model(method):
@@ -88,11 +97,11 @@ def run(args):
     """Runs `keras-laf unique-sum`."""
     from laf_experiments.datasets import make_unique_digit_sets
 
-    settings = common.resolve_settings(args, extra_names=("max_sizes",))
-    common.prepare_output_directory(args.output)
+    settings = resolve_settings(args, extra_names=("max_sizes",))
+    prepare_output_directory(args.output)
     train_pool, test_pool = digit_data.load_digit_pools(args)
     settings["image_source"] = train_pool.source
-    store = common.open_regression_store(args, settings)
+    store = open_regression_store(args, settings)
 
     def reduction(target):
         return target.removeprefix("unique_")
@@ -109,7 +118,7 @@ def run(args):
             )
 
         train = sets(args.train_size, seed)
-        validation = sets(args.val_size, common.VALIDATION_SEED + seed)
+        validation = sets(args.val_size, VALIDATION_SEED + seed)
         return (
             train.to_dataset(args.batch_size, shuffle=True, seed=seed),
             validation.to_dataset(args.batch_size),
@@ -123,13 +132,13 @@ def run(args):
                 reduction(target),
                 min_size=MIN_SIZE,
                 max_size=max_size,
-                seed=common.TEST_SEED * 1_000 + max_size,
+                seed=TEST_SEED * 1_000 + max_size,
             )
             for max_size in args.max_sizes
         }
         return digit_data.joined_test_data(suite)
 
-    common.run_regression(
+    run_regression(
         args,
         settings,
         store,

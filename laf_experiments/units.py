@@ -17,9 +17,17 @@ training sets of a restart are drawn with its seed, validation sets with
 
 import numpy as np
 
-from laf_experiments import common
 from laf_experiments import reports
 from laf_experiments import runner
+from laf_experiments.runner import cached
+from laf_experiments.settings import PREDICT_BATCH_SIZE
+from laf_experiments.settings import TEST_SEED
+from laf_experiments.settings import VALIDATION_SEED
+from laf_experiments.settings import add_common_arguments
+from laf_experiments.settings import choice_list
+from laf_experiments.settings import positive_int_list
+from laf_experiments.settings import resolve_settings
+from laf_experiments.store import open_store
 
 UNITS = (1, 3, 6, 9, 12, 15, 18, 21)
 MIN_SIZE = 2
@@ -92,20 +100,20 @@ def add_arguments(parser):
     group = parser.add_argument_group("study")
     group.add_argument(
         "--targets",
-        type=common.choice_list(tuple(FUNCTIONS), "target"),
+        type=choice_list(tuple(FUNCTIONS), "target"),
         help=f"comma-separated functions, or 'all': {', '.join(FUNCTIONS)} "
         f"(default: {','.join(DEFAULT_TARGETS)}; --quick: "
         f"{','.join(QUICK_TARGETS)})",
     )
     group.add_argument(
         "--units",
-        type=common.positive_int_list,
+        type=positive_int_list,
         metavar="U1,U2,...",
         help="numbers of LAF units (default: "
         f"{','.join(map(str, UNITS))}; --quick: "
         f"{','.join(map(str, QUICK['units']))})",
     )
-    common.add_common_arguments(parser, "units", DEFAULTS, QUICK)
+    add_common_arguments(parser, "units", DEFAULTS, QUICK)
 
 
 def make_sets(num_sets, target, seed):
@@ -162,11 +170,11 @@ def run(args):
 
     if args.targets is None:
         args.targets = QUICK_TARGETS if args.quick else DEFAULT_TARGETS
-    settings = common.resolve_settings(args, extra_names=("units",))
+    settings = resolve_settings(args, extra_names=("units",))
     # Padded batches and several steps per call: the models are tiny, so
     # Python's per-step overhead would dominate.
     settings["steps_per_execution"] = 16
-    store = common.open_store(
+    store = open_store(
         args,
         settings,
         KEY_FIELDS,
@@ -178,22 +186,20 @@ def run(args):
     def make_training_data(key):
         target, seed = key["target"], key["seed"]
         train = make_sets(args.train_size, target, seed)
-        validation = make_sets(
-            args.val_size, target, common.VALIDATION_SEED + seed
-        )
+        validation = make_sets(args.val_size, target, VALIDATION_SEED + seed)
         return (
             padded_dataset(*train, args.batch_size, shuffle=True, seed=seed),
             padded_dataset(*validation, args.batch_size),
         )
 
-    test_sets = common.cached(
-        lambda key: make_sets(args.test_size, key["target"], common.TEST_SEED),
+    test_sets = cached(
+        lambda key: make_sets(args.test_size, key["target"], TEST_SEED),
         lambda key: key["target"],
     )
 
     def evaluate(key, model):
         sets, labels = test_sets(key)
-        dataset = padded_dataset(sets, labels, common.PREDICT_BATCH_SIZE)
+        dataset = padded_dataset(sets, labels, PREDICT_BATCH_SIZE)
         predictions = model.predict(dataset, verbose=0)[:, 0]
         mae = float(np.mean(np.abs(predictions - labels)))
         return {"mae": mae}, f"test MAE {mae:.4g}"

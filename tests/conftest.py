@@ -43,3 +43,13 @@ def seeded():
     """The same starting weights in every run: seeds Python, NumPy and
     Keras with 0 before each test."""
     keras.utils.set_random_seed(0)
+
+
+@pytest.fixture
+def chunk_budget():
+    """`keras_laf.config.set_chunk_budget`, reset to the defaults after the
+    test."""
+    import keras_laf
+
+    yield keras_laf.config.set_chunk_budget
+    keras_laf.config.set_chunk_budget()

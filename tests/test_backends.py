@@ -146,7 +146,7 @@ def value_and_gradients(function, *args):
     ids=["padded-chunks", "padded-whole-sets", "segments-chunks"],
 )
 def test_laf_gradients_over_many_chunks_match_the_formula(
-    form, padded_budget, monkeypatch
+    form, padded_budget, chunk_budget
 ):
     # The power sums loop over chunks of the set axis with a hand-written
     # gradient; with one value per chunk allowed, sets of 40 elements are
@@ -154,14 +154,7 @@ def test_laf_gradients_over_many_chunks_match_the_formula(
     # a GPU). Compare the value and the gradients with respect to the
     # elements, exponents and coefficients with autodiff of the formula
     # written with powers.
-    from keras_laf import ops as laf_ops
-
-    monkeypatch.setattr(
-        laf_ops,
-        "_VALUES_PER_PADDED_CHUNK",
-        {"cpu": padded_budget, "gpu": padded_budget},
-    )
-    monkeypatch.setattr(laf_ops, "_VALUES_PER_SEGMENT_CHUNK", 1)
+    chunk_budget(padded=padded_budget, segments=1)
     rng = np.random.default_rng(7)
     sets_ = [rng.uniform(0.05, 0.95, (n, 2)) for n in (40, 23)]
     exponents = rng.uniform(0.2, 1.5, (8, 3)).astype("float32")
@@ -215,6 +208,46 @@ def test_laf_gradients_over_many_chunks_match_the_formula(
         np.testing.assert_allclose(
             numpy(got), numpy(want), rtol=2e-3, atol=1e-5
         )
+
+
+def test_backend_hooks_match_the_plain_keras_ops_ones():
+    # Where a backend lays a sum or a loop out its own way
+    # (keras_laf/ops/backend/<backend>.py), it must compute what the
+    # plain keras.ops hooks (generic.py) compute.
+    from keras_laf.ops import backend
+    from keras_laf.ops.backend import generic
+    from keras_laf.ops.power_sums import PaddedPowerSums
+
+    rng = np.random.default_rng(8)
+    num_elements, rows, units = 5, 6, 3
+    y = -rng.uniform(0, 3, (2, 1, num_elements, rows)).astype("float32")
+    padding = rng.uniform(size=(num_elements, rows)) < 0.3
+    log_mask = np.where(padding, -np.inf, 0).astype("float32")
+    q = rng.uniform(0, 2, (2, 2 * units)).astype("float32")
+    weights = rng.normal(size=(2, 2 * units, rows)).astype("float32")
+    weighted = rng.normal(size=(2, 2 * units, num_elements, rows))
+    weighted = weighted.astype("float32")
+    exponentials = PaddedPowerSums.exponentials
+    for hook, args in [
+        ("weighted_sum_over_units", (exponentials, y, log_mask, q, weights)),
+        ("q_gradient_of_chunk", (weights, weighted)),
+        ("materialized", (y,)),
+    ]:
+        np.testing.assert_allclose(
+            numpy(getattr(backend, hook)(*args)),
+            numpy(getattr(generic, hook)(*args)),
+            rtol=1e-5,
+            atol=1e-6,
+            err_msg=hook,
+        )
+    chunks = ops.convert_to_tensor(weights)
+
+    def chunk_outputs(index):
+        return (ops.take(chunks, index, axis=0),)
+
+    (total,) = backend.sum_over_chunks(chunk_outputs, 2)
+    np.testing.assert_allclose(numpy(total), weights.sum(0), rtol=1e-6)
+    assert backend.platform() in ("cpu", "gpu")
 
 
 @pytest.mark.parametrize(

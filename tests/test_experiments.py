@@ -26,12 +26,19 @@ from experiment_helpers import read_json
 from experiment_helpers import run
 
 from laf_experiments import cli
-from laf_experiments import common
 from laf_experiments import digit_data
 from laf_experiments import plots
 from laf_experiments import runner
 from laf_experiments import scalars
 from laf_experiments import units
+from laf_experiments.errors import ExperimentError
+from laf_experiments.regression import REGRESSION_KEY
+from laf_experiments.regression import regression_records
+from laf_experiments.store import LOCK_FILE
+from laf_experiments.store import ResultStore
+from laf_experiments.store import prepare_output_directory
+from laf_experiments.store import release_output_directories
+from laf_experiments.store import summarize
 
 
 def assert_one_line_error(status, err, text):
@@ -398,26 +405,26 @@ def test_unwritable_output_directory(command, tmp_path, capsys):
 
 def test_output_directory_in_use(tmp_path, capsys):
     # A live process (pytest's parent) holds the lock.
-    (tmp_path / common.LOCK_FILE).write_text(str(os.getppid()))
+    (tmp_path / LOCK_FILE).write_text(str(os.getppid()))
     argv = ["scalars", *QUIET, "--output", str(tmp_path)]
     status, _, err = run(argv, capsys)
     assert_one_line_error(status, err, "another keras-laf command")
     # A stale lock of a finished process is taken over, then released.
-    (tmp_path / common.LOCK_FILE).write_text("not a process id")
-    directory = common.prepare_output_directory(tmp_path)
-    assert (directory / common.LOCK_FILE).read_text() == str(os.getpid())
-    common.release_output_directories()
-    assert not (directory / common.LOCK_FILE).exists()
+    (tmp_path / LOCK_FILE).write_text("not a process id")
+    directory = prepare_output_directory(tmp_path)
+    assert (directory / LOCK_FILE).read_text() == str(os.getpid())
+    release_output_directories()
+    assert not (directory / LOCK_FILE).exists()
 
 
 def test_result_store_keeps_settings_apart(tmp_path):
     def open_store(settings, overwrite=False):
-        return common.ResultStore(
+        return ResultStore(
             tmp_path,
             "scalars",
             settings,
-            key_fields=common.REGRESSION_KEY,
-            records=common.regression_records,
+            key_fields=REGRESSION_KEY,
+            records=regression_records,
             group_fields=("method", "target", "max_size"),
             value_field="mae",
             overwrite=overwrite,
@@ -444,14 +451,14 @@ def test_result_store_keeps_settings_apart(tmp_path):
         }
     ]
     assert open_store({"epochs": 1}).find(method="laf", target="sum", seed=1)
-    with pytest.raises(common.ExperimentError, match="epochs 1 -> 2"):
+    with pytest.raises(ExperimentError, match="epochs 1 -> 2"):
         open_store({"epochs": 2})
     assert open_store({"epochs": 2}, overwrite=True).runs == []
     assert read_json(tmp_path)["settings"] == {"epochs": 2}
 
 
 def test_plots_from_summaries(tmp_path):
-    summary = common.summarize(
+    summary = summarize(
         [
             {
                 "method": method,
@@ -566,7 +573,7 @@ def test_offline_mnist_falls_back_at_once(tmp_path, capsys, monkeypatch):
     assert "storage.googleapis.com cannot be reached" in out
     assert "using scikit-learn's 8x8 digits" in out
     args.source = "tfds"
-    with pytest.raises(common.ExperimentError, match="cannot be reached"):
+    with pytest.raises(ExperimentError, match="cannot be reached"):
         digit_data.load_digit_pools(args)
 
 

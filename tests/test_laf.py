@@ -530,12 +530,14 @@ def test_ragged_features_rejected():
         LAF(units=2)(inputs)
 
 
-def test_xla_path_matches_plain_path(monkeypatch):
+def test_xla_path_matches_plain_path():
     # On TensorFlow padded sets run XLA-compiled, the set axis padded to a
     # bucket size, with a gradient wired by hand; values and gradients must
     # equal the plain keras.ops path's. 2500 elements make many chunks of
     # the set axis.
-    from keras_laf import ops as laf_ops
+    from keras_laf.ops import formula
+    from keras_laf.ops import laf_over_sets
+    from keras_laf.ops.backend import tensorflow as tensorflow_path
     from keras_laf.sets import PaddedSets
 
     rng = np.random.default_rng(15)
@@ -545,19 +547,18 @@ def test_xla_path_matches_plain_path(monkeypatch):
     exponents = tf.constant(exponents)
     coefficients = tf.constant(coefficients)
 
-    def value_and_gradients():
+    def value_and_gradients(function):
         with tf.GradientTape() as tape:
             tape.watch([values, exponents, coefficients])
-            outputs = laf_ops.laf_over_sets(
+            outputs = function(
                 values, PaddedSets(mask), exponents, coefficients, 1e-7, 3e38
             )
         gradients = tape.gradient(outputs, [values, exponents, coefficients])
         return [outputs] + gradients
 
-    compiled = value_and_gradients()
-    assert int(laf_ops._bucket_size(2500)) == 3072
-    monkeypatch.setattr(laf_ops, "laf_over_sets", laf_ops._laf_math)
-    plain = value_and_gradients()
+    assert tensorflow_path.bucket_size(2500) == 3072
+    compiled = value_and_gradients(laf_over_sets)
+    plain = value_and_gradients(formula.laf_math)
     for compiled_value, plain_value in zip(compiled, plain):
         np.testing.assert_allclose(
             compiled_value, plain_value, rtol=2e-4, atol=2e-6
@@ -565,48 +566,113 @@ def test_xla_path_matches_plain_path(monkeypatch):
 
 
 def test_bucket_sizes_of_static_and_run_time_set_sizes_agree():
-    from keras_laf import ops as laf_ops
+    from keras_laf.ops.backend.tensorflow import bucket_size
 
     for set_size in list(range(0, 70)) + [1000, 2500, 4097]:
-        static = laf_ops._bucket_size(set_size)
-        run_time = laf_ops._bucket_size(tf.constant(set_size))
+        static = bucket_size(set_size)
+        run_time = bucket_size(tf.constant(set_size))
         assert isinstance(static, int)
         assert static == int(run_time) >= set_size
-    assert [laf_ops._bucket_size(n) for n in (5, 9, 13, 25)] == [6, 12, 16, 32]
+    assert [bucket_size(n) for n in (5, 9, 13, 25)] == [6, 12, 16, 32]
 
 
-def test_traced_call_with_static_set_size_is_chunked(monkeypatch):
-    # A set size known when tracing must stay known through the bucket
-    # padding, so that the set axis is cut into chunks (bounded memory);
-    # a size known only at run time gives one chunk.
-    from keras_laf import ops as laf_ops
+def num_while_loops(concrete_function):
+    """While loops in a traced function and every function it calls."""
+    graph = concrete_function.graph.as_graph_def()
+    nodes = list(graph.node)
+    for function in graph.library.function:
+        nodes += list(function.node_def)
+    return sum(node.op in ("While", "StatelessWhile") for node in nodes)
 
-    chunk_counts = []
-    chunking = laf_ops._chunking
 
-    def recording_chunking(size, max_chunk_size):
-        num_chunks, chunk_size, padding = chunking(size, max_chunk_size)
-        chunk_counts.append(num_chunks)
-        return num_chunks, chunk_size, padding
-
-    monkeypatch.setattr(laf_ops, "_chunking", recording_chunking)
+def test_traced_call_is_chunked_whether_the_set_size_is_known_or_not():
+    # Memory stays bounded whether the set size is known when tracing or
+    # only at run time (ragged sets, a dynamic set axis): the set axis is
+    # cut into chunks, a loop over them; the values agree.
     # 8 features and 8 units: chunks of 2^17 / (8 * 2 * 16) = 512 elements.
     exponents, coefficients = random_parameters(units=8, seed=3)
     values = np.random.default_rng(4).uniform(0, 1, (2, 3000, 8))
 
-    def outputs(signature):
+    def traced(signature):
         @tf.function(input_signature=[signature])
         def call(inputs):
             return keras_laf.laf(inputs, exponents, coefficients)
 
-        return call(values.astype("float32"))
+        return call, call.get_concrete_function()
 
-    static = outputs(tf.TensorSpec((2, 3000, 8), "float32"))
-    assert chunk_counts and max(chunk_counts) > 1
-    chunk_counts.clear()
-    dynamic = outputs(tf.TensorSpec((2, None, 8), "float32"))
-    assert chunk_counts and max(chunk_counts) == 1
-    np.testing.assert_allclose(static, dynamic, rtol=1e-5)
+    results = {}
+    for name, signature in [
+        ("static", tf.TensorSpec((2, 3000, 8), "float32")),
+        ("dynamic", tf.TensorSpec((None, None, 8), "float32")),
+    ]:
+        call, concrete = traced(signature)
+        results[name] = (num_while_loops(concrete), call(values))
+    assert results["static"][0] > 0
+    assert results["dynamic"][0] > 0
+    np.testing.assert_allclose(
+        results["static"][1], results["dynamic"][1], rtol=1e-5
+    )
+
+
+def test_ragged_sets_over_many_chunks_match_the_plain_path(chunk_budget):
+    # Ragged sets: their set size is known only at run time, and they are
+    # cut into chunks all the same (one value per chunk: chunks of 16).
+    from keras_laf.ops import formula
+    from keras_laf.sets import PaddedSets
+
+    chunk_budget(padded=1)
+    rng = np.random.default_rng(9)
+    lengths = [70, 33, 1]
+    flat = rng.uniform(0, 1, (sum(lengths), 3)).astype("float32")
+    exponents, coefficients = random_parameters(units=2, seed=10)
+    weights = tf.constant(rng.normal(size=(3, 3, 2)), "float32")
+
+    @tf.function
+    def ragged_call(flat):
+        with tf.GradientTape() as tape:
+            tape.watch(flat)
+            ragged = tf.RaggedTensor.from_row_lengths(flat, lengths)
+            outputs = keras_laf.laf(ragged, exponents, coefficients)
+            loss = tf.reduce_sum(outputs * weights)
+        return outputs, tape.gradient(loss, flat)
+
+    mask = np.arange(70)[None] < np.array(lengths)[:, None]
+    positions = np.zeros(mask.shape, "int32")
+    positions[mask] = np.arange(sum(lengths))
+    flat = tf.constant(flat)
+    with tf.GradientTape() as tape:
+        tape.watch(flat)
+        padded = tf.where(mask[..., None], tf.gather(flat, positions), 0.0)
+        outputs = formula.laf_math(
+            padded, PaddedSets(mask), exponents, coefficients, 1e-7, 3e38
+        )
+        loss = tf.reduce_sum(outputs * weights)
+    plain = (outputs, tape.gradient(loss, flat))
+    for computed, expected in zip(ragged_call(flat), plain):
+        np.testing.assert_allclose(
+            tf.convert_to_tensor(computed),
+            tf.convert_to_tensor(expected),
+            rtol=2e-4,
+            atol=2e-6,
+        )
+
+
+def test_chunk_budget_is_public_configuration(chunk_budget):
+    # Fewer values per chunk: more chunks, the same result.
+    exponents, coefficients = random_parameters(units=2, seed=5)
+    values = np.random.default_rng(6).uniform(0, 1, (2, 300, 2))
+    values = values.astype("float32")
+    default = keras_laf.laf(values, exponents, coefficients)
+    chunk_budget(padded=1, segments=1)
+    assert keras_laf.config.chunk_budget("padded") == 1
+    chunked = keras_laf.laf(values, exponents, coefficients)
+    np.testing.assert_allclose(chunked, default, rtol=1e-5)
+    chunk_budget(padded=None)
+    assert keras_laf.config.chunk_budget("padded") is None
+    with pytest.raises(ValueError, match="padded=0"):
+        keras_laf.config.set_chunk_budget(padded=0)
+    with pytest.raises(ValueError, match="layout"):
+        keras_laf.config.chunk_budget("ragged")
 
 
 @pytest.mark.parametrize("form", ["padded", "segments"])

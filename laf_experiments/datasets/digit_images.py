@@ -25,7 +25,7 @@ import socket
 
 import numpy as np
 
-from laf_experiments import common
+from laf_experiments.errors import require
 
 SOURCES = ("auto", "tfds", "sklearn")
 SPLITS = ("train", "test")
@@ -104,7 +104,7 @@ def load_digit_images(split="train", source="auto", data_dir=None):
 
 
 def _load_tfds_mnist(split, data_dir):
-    tfds = common.require("tensorflow_datasets", "tensorflow-datasets", "MNIST")
+    tfds = require("tensorflow_datasets", "tensorflow-datasets", "MNIST")
     # tensorflow-datasets warns through absl about the folder of a data set
     # not downloaded yet, which is what `is_prepared` asks.
     absl_logger = logging.getLogger("absl")
@@ -147,7 +147,7 @@ def _check_connection(host):
 
 
 def _load_sklearn_digits(split):
-    sklearn_datasets = common.require(
+    sklearn_datasets = require(
         "sklearn.datasets",
         "scikit-learn",
         "The offline digit images (scikit-learn's digits)",

@@ -54,9 +54,9 @@ import tensorflow as tf
 from keras_laf.datasets import adjacency_to_edges
 from keras_laf.datasets import disjoint_union
 from keras_laf.validation import check_positive_int
-from laf_experiments import common
 from laf_experiments.datasets.constants import EXTRAPOLATION_SIZES
 from laf_experiments.datasets.constants import TRAIN_SIZES
+from laf_experiments.errors import require
 
 GRAPH_TYPE_PROBABILITIES = {
     "erdos_renyi": 0.2,
@@ -83,9 +83,7 @@ _MAX_DRAWS = 1000
 
 
 def _networkx():
-    return common.require(
-        "networkx", "networkx", "The graph-properties benchmark"
-    )
+    return require("networkx", "networkx", "The graph-properties benchmark")
 
 
 def _check_rng(seed):

@@ -1,0 +1,88 @@
+"""Configuration of keras-laf: how many values LAF computes at once.
+
+LAF sums one exponential per element, feature, unit and term over each
+set. It never stores them for a whole set: the set axis is cut into
+chunks, and only one chunk's exponentials exist at a time. The chunk
+budget is how many of those values a chunk may hold, per set for padded
+sets and in all for segment sets (flat elements with segment ids). A
+smaller budget uses less memory; a larger one may be faster. The
+defaults, and how they were chosen, are in RESULTS.md ("Chunks of the set
+axis", `benchmarks/chunk_budget.py`).
+
+The budget is read when LAF is traced: set it before building, compiling
+or calling a model (a function already traced keeps the budget it was
+traced with). Set sizes known only at run time (ragged sets) are cut into
+chunks too, their number then a run-time value.
+"""
+
+AUTO = "auto"
+LAYOUTS = ("padded", "segments")
+# Padded sets on a GPU are one chunk: XLA's GPU compiler fuses the
+# exponentials into their sums and stores none of them; its CPU compiler
+# stores each chunk's.
+DEFAULT_CHUNK_BUDGETS = {
+    "padded": {"cpu": 2**17, "gpu": None},
+    "segments": {"cpu": 2**21, "gpu": 2**21},
+}
+
+_chunk_budgets = {"padded": AUTO, "segments": AUTO}
+
+
+def _checked_budget(name, value):
+    if value is None or value == AUTO:
+        return value
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ValueError(
+            f"`{name}` expected a positive integer (values per chunk), None "
+            f"(every set is one chunk) or {AUTO!r} (the default for the "
+            f"device). Received: {name}={value!r}"
+        )
+    return value
+
+
+def set_chunk_budget(padded=AUTO, segments=AUTO):
+    """Sets how many values LAF computes at once per chunk of the set axis.
+
+    Args:
+        padded: int, None or `"auto"`. Values per set and chunk for padded
+            (and ragged) sets: a chunk holds about
+            `padded / (features * 4 * units)` elements, at least 16. None
+            makes every set one chunk. `"auto"` picks by device: `2**17`
+            on a CPU, None on a GPU. Defaults to `"auto"`.
+        segments: int, None or `"auto"`. Values per chunk of flat elements
+            (segment ids), all sets together; `"auto"` is `2**21`.
+            Defaults to `"auto"`.
+
+    Example:
+
+    >>> keras_laf.config.set_chunk_budget(padded=2**15)
+    >>> keras_laf.config.chunk_budget("padded")
+    32768
+    >>> keras_laf.config.set_chunk_budget()  # back to the defaults
+    """
+    budgets = {
+        "padded": _checked_budget("padded", padded),
+        "segments": _checked_budget("segments", segments),
+    }
+    _chunk_budgets.update(budgets)
+
+
+def chunk_budget(layout="padded"):
+    """The chunk budget in effect for a layout (see `set_chunk_budget`).
+
+    Args:
+        layout: `"padded"` or `"segments"`. Defaults to `"padded"`.
+
+    Returns:
+        The values per chunk, an int, or None when every set is one chunk.
+    """
+    if layout not in LAYOUTS:
+        raise ValueError(
+            f"`layout` expected one of {LAYOUTS}. Received: layout={layout!r}"
+        )
+    budget = _chunk_budgets[layout]
+    if budget != AUTO:
+        return budget
+    from keras_laf.ops import backend
+
+    return DEFAULT_CHUNK_BUDGETS[layout][backend.platform()]

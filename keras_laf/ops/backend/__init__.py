@@ -1,0 +1,82 @@
+"""The backend hooks of LAF: one module per Keras backend, one dispatch.
+
+The math (`keras_laf.ops.power_sums`, `keras_laf.ops.formula`) is
+`keras.ops`. Where backends' compilers differ in which layout of a loop or
+a sum they run fastest, and where a backend runs LAF through a speed path
+of its own, the math calls the functions below, which forward to the
+module of the running Keras backend: `tensorflow`, `jax`, or `generic`
+(plain `keras.ops`, the reference, for every other backend). Each module
+defines every function below, taking from `generic` what it does not
+change; no module ever checks which backend runs.
+"""
+
+import importlib
+
+import keras
+
+_BACKEND_MODULES = {"tensorflow": "tensorflow", "jax": "jax"}
+
+
+def _module():
+    name = _BACKEND_MODULES.get(keras.config.backend(), "generic")
+    return importlib.import_module(f"{__name__}.{name}")
+
+
+def platform():
+    """Where the backend computes by default: "gpu" or "cpu" (any other
+    device counts as a CPU: the chunk budgets were measured on these
+    two)."""
+    return _module().platform()
+
+
+def sum_over_chunks(chunk_outputs, num_chunks):
+    """Sums `chunk_outputs(index)`, a tuple of tensors, over the chunks
+    `index` in `[0, num_chunks)`, one chunk at a time (`num_chunks` a
+    Python int, or a scalar tensor for a set size known only at run
+    time)."""
+    return _module().sum_over_chunks(chunk_outputs, num_chunks)
+
+
+def materialized(tensor):
+    """`tensor`, computed apart from its consumers where the backend's
+    compiler would otherwise fuse it into each of them and recompute it
+    for every element of the consumer."""
+    return _module().materialized(tensor)
+
+
+def weighted_sum_over_units(exponentials, y, log_mask, q, weights):
+    """sum_k weights_k exp(y q_k) over the units and terms k of padded
+    sets: `(2, set_size, rows)`, in one pass that XLA fuses with the
+    exponentials.
+
+    Args:
+        exponentials: `PaddedPowerSums.exponentials`.
+        y: `(2, 1, set_size, rows)`, the shifted logs.
+        log_mask: `(set_size, rows)`.
+        q: `(2, 2 * units)`.
+        weights: `(2, 2 * units, rows)`.
+    """
+    return _module().weighted_sum_over_units(
+        exponentials, y, log_mask, q, weights
+    )
+
+
+def q_gradient_of_chunk(upstream, weighted):
+    """sum over the elements and the rows of `upstream * weighted`: the
+    gradient of the inner exponents from one chunk of padded sets.
+
+    Args:
+        upstream: `(2, 2 * units, rows)`, the gradient of the sums.
+        weighted: `(2, 2 * units, chunk, rows)`, y exp(y q).
+
+    Returns:
+        `(2, 2 * units)`.
+    """
+    return _module().q_gradient_of_chunk(upstream, weighted)
+
+
+def laf_over_sets(values, sets, exponents, coefficients, epsilon, limit):
+    """`keras_laf.ops.laf_over_sets` on the backend's fastest path."""
+    return _module().laf_over_sets(
+        values, sets, exponents, coefficients, epsilon, limit
+    )

@@ -1,0 +1,43 @@
+"""The backend hooks in plain `keras.ops`: the reference path, used on
+every backend without a module of its own (see `keras_laf.ops.backend`).
+"""
+
+from keras import ops
+
+
+def platform():
+    return "cpu"
+
+
+def sum_over_chunks(chunk_outputs, num_chunks):
+    totals = chunk_outputs(0)
+    if isinstance(num_chunks, int) and num_chunks == 1:
+        return totals
+
+    def add_chunk(index, totals):
+        outputs = chunk_outputs(index)
+        return tuple(total + output for total, output in zip(totals, outputs))
+
+    return ops.fori_loop(1, num_chunks, add_chunk, totals)
+
+
+def materialized(tensor):
+    return tensor
+
+
+def weighted_sum_over_units(exponentials, y, log_mask, q, weights):
+    # The set axis before the (set, feature) pairs, as they are laid out.
+    return ops.sum(
+        ops.expand_dims(weights, -2) * exponentials(y, log_mask, q), 1
+    )
+
+
+def q_gradient_of_chunk(upstream, weighted):
+    # The set axis first, then the units' weighted sum over the rows.
+    return ops.sum(upstream * ops.sum(weighted, axis=-2), axis=-1)
+
+
+def laf_over_sets(values, sets, exponents, coefficients, epsilon, limit):
+    from keras_laf.ops.formula import laf_math
+
+    return laf_math(values, sets, exponents, coefficients, epsilon, limit)

@@ -1,0 +1,259 @@
+"""The backend hooks on TensorFlow (see `keras_laf.ops.backend`).
+
+Padded sets run as three XLA programs (`compiled_padded_laf`): the
+forward pass, and the gradient in two. Segment sets, whose number of sets
+is a run-time value, run as plain `keras.ops`.
+
+Why this path has a gradient harness of its own instead of the custom
+gradient of `keras_laf.ops.power_sums.power_sums`: TensorFlow must never
+differentiate an XLA-compiled function, and the per-set gradient must be
+compiled apart from the loop over the elements (both reasons below), so
+the gradient of the whole of LAF is wired by hand here.
+"""
+
+import functools
+
+from keras import ops
+
+from keras_laf import config
+from keras_laf.ops import formula
+from keras_laf.ops import power_sums
+from keras_laf.ops.backend.generic import materialized
+from keras_laf.ops.backend.generic import q_gradient_of_chunk
+from keras_laf.ops.backend.generic import weighted_sum_over_units
+from keras_laf.sets import PaddedSets
+from keras_laf.sets import SegmentSets
+
+try:
+    import tensorflow as tf
+except ImportError:
+    tf = None
+
+__all__ = [
+    "bucket_size",
+    "compiled_padded_laf",
+    "laf_over_sets",
+    "materialized",
+    "platform",
+    "q_gradient_of_chunk",
+    "sum_over_chunks",
+    "weighted_sum_over_units",
+]
+
+
+def platform():
+    return "gpu" if tf.config.list_logical_devices("GPU") else "cpu"
+
+
+def sum_over_chunks(chunk_outputs, num_chunks):
+    totals = chunk_outputs(0)
+    if isinstance(num_chunks, int) and num_chunks == 1:
+        return totals
+
+    def add_chunk(index, totals):
+        outputs = chunk_outputs(index)
+        return tuple(total + output for total, output in zip(totals, outputs))
+
+    # A bound on the iterations lets XLA size the lists in which TensorFlow
+    # keeps the loop's values whenever it records the loop for a gradient
+    # (the hand-written gradients never use them).
+    _, totals = tf.while_loop(
+        lambda index, totals: index < num_chunks,
+        lambda index, totals: (index + 1, add_chunk(index, totals)),
+        (1, totals),
+        maximum_iterations=num_chunks - 1,
+    )
+    return totals
+
+
+def padded_laf_forward(
+    values, mask, log_mask, exponents, coefficients, epsilon, limit, budget
+):
+    """LAF of padded sets, and what its gradient needs besides the inputs
+    (`per_set_gradients`, `power_sum_gradients`): the power sums, the
+    largest logs and the sets made NaN."""
+    _, inner = formula.outer_and_inner(exponents)
+    layout = power_sums.padded_power_sums(
+        values, log_mask, epsilon, inner.shape[-1] // 2, budget
+    )
+    max_logs = power_sums.max_logs(layout, values)
+    sums = power_sums.sums(layout, values, max_logs, inner)
+    nonfinite = formula.nonfinite_sets(values, PaddedSets(mask))
+    outputs = formula.laf_of_power_sums(
+        sums, max_logs, exponents, coefficients, nonfinite, epsilon, limit
+    )
+    return outputs, (sums, max_logs, nonfinite)
+
+
+def per_set_gradients(
+    sums, max_logs, nonfinite, exponents, coefficients, upstream, *args
+):
+    """Gradients of `padded_laf_forward`'s outputs with respect to the
+    power sums, and to the exponents and coefficients through the per-set
+    arithmetic alone, given their gradient `upstream`; `args` are epsilon
+    and the output limit."""
+    with tf.GradientTape() as tape:
+        tape.watch((sums, exponents, coefficients))
+        outputs = formula.laf_of_power_sums(
+            sums, max_logs, exponents, coefficients, nonfinite, *args
+        )
+    return tape.gradient(
+        outputs,
+        (sums, exponents, coefficients),
+        upstream,
+        tf.UnconnectedGradients.ZERO,
+    )
+
+
+def power_sum_gradients(
+    values, log_mask, max_logs, exponents, upstream, epsilon, budget
+):
+    """Gradients of the power sums of padded sets with respect to the values
+    and the exponents, given their gradient `upstream`."""
+    with tf.GradientTape() as tape:
+        tape.watch(exponents)
+        _, inner = formula.outer_and_inner(exponents)
+    layout = power_sums.padded_power_sums(
+        values, log_mask, epsilon, inner.shape[-1] // 2, budget
+    )
+    grad_values, grad_inner = power_sums.gradients(
+        layout, values, max_logs, inner, upstream
+    )
+    return grad_values, tape.gradient(inner, exponents, grad_inner)
+
+
+@functools.cache
+def padded_laf_kernels():
+    """`padded_laf_forward`, `per_set_gradients` and `power_sum_gradients`
+    as TensorFlow functions compiled by XLA.
+
+    The gradient is two programs: compiled as one, XLA fuses the per-set
+    gradient into the loop over the elements and recomputes it for each
+    element and unit.
+    """
+    return tuple(
+        tf.function(kernel, jit_compile=True, autograph=False)
+        for kernel in (
+            padded_laf_forward,
+            per_set_gradients,
+            power_sum_gradients,
+        )
+    )
+
+
+def compiled_padded_laf(values, mask, exponents, coefficients, epsilon, limit):
+    """`keras_laf.ops.formula.laf_math` of padded sets, as three XLA
+    programs (`padded_laf_kernels`): the forward pass, and the gradient in
+    two.
+
+    As plain TensorFlow ops, the per-set arithmetic and its gradient run
+    one small op at a time. The gradient is wired by hand, so TensorFlow
+    never differentiates a compiled function: the gradient of one passes
+    integers (shapes, a transpose's permutation) from its forward function
+    to its backward one, and when the compiled function runs inside a step
+    compiled whole (a Keras model with `jit_compile=True`, the default on a
+    GPU), XLA then needs the step's inputs as compile-time constants and
+    compiles the step anew for every batch. The forward pass keeps only the
+    per-set tensors for the gradient, besides the inputs. The chunk budget
+    (`keras_laf.config`) is an argument of the compiled functions, so that
+    a new budget traces them anew.
+    """
+    forward, set_gradients, sum_gradients = padded_laf_kernels()
+    budget = config.chunk_budget("padded")
+    log_mask = power_sums.element_log_mask(mask, power_sums.shape(values)[-1])
+
+    @ops.custom_gradient
+    def padded_laf(values, exponents, coefficients):
+        # The compiled functions are never differentiated (see above).
+        values, exponents, coefficients = (
+            ops.stop_gradient(tensor)
+            for tensor in (values, exponents, coefficients)
+        )
+        outputs, residuals = forward(
+            values,
+            mask,
+            log_mask,
+            exponents,
+            coefficients,
+            epsilon,
+            limit,
+            budget,
+        )
+
+        def grad(*args, upstream=None):
+            if upstream is None:
+                (upstream,) = args
+            grad_sums, grad_exponents, grad_coefficients = set_gradients(
+                *residuals,
+                exponents,
+                coefficients,
+                ops.stop_gradient(upstream),
+                epsilon,
+                limit,
+            )
+            max_logs = residuals[1]
+            grad_values, grad_exponents_of_sums = sum_gradients(
+                values,
+                log_mask,
+                max_logs,
+                exponents,
+                grad_sums,
+                epsilon,
+                budget,
+            )
+            return (
+                grad_values,
+                grad_exponents + grad_exponents_of_sums,
+                grad_coefficients,
+            )
+
+        return outputs, grad
+
+    return padded_laf(
+        ops.cast(values, "float32"),
+        ops.cast(exponents, "float32"),
+        ops.cast(coefficients, "float32"),
+    )
+
+
+def bucket_size(set_size):
+    """The smallest 2^k or 3 * 2^(k-1) >= set_size (at least 1).
+
+    XLA compiles `padded_laf_kernels` once per input shape: padding the set
+    axis to these sizes bounds the number of shapes to two per doubling of
+    the set size, for at most a third more work. The padding happens here,
+    inside the op, because the set size of a batch is often decided inside
+    the model (ragged sets are padded by the layer itself, batch by batch),
+    where no data pipeline can reach it.
+
+    Args:
+        set_size: a Python int, or a scalar int tensor when the size is
+            known only at run time.
+
+    Returns:
+        A Python int for an int, else an int32 scalar tensor: a size known
+        when tracing stays known, and so do the shapes computed from it.
+    """
+    if isinstance(set_size, int):
+        power = 2 ** max(set_size - 1, 0).bit_length()
+        smaller = 3 * power // 4
+        return smaller if power >= 4 and smaller >= set_size else power
+    set_size = ops.cast(ops.maximum(set_size, 1), "float64")
+    power = 2.0 ** ops.ceil(ops.log2(set_size) - 1e-9)
+    smaller = 0.75 * power
+    bucket = ops.where((power >= 4) & (smaller >= set_size), smaller, power)
+    return ops.cast(bucket, "int32")
+
+
+def laf_over_sets(values, sets, exponents, coefficients, epsilon, limit):
+    if isinstance(sets, SegmentSets):
+        return formula.laf_math(
+            values, sets, exponents, coefficients, epsilon, limit
+        )
+    set_size = power_sums.shape(values)[1]
+    padding = bucket_size(set_size) - set_size
+    values = ops.pad(values, [[0, 0], [0, padding], [0, 0]])
+    mask = ops.pad(sets.mask, [[0, 0], [0, padding]])
+    return compiled_padded_laf(
+        values, mask, exponents, coefficients, epsilon, limit
+    )

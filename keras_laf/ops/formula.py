@@ -1,0 +1,134 @@
+"""The LAF formula on the power sums of each set, in `keras.ops`.
+
+`laf_math` is the plain `keras.ops` path of LAF: the power sums
+(`keras_laf.ops.power_sums`) and the per-set arithmetic below. It is the
+reference that the tests compare every backend's speed path against.
+"""
+
+import keras
+import numpy as np
+from keras import ops
+
+from keras_laf.ops.power_sums import power_sums
+from keras_laf.ops.power_sums import shape
+
+# Limits of the floor on the denominator's scaled magnitude: exp(+-80) is a
+# normal float32, so the floor never becomes 0 or inf.
+LOG_FLOOR_LIMIT = 80.0
+
+
+def check_float_values(values):
+    """Raises a ValueError for integer (or other non-float) values."""
+    dtype = keras.backend.standardize_dtype(values.dtype)
+    if "float" not in dtype:
+        raise ValueError(
+            "LAF aggregates values in [0, 1] and needs float inputs; integer "
+            "inputs would be clipped into [0, 1]. Embed integers first "
+            "(`keras.layers.Embedding` followed by a sigmoid, as in the "
+            "paper) or scale them into [0, 1] (e.g. `x / x_max`). "
+            f"Received: inputs.dtype={dtype}"
+        )
+
+
+def by_source_and_part(weights, num_per_term):
+    """Rows ordered as the four terms L_ab(x), L_cd(1-x), L_ef(x),
+    L_gh(1-x), `num_per_term` rows each: `(part, source, ...)` ->
+    `(source, part, ...)`, part 0 the numerator, 1 the denominator; source
+    0 x, 1 1 - x."""
+    weights = ops.reshape(weights, (2, 2, num_per_term, ops.shape(weights)[-1]))
+    return ops.transpose(weights, (1, 0, 2, 3))
+
+
+def outer_and_inner(exponents):
+    """The exponents per source (x, then 1 - x), those of the numerator's
+    term then of the denominator's: outer (a, e or c, g) `(2, 2 * units,
+    1)` and inner (b, f or d, h) `(2, 2 * units)`."""
+    exponents = by_source_and_part(ops.cast(exponents, "float32"), 2)
+    units = ops.shape(exponents)[-1]
+    outer = ops.reshape(exponents[:, :, 0], (2, 2 * units, 1))
+    inner = ops.reshape(exponents[:, :, 1], (2, 2 * units))
+    return outer, inner
+
+
+def nonfinite_sets(values, sets):
+    """True `(sets, features)` where a real element is NaN or infinite.
+
+    Their outputs are made NaN, so that the loss shows it (and
+    `keras.callbacks.TerminateOnNaN` stops training) instead of the element
+    silently acting as 0 or 1. Padding is zero already.
+    """
+    nonfinite = ops.cast(ops.logical_not(ops.isfinite(values)), "float32")
+    return sets.sum(nonfinite) > 0
+
+
+def laf_of_power_sums(
+    sums, max_logs, exponents, coefficients, nonfinite, epsilon, limit
+):
+    """LAF units from the power sums of each set and feature.
+
+    Args:
+        sums: `(2, 2 * units, sets * features)` from `power_sums`, at
+            least 1 for non-empty sets.
+        max_logs: `(2, sets * features)`, the shift of the log-sum-exp
+            (the result does not depend on it; empty sets get 0).
+        exponents, coefficients: as `keras_laf.ops.laf_over_sets`.
+        nonfinite: bool `(sets, features)`, sets whose output is NaN.
+        epsilon: float, floor of the denominator's magnitude.
+        limit: float, the output is clipped into `[-limit, limit]`.
+
+    Returns:
+        float32 `(sets, features, units)`.
+    """
+    outer, inner = outer_and_inner(exponents)
+    units = ops.shape(inner)[-1] // 2
+    # Every set and feature is on the minor axis.
+    nonempty = sums > 0.5
+    log_sums = ops.log(ops.where(nonempty, sums, 1.0)) + ops.expand_dims(
+        inner, -1
+    ) * ops.expand_dims(max_logs, 1)
+    # log L = a log(sum); for an empty set, log(0^a) with 0^0 = 1.
+    log_terms = ops.where(
+        nonempty,
+        outer * log_sums,
+        ops.where(outer > 0, float("-inf"), 0.0),
+    )
+    # (source, part, units, sets * features)
+    log_terms = ops.reshape(log_terms, (2, 2, units, shape(log_terms)[-1]))
+    # (1, 1, units, sets * features): the largest of the four terms.
+    scale = ops.stop_gradient(
+        ops.max(log_terms, axis=(0, 1), keepdims=True, initial=float("-inf"))
+    )
+    scale = ops.where(ops.isfinite(scale), scale, 0.0)
+    scaled_terms = ops.exp(log_terms - scale)
+
+    # (source, part, units, 1)
+    coefficients = by_source_and_part(ops.cast(coefficients, "float32"), 1)
+    coefficients = ops.transpose(coefficients, (0, 1, 3, 2))
+    # (part, units, sets * features)
+    parts = ops.sum(scaled_terms * coefficients, axis=0)
+    numerator, denominator = parts[0], parts[1]
+    # |denominator| >= epsilon in unscaled units, i.e. epsilon / exp(scale).
+    log_floor = ops.clip(
+        np.log(epsilon) - scale[0, 0],
+        -LOG_FLOOR_LIMIT,
+        LOG_FLOOR_LIMIT,
+    )
+    magnitude = ops.maximum(ops.abs(denominator), ops.exp(log_floor))
+    denominator = ops.where(denominator < 0, -magnitude, magnitude)
+    outputs = ops.clip(numerator / denominator, -limit, limit)
+    # (units, sets * features) -> (sets, features, units)
+    num_sets, features = shape(nonfinite)
+    outputs = ops.reshape(outputs, (units, num_sets, features))
+    outputs = ops.transpose(outputs, (1, 2, 0))
+    return ops.where(ops.expand_dims(nonfinite, -1), float("nan"), outputs)
+
+
+def laf_math(values, sets, exponents, coefficients, epsilon, output_limit):
+    """LAF units applied to each feature of each set of a set layout, as
+    plain `keras.ops`: the reference path. Arguments and result as
+    `keras_laf.ops.laf_over_sets`."""
+    values = ops.cast(values, "float32")
+    _, inner = outer_and_inner(exponents)
+    sums, max_logs = power_sums(values, inner, sets, epsilon)
+    args = (exponents, coefficients, nonfinite_sets(values, sets))
+    return laf_of_power_sums(sums, max_logs, *args, epsilon, output_limit)

@@ -1,0 +1,479 @@
+"""The power sums of LAF, computed chunk by chunk, and their gradient.
+
+For the elements x of each set and feature, their largest logs M and the
+inner exponents q of the units, the power sums are sum_i exp(q y_i) with
+y_i = log x_i - M (and likewise for 1 - x). They are the bulk of LAF's
+work: one exponential per element, feature, unit and term. They are
+never stored for a whole set: the set axis is cut into chunks
+(`keras_laf.config.set_chunk_budget`), each chunk's exponentials are
+summed before the next, and the gradient recomputes them. Memory thus
+stays at the size of the inputs plus the per-set sums.
+
+Two layouts: `PaddedPowerSums` (padded sets) and `SegmentPowerSums`
+(flat elements with segment ids). Each has `max_logs`, `sums` and
+`gradients`; `max_logs`, `sums` and `gradients` below run them on the
+inputs as given, and `power_sums` wires them into one differentiable
+function. Where backends differ in which layout of a sum or loop their
+compiler runs fastest, the math calls `keras_laf.ops.backend`.
+"""
+
+import numpy as np
+from keras import ops
+
+from keras_laf import config
+from keras_laf.ops import backend
+from keras_laf.sets import SegmentSets
+
+# Chunks of at least 16 elements still vectorise well.
+MIN_CHUNK_SIZE = 16
+
+
+def chunk_size(values_per_chunk, *dimensions):
+    """The largest number of elements per chunk, a power of 2 (at least
+    `MIN_CHUNK_SIZE`), for `values_per_chunk` values of per-element
+    `dimensions`; None (the whole set) for None."""
+    if values_per_chunk is None:
+        return None
+    elements = max(values_per_chunk // int(np.prod(dimensions)), 1)
+    return max(2 ** int(np.log2(elements)), MIN_CHUNK_SIZE)
+
+
+def shape(tensor):
+    """The shape, static sizes where known, scalar tensors elsewhere."""
+    dynamic = ops.shape(tensor)
+    return [
+        dynamic[axis] if size is None else size
+        for axis, size in enumerate(tensor.shape)
+    ]
+
+
+def chunking(size, max_chunk_size):
+    """How an axis of `size` elements is cut into equal chunks.
+
+    As few chunks as `max_chunk_size` allows, at least one, the axis
+    zero-padded by less than one element per chunk; one chunk when
+    `max_chunk_size` is None. For a size known only at run time (a scalar
+    tensor: ragged sets, a TensorFlow trace with a dynamic set axis), the
+    same arithmetic on tensors: the number of chunks is a run-time value.
+
+    Returns:
+        `(num_chunks, chunk_size, padding)`, Python ints for an int size.
+    """
+    if max_chunk_size is None:
+        return 1, size, 0
+    if isinstance(size, int):
+        num_chunks = max(-(-size // max_chunk_size), 1)
+        chunk_size = max(-(-size // num_chunks), 1)
+        return num_chunks, chunk_size, num_chunks * chunk_size - size
+    num_chunks = ops.maximum((size + max_chunk_size - 1) // max_chunk_size, 1)
+    chunk_size = ops.maximum((size + num_chunks - 1) // num_chunks, 1)
+    return num_chunks, chunk_size, num_chunks * chunk_size - size
+
+
+def is_one(count):
+    """Whether `count`, an int or a scalar tensor, is known to be 1."""
+    return isinstance(count, int) and count == 1
+
+
+def to_chunks(tensor, max_chunk_size):
+    """Axis 0 cut into equal chunks (`chunking`): `(num_chunks,
+    chunk_size, ...)`."""
+    size, *rest = shape(tensor)
+    num_chunks, chunk_size, padding = chunking(size, max_chunk_size)
+    if is_one(num_chunks):
+        return ops.expand_dims(tensor, 0)
+    tensor = ops.pad(tensor, [[0, padding]] + [[0, 0]] * len(rest))
+    return ops.reshape(tensor, (num_chunks, chunk_size, *rest))
+
+
+def from_chunks(chunks, size):
+    """Inverse of `to_chunks`: `(size, ...)`."""
+    flat = ops.reshape(chunks, (-1, *shape(chunks)[2:]))
+    return flat[:size]
+
+
+def map_over_chunks(function, chunks):
+    """`function` applied to each chunk, one at a time.
+
+    Args:
+        function: maps one chunk (a tuple of tensors) to a tuple of tensors.
+        chunks: tuple of tensors `(num_chunks, ...)`.
+
+    Returns:
+        The tuple of outputs, each stacked over the chunks:
+        `(num_chunks, ...)`.
+    """
+    if chunks[0].shape[0] == 1:
+        outputs = function(*(chunk[0] for chunk in chunks))
+        return tuple(ops.expand_dims(output, 0) for output in outputs)
+    return ops.map(lambda chunk: function(*chunk), chunks)
+
+
+def logs(values, epsilon, axis):
+    """log x and log(1 - x), floored at log(epsilon), stacked on `axis`."""
+    return ops.log(
+        ops.maximum(ops.stack([values, 1.0 - values], axis), epsilon)
+    )
+
+
+def log_derivatives(values, epsilon, axis):
+    """d log max(x, epsilon) / dx and d log max(1 - x, epsilon) / dx for x
+    in [0, 1], stacked on `axis`; 0 where the floor is active."""
+    return ops.stack(
+        [
+            ops.where(values > epsilon, 1.0 / ops.maximum(values, epsilon), 0),
+            ops.where(
+                1.0 - values > epsilon,
+                -1.0 / ops.maximum(1.0 - values, epsilon),
+                0,
+            ),
+        ],
+        axis,
+    )
+
+
+def log_of_mask(mask):
+    """log of a boolean mask: 0 where True, -inf where False."""
+    return ops.where(mask, 0.0, float("-inf"))
+
+
+def element_log_mask(mask, features):
+    """The log of padded sets' mask `(sets, set_size)` in the layout of
+    their elements, `(set_size, sets * features)`: 0 at real elements,
+    -inf at padding.
+
+    Stored, not recomputed inside the loops over the exponentials, where
+    its (sets, feature) indexing keeps XLA's CPU loops from vectorising.
+    """
+    num_sets, set_size = shape(mask)
+    log_mask = log_of_mask(ops.transpose(mask))
+    log_mask = ops.broadcast_to(
+        ops.expand_dims(log_mask, -1), (set_size, num_sets, features)
+    )
+    log_mask = ops.reshape(log_mask, (set_size, num_sets * features))
+    return backend.materialized(log_mask)
+
+
+def sets_minor(per_set):
+    """`(sets, features, 2, k)` -> `(2, k, sets * features)`."""
+    sets, features, sources, k = shape(per_set)
+    per_set = ops.transpose(per_set, (2, 3, 0, 1))
+    return ops.reshape(per_set, (sources, k, sets * features))
+
+
+def unit_interval(values):
+    """Values clipped into [0, 1], NaN and inf replaced by 0 (the formula
+    makes their sets NaN)."""
+    return ops.clip(ops.where(ops.isfinite(values), values, 0.0), 0.0, 1.0)
+
+
+class PaddedPowerSums:
+    """The power sums of padded sets.
+
+    Every (set, feature) pair lies on the minor axis, the set axis before
+    it: elements x `(set_size, sets * features)`, their largest logs M `(2,
+    sets * features)`, inner exponents q `(2, 2 * units)`, sums `(2, 2 *
+    units, sets * features)`. XLA vectorises its loops along the minor axis
+    only, and the per-set tensors are small along every other axis; so no
+    exponential needs a transpose.
+
+    Args:
+        values: `(sets, set_size, features)`, the layout of the inputs.
+        log_mask: `(set_size, sets * features)`, the log of the mask in
+            x's layout (`element_log_mask`).
+        epsilon: float, floor of x and 1 - x inside the logarithm.
+        chunk_size: int, the largest number of elements per chunk, or None
+            for the whole set.
+    """
+
+    def __init__(self, values, log_mask, epsilon, chunk_size):
+        self.num_sets, self.set_size, self.features = shape(values)
+        self.rows = self.num_sets * self.features
+        self.log_mask = log_mask
+        self.epsilon = epsilon
+        self.num_chunks, self.chunk_size, self.padding = chunking(
+            self.set_size, chunk_size
+        )
+
+    def layout(self, values):
+        """`(sets, set_size, features)` -> x."""
+        # (Sizes, not -1: any of them may be 0.)
+        return ops.reshape(
+            ops.transpose(values, (1, 0, 2)), (self.set_size, self.rows)
+        )
+
+    def from_layout(self, per_element):
+        """x's layout -> `(sets, set_size, features)`."""
+        per_element = ops.reshape(
+            per_element, (self.set_size, self.num_sets, self.features)
+        )
+        return ops.transpose(per_element, (1, 0, 2))
+
+    def max_logs(self, x):
+        """M: the largest log x and log(1 - x) of each set, 0 if empty."""
+        # x is finite: adding the log of the mask excludes the padding.
+        largest = ops.max(x + self.log_mask, 0, initial=float("-inf"))
+        smallest = ops.min(x - self.log_mask, 0, initial=float("inf"))
+        # log is increasing: the largest logs are those of the extremes.
+        max_logs = ops.log(
+            ops.maximum(ops.stack([largest, 1.0 - smallest]), self.epsilon)
+        )
+        nonempty = ops.max(self.log_mask, 0, initial=float("-inf")) == 0
+        return ops.where(nonempty, max_logs, 0.0)
+
+    def _shifted_logs(self, x, m):
+        """y = log x - M, `(2, 1, set_size, sets * features)`."""
+        return ops.expand_dims(logs(x, self.epsilon, 0) - m[:, None], 1)
+
+    def _chunks(self, y):
+        """chunk(index): y and the log of the mask in chunk `index` of the
+        set axis, `(2, 1, chunk, sets * features)` and `(chunk, sets *
+        features)`.
+
+        The caller computes y for all chunks before the loop: computed
+        inside it, XLA fuses the logarithms into the exponentials and
+        computes them once per unit.
+        """
+        log_mask = self.log_mask
+        if is_one(self.num_chunks):
+            return lambda index: (y, log_mask)
+        if not isinstance(self.padding, int) or self.padding:
+            y = ops.pad(y, [[0, 0], [0, 0], [0, self.padding], [0, 0]])
+            log_mask = ops.pad(
+                log_mask,
+                [[0, self.padding], [0, 0]],
+                constant_values=float("-inf"),
+            )
+        # (num_chunks, ...): a chunk is then one slice of the major axis,
+        # which XLA reads as fast as a whole tensor.
+        y = ops.reshape(y, (2, 1, self.num_chunks, self.chunk_size, self.rows))
+        y = ops.transpose(y, (2, 0, 1, 3, 4))
+        log_mask = ops.reshape(
+            log_mask, (self.num_chunks, self.chunk_size, self.rows)
+        )
+
+        def chunk(index):
+            return ops.take(y, index, axis=0), ops.take(log_mask, index, axis=0)
+
+        return chunk
+
+    @staticmethod
+    def exponentials(y, log_mask, q):
+        """exp(y q) `(2, 2 * units, n, rows)`, zero at padding, for y `(2,
+        1, n, rows)` and the log of the mask `(n, rows)`.
+
+        Padding is excluded by adding the log of the mask to the exponent,
+        which is exact (exp(-inf) = 0 whatever y q is) and, unlike
+        selecting with a broadcast mask, keeps the loop vectorised.
+        """
+        return ops.exp(y * q[:, :, None, None] + log_mask)
+
+    def sums(self, x, m, q):
+        """Sums exp(y q) over each set, chunk by chunk."""
+        chunk = self._chunks(self._shifted_logs(x, m))
+
+        def chunk_sums(index):
+            return (ops.sum(self.exponentials(*chunk(index), q), axis=-2),)
+
+        (sums,) = backend.sum_over_chunks(chunk_sums, self.num_chunks)
+        return sums
+
+    def gradients(self, x, m, q, upstream):
+        """Gradients of `sums` with respect to x and to q, given the
+        gradient `upstream` of the sums.
+
+        The gradient of q sums y exp(y q) over each set, chunk by chunk
+        like `sums`. The gradient of x sums exp(y q) over the units and
+        sources: one pass over the whole set, which XLA fuses with the
+        exponentials and so stores none of them, whatever the set size.
+        """
+        y = self._shifted_logs(x, m)
+        chunk = self._chunks(y)
+
+        def chunk_gradient(index):
+            y, log_mask = chunk(index)
+            weighted = y * self.exponentials(y, log_mask, q)
+            return (backend.q_gradient_of_chunk(upstream, weighted),)
+
+        (grad_q,) = backend.sum_over_chunks(chunk_gradient, self.num_chunks)
+        # (2, set_size, sets * features), then combined per source.
+        grad_y = backend.weighted_sum_over_units(
+            self.exponentials, y, self.log_mask, q, upstream * q[:, :, None]
+        )
+        derivatives = log_derivatives(x, self.epsilon, 0)
+        grad_x = grad_y[0] * derivatives[0] + grad_y[1] * derivatives[1]
+        return grad_x, grad_q
+
+
+class SegmentPowerSums:
+    """`PaddedPowerSums` for `SegmentSets`: x is the elements `(elements,
+    features)`, as given, M `(sets, features, 2)`; each chunk of elements
+    `(chunk, features, 2, 2 * units)`.
+
+    Args:
+        sets: `SegmentSets`.
+        epsilon: float, floor of x and 1 - x inside the logarithm.
+        chunk_size: int, the largest number of elements per chunk, or None
+            for all of them.
+    """
+
+    def __init__(self, sets, epsilon, chunk_size):
+        self.sets = sets
+        self.epsilon = epsilon
+        self.chunk_size = chunk_size
+
+    def layout(self, values):
+        return values
+
+    def from_layout(self, per_element):
+        return per_element
+
+    def max_logs(self, x):
+        max_logs = self.sets.max(logs(x, self.epsilon, -1))
+        return ops.where(ops.isfinite(max_logs), max_logs, 0.0)
+
+    def _chunks(self, x, m):
+        """y = log x - M `(elements, features, 2, 1)`, the segment ids and
+        a validity mask, chunk-major."""
+        y = logs(x, self.epsilon, -1) - self.sets.broadcast(m)
+        valid = ops.ones_like(self.sets.segment_ids, dtype="bool")
+        return (
+            to_chunks(ops.expand_dims(y, -1), self.chunk_size),
+            to_chunks(self.sets.segment_ids, self.chunk_size),
+            to_chunks(valid, self.chunk_size)[:, :, None, None, None],
+        )
+
+    def sums(self, x, m, q):
+        chunks = self._chunks(x, m)
+
+        def chunk_sums(index):
+            y, segment_ids, valid = (
+                ops.take(chunk, index, axis=0) for chunk in chunks
+            )
+            # (chunk, features, 2, 2 * units), zero at padding.
+            exponentials = ops.where(valid, ops.exp(y * q), 0)
+            segments = SegmentSets(segment_ids, self.sets.num_segments)
+            return (segments.sum(exponentials),)
+
+        (sums,) = backend.sum_over_chunks(chunk_sums, shape(chunks[0])[0])
+        return sets_minor(sums)
+
+    def gradients(self, x, m, q, upstream):
+        # (2, 2 * units, sets * features) -> (sets, features, 2, 2 * units)
+        upstream = ops.reshape(
+            upstream,
+            (*shape(upstream)[:2], self.sets.num_segments, x.shape[1]),
+        )
+        upstream = ops.transpose(upstream, (2, 3, 0, 1))
+
+        def chunk_gradients(y, segment_ids, valid):
+            # (chunk, features, 2, 2 * units), zero at padding.
+            exponentials = ops.where(valid, ops.exp(y * q), 0)
+            element_upstream = ops.take(upstream, segment_ids, axis=0)
+            grad_y = ops.sum(element_upstream * q * exponentials, axis=-1)
+            grad_q = ops.sum(element_upstream * y * exponentials, axis=(0, 1))
+            return grad_y, grad_q
+
+        grad_y, grad_q = map_over_chunks(chunk_gradients, self._chunks(x, m))
+        # (elements, features, 2)
+        grad_y = from_chunks(grad_y, shape(x)[0])
+        derivatives = log_derivatives(x, self.epsilon, -1)
+        return ops.sum(grad_y * derivatives, axis=-1), ops.sum(grad_q, axis=0)
+
+
+def padded_power_sums(values, log_mask, epsilon, units, budget):
+    """`PaddedPowerSums` of `values` `(sets, set_size, features)` whose
+    chunks hold at most `budget` values per set (None: one chunk)."""
+    size = chunk_size(budget, values.shape[-1], 2, 2 * units)
+    return PaddedPowerSums(values, log_mask, epsilon, size)
+
+
+def segment_power_sums(values, sets, epsilon, units, budget):
+    """`SegmentPowerSums` of `values` `(elements, features)` whose chunks
+    hold at most `budget` values (None: one chunk)."""
+    size = chunk_size(budget, values.shape[-1], 2, 2 * units)
+    return SegmentPowerSums(sets, epsilon, size)
+
+
+# The three kernels of the power sums, each a function of a layout
+# (`PaddedPowerSums` or `SegmentPowerSums`) and of the values as given:
+# they clip the values and lay them out themselves, so that a gradient
+# needs to keep only the values.
+
+
+def max_logs(power_sums, values):
+    """M, the largest log x and log(1 - x) of each set and feature."""
+    return power_sums.max_logs(power_sums.layout(unit_interval(values)))
+
+
+def sums(power_sums, values, max_logs, q):
+    """The power sums `(2, 2 * units, sets * features)`."""
+    return power_sums.sums(
+        power_sums.layout(unit_interval(values)), max_logs, q
+    )
+
+
+def gradients(power_sums, values, max_logs, q, upstream):
+    """Gradients of `sums` with respect to the values and to q, given the
+    gradient `upstream` of the sums."""
+    x = power_sums.layout(unit_interval(values))
+    grad_x, grad_q = power_sums.gradients(x, max_logs, q, upstream)
+    # NaN, inf and values outside [0, 1] are clipped: no gradient.
+    inside = (values >= 0.0) & (values <= 1.0)
+    return ops.where(inside, power_sums.from_layout(grad_x), 0.0), grad_q
+
+
+def power_sums(values, inner_exponents, sets, epsilon):
+    """Sums exp(q * y) over each set, y = log x - M, storing no per-element
+    tensor for the gradient.
+
+    The forward pass computes one exponential per element and unit and
+    keeps only their sums; the gradient (`gradients`) recomputes them, and
+    recomputes the clipping and the layout of the elements from `values`,
+    so that the only per-element tensor it holds is `values` itself.
+
+    Args:
+        values: the elements as given, padding zeroed: `(sets, set_size,
+            features)` for padded sets, `(elements, features)` for
+            segments. They are clipped into [0, 1] here (NaN and inf
+            count as 0), with gradient zero outside [0, 1].
+        inner_exponents: q, `(2, 2 * units)`, one row per source.
+        sets: `PaddedSets` or `SegmentSets`.
+        epsilon: float, floor of x and 1 - x inside the logarithm.
+
+    Returns:
+        The sums `(2, 2 * units, sets * features)`, and M, the largest log
+        x and log(1 - x) of each set and feature, `(2, sets * features)`
+        (0 for empty sets; a constant, the shift of the log-sum-exp).
+    """
+    units = inner_exponents.shape[-1] // 2
+    if isinstance(sets, SegmentSets):
+        budget = config.chunk_budget("segments")
+        layout = segment_power_sums(values, sets, epsilon, units, budget)
+    else:
+        log_mask = element_log_mask(sets.mask, shape(values)[-1])
+        budget = config.chunk_budget("padded")
+        layout = padded_power_sums(values, log_mask, epsilon, units, budget)
+    m = ops.stop_gradient(max_logs(layout, values))
+
+    @ops.custom_gradient
+    def differentiable_sums(values, m, q):
+        # The loops over chunks are never differentiated: their gradient is
+        # `gradients`. Without stop_gradient, TensorFlow would still record
+        # them and keep every iteration's values for a gradient.
+        values, m, q = (ops.stop_gradient(tensor) for tensor in (values, m, q))
+
+        def grad(*args, upstream=None):
+            if upstream is None:
+                (upstream,) = args
+            upstream = ops.stop_gradient(upstream)
+            grad_values, grad_q = gradients(layout, values, m, q, upstream)
+            return grad_values, ops.zeros_like(m), grad_q
+
+        return sums(layout, values, m, q), grad
+
+    result = differentiable_sums(values, m, inner_exponents)
+    if isinstance(sets, SegmentSets):
+        # (sets, features, 2) -> (2, sets * features)
+        m = sets_minor(ops.expand_dims(m, -1))[:, 0]
+    return result, m

@@ -1,0 +1,298 @@
+"""The settings of the `keras-laf` subcommands and their arguments.
+
+Comma-separated choices (`--targets sum,max` or `all`), the training
+settings with the paper's optimiser defaults, `--quick`, and the seeds of
+the data of the set experiments.
+"""
+
+import argparse
+import os
+
+import numpy as np
+
+# The optimiser settings of the paper: Adam, learning rate 1e-3, batches of
+# 64 sets, the learning rate decayed when the validation loss plateaus.
+PAPER_BATCH_SIZE = 64
+PAPER_LEARNING_RATE = 1e-3
+LR_FACTOR = 0.5
+LR_PATIENCE = 5
+
+# Seeds of the data of the set experiments: training sets use the run's
+# seed, validation sets `VALIDATION_SEED + seed`, and the test sets are the
+# same for every run.
+VALIDATION_SEED = 10_000
+TEST_SEED = 1
+PREDICT_BATCH_SIZE = 256
+
+# (attribute, flag, type, help) of the settings every subcommand takes; the
+# experiment gives their default and `--quick` values.
+_SETTING_FLAGS = (
+    ("train_size", "--train-size", "positive_int", "training sets"),
+    ("val_size", "--val-size", "positive_int", "validation sets"),
+    ("test_size", "--test-size", "positive_int", "test sets (per size)"),
+    ("epochs", "--epochs", "positive_int", "training epochs"),
+    ("batch_size", "--batch-size", "positive_int", "sets per batch"),
+    ("learning_rate", "--learning-rate", "positive_float", "Adam's rate"),
+    (
+        "lr_factor",
+        "--lr-factor",
+        "fraction",
+        "factor of the learning-rate decay on a validation plateau",
+    ),
+    (
+        "lr_patience",
+        "--lr-patience",
+        "positive_int",
+        "epochs without validation improvement before the decay",
+    ),
+)
+# The sizes of `--quick` runs of the set experiments: a smoke test.
+QUICK_SIZES = {
+    "train_size": 128,
+    "val_size": 32,
+    "test_size": 32,
+    "epochs": 1,
+    "seeds": 1,
+}
+OPTIMIZER_DEFAULTS = {
+    "batch_size": PAPER_BATCH_SIZE,
+    "learning_rate": PAPER_LEARNING_RATE,
+    "lr_factor": LR_FACTOR,
+    "lr_patience": LR_PATIENCE,
+}
+
+
+# Argument types: each raises `argparse.ArgumentTypeError`, which argparse
+# reports as `keras-laf <command>: error: argument --flag: <message>` with
+# exit status 2.
+
+
+def positive_int(text):
+    """Parses a positive integer."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(
+            f"expected a positive integer, received {text!r}"
+        )
+    return value
+
+
+def positive_float(text):
+    """Parses a positive float."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = 0.0
+    if not value > 0 or not np.isfinite(value):
+        raise argparse.ArgumentTypeError(
+            f"expected a positive number, received {text!r}"
+        )
+    return value
+
+
+def fraction(text):
+    """Parses a number strictly between 0 and 1."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = 0.0
+    if not 0 < value < 1:
+        raise argparse.ArgumentTypeError(
+            f"expected a number between 0 and 1, received {text!r}"
+        )
+    return value
+
+
+def positive_int_list(text):
+    """Parses comma-separated positive integers, e.g. `5,10,20`."""
+    values = [item.strip() for item in text.split(",") if item.strip()]
+    if not values:
+        raise argparse.ArgumentTypeError(
+            f"expected comma-separated positive integers, received {text!r}"
+        )
+    return tuple(sorted({positive_int(value) for value in values}))
+
+
+def set_size_list(text):
+    """Parses comma-separated maximum set sizes (integers of at least 2)."""
+    values = [item.strip() for item in text.split(",") if item.strip()]
+    sizes = []
+    for value in values:
+        try:
+            sizes.append(int(value))
+        except ValueError:
+            sizes.append(0)
+    if not sizes or min(sizes) < 2:
+        raise argparse.ArgumentTypeError(
+            "expected comma-separated set sizes of at least 2, received "
+            f"{text!r}"
+        )
+    return tuple(sorted(set(sizes)))
+
+
+def choice_list(choices, what):
+    """An argument type for a comma-separated subset of `choices`.
+
+    Args:
+        choices: the allowed names, in their canonical order.
+        what: the singular noun used in error messages, e.g. `"target"`.
+
+    Returns:
+        A function parsing `"a,b"` (or `"all"`) into a tuple of names in
+        the order given.
+    """
+
+    def parse(text):
+        names = [name.strip() for name in text.split(",") if name.strip()]
+        if names == ["all"]:
+            return tuple(choices)
+        unknown = [name for name in names if name not in choices]
+        if unknown or not names:
+            received = unknown[0] if unknown else text
+            raise argparse.ArgumentTypeError(
+                f"unknown {what} {received!r}; expected 'all' or a "
+                f"comma-separated list of: {', '.join(choices)}"
+            )
+        return tuple(dict.fromkeys(names))
+
+    return parse
+
+
+_TYPES = {
+    "positive_int": positive_int,
+    "positive_float": positive_float,
+    "fraction": fraction,
+}
+
+
+def add_common_arguments(parser, experiment, defaults, quick):
+    """Adds the flags every experiment takes.
+
+    The settings flags default to None and are resolved by
+    `resolve_settings`: an explicit flag wins, else the `--quick` value
+    with `--quick`, else the default.
+
+    Args:
+        parser: the subcommand's `argparse.ArgumentParser`.
+        experiment: the subcommand's name, for the default output folder.
+        defaults: dict of the default settings: `train_size`, `val_size`,
+            `test_size`, `epochs`, `seeds`, and optionally the optimiser
+            settings of `OPTIMIZER_DEFAULTS`.
+        quick: dict of the same keys, the values of `--quick`.
+    """
+    defaults = {**OPTIMIZER_DEFAULTS, **defaults}
+    quick = {**OPTIMIZER_DEFAULTS, **quick}
+    group = parser.add_argument_group("output and progress")
+    group.add_argument(
+        "--output",
+        metavar="DIR",
+        help=(
+            "output directory; re-running with the same directory skips "
+            "the runs recorded there and resumes an interrupted one "
+            f"(default: experiments_output/{experiment}, or "
+            f"experiments_output/{experiment}-quick with --quick)"
+        ),
+    )
+    group.add_argument(
+        "--overwrite",
+        action="store_true",
+        help="discard the results and backups already in the output "
+        "directory instead of resuming",
+    )
+    group.add_argument(
+        "--quick",
+        action="store_true",
+        help="tiny sizes and one epoch: a smoke test that takes seconds",
+    )
+    group.add_argument(
+        "--verbose",
+        type=int,
+        choices=(0, 1, 2, 3),
+        default=1,
+        help="0 silent, 1 progress bars (one line per epoch when the "
+        "output is not a terminal), 2 one line per epoch, 3 the same and "
+        "TensorFlow's start-up logging (default: 1)",
+    )
+    group = parser.add_argument_group("training")
+    for name, flag, kind, text in _SETTING_FLAGS:
+        group.add_argument(
+            flag,
+            type=_TYPES[kind],
+            metavar="N" if kind == "positive_int" else "X",
+            help=f"{text} (default: {defaults[name]}; --quick: {quick[name]})",
+        )
+    group.add_argument(
+        "--seeds",
+        type=positive_int,
+        metavar="N",
+        help="repetitions with seeds 0..N-1 (default: "
+        f"{defaults['seeds']}; --quick: {quick['seeds']})",
+    )
+    parser.set_defaults(
+        experiment=experiment, setting_defaults=defaults, quick_settings=quick
+    )
+
+
+def resolve_settings(args, extra_names=()):
+    """Fills the unset settings flags of `args` and returns the settings.
+
+    Args:
+        args: the parsed arguments of a subcommand set up with
+            `add_common_arguments`.
+        extra_names: further attributes of `args` to resolve the same way
+            (their default and `--quick` values must be in the dicts given
+            to `add_common_arguments`).
+
+    Returns:
+        Dict of the settings that determine the results (everything but
+        the choice of methods, targets and seeds), as recorded in
+        `results.json`.
+    """
+    chosen = args.quick_settings if args.quick else args.setting_defaults
+    names = [name for name, *_ in _SETTING_FLAGS] + ["seeds", *extra_names]
+    for name in names:
+        if getattr(args, name, None) is None:
+            setattr(args, name, chosen[name])
+    if args.output is None:
+        suffix = "-quick" if args.quick else ""
+        args.output = os.path.join(
+            "experiments_output", f"{args.experiment}{suffix}"
+        )
+    settings = {name: getattr(args, name) for name in names}
+    del settings["seeds"]
+    return settings
+
+
+def add_methods_and_sizes_arguments(
+    group, methods, defaults, quick, paper_sizes=None, optional_methods=()
+):
+    """Adds `--methods` and `--max-sizes`, shared by the set experiments.
+
+    `methods` run by default; `optional_methods` only when named.
+    """
+
+    def sizes(values):
+        return ",".join(map(str, values))
+
+    optional = (
+        f"; also: {','.join(optional_methods)}" if optional_methods else ""
+    )
+    group.add_argument(
+        "--methods",
+        type=choice_list((*methods, *optional_methods), "method"),
+        default=methods,
+        help=f"comma-separated methods (default: {','.join(methods)}"
+        f"{optional})",
+    )
+    paper = f"; paper: {sizes(paper_sizes)}" if paper_sizes else ""
+    group.add_argument(
+        "--max-sizes",
+        type=set_size_list,
+        metavar="M1,M2,...",
+        help=f"maximum sizes of the test sets (default: "
+        f"{sizes(defaults['max_sizes'])}; --quick: "
+        f"{sizes(quick['max_sizes'])}{paper})",
+    )
