@@ -10,16 +10,20 @@ defines every function below, taking from `generic` what it does not
 change; no module ever checks which backend runs.
 """
 
-import importlib
-
 import keras
-
-_BACKEND_MODULES = {"tensorflow": "tensorflow", "jax": "jax"}
 
 
 def _module():
-    name = _BACKEND_MODULES.get(keras.config.backend(), "generic")
-    return importlib.import_module(f"{__name__}.{name}")
+    # Import statements, not `importlib`: a TensorFlow trace with autograph
+    # leaves them alone.
+    backend = keras.config.backend()
+    if backend == "tensorflow":
+        from keras_laf.ops.backend import tensorflow as module
+    elif backend == "jax":
+        from keras_laf.ops.backend import jax as module
+    else:
+        from keras_laf.ops.backend import generic as module
+    return module
 
 
 def platform():
