@@ -15,15 +15,11 @@ from laf_experiments.errors import log
 from laf_experiments.regression import open_regression_store
 from laf_experiments.regression import run_regression
 from laf_experiments.settings import PREDICT_BATCH_SIZE
+from laf_experiments.settings import STEPS_PER_EXECUTION
 from laf_experiments.settings import TEST_SEED
 from laf_experiments.settings import VALIDATION_SEED
 from laf_experiments.settings import resolve_settings
 from laf_experiments.store import prepare_output_directory
-
-# Batches run per call of the compiled training step on padded sets: the
-# step of the integer model is short enough that Python's per-step
-# overhead would otherwise dominate.
-STEPS_PER_EXECUTION = 16
 
 # Methods run only when named: LAF started with the paper's scheme
 # (`LAF(initialization="paper")`) instead of the layer's default.

@@ -38,6 +38,7 @@ from laf_experiments.errors import log
 from laf_experiments.runner import cached
 from laf_experiments.settings import PREDICT_BATCH_SIZE
 from laf_experiments.settings import add_common_arguments
+from laf_experiments.settings import add_setting_flags
 from laf_experiments.settings import choice_list
 from laf_experiments.settings import positive_float
 from laf_experiments.settings import positive_int
@@ -189,13 +190,7 @@ def add_arguments(parser):
         "(default: random vectors that the models learn from)",
     )
     group = parser.add_argument_group("the generated benchmark")
-    for name, flag, kind, text in KNOBS:
-        group.add_argument(
-            flag,
-            type=_TYPES[kind],
-            metavar="N" if kind == "positive_int" else "X",
-            help=f"{text} (default: {DEFAULTS[name]}; --quick: {QUICK[name]})",
-        )
+    add_setting_flags(group, KNOBS, _TYPES, DEFAULTS, QUICK)
     add_common_arguments(parser, "expansion", DEFAULTS, QUICK)
 
 

@@ -23,6 +23,10 @@ LR_PATIENCE = 5
 VALIDATION_SEED = 10_000
 TEST_SEED = 1
 PREDICT_BATCH_SIZE = 256
+# Batches run per call of the compiled training step on padded sets: the
+# steps of the small set models are short enough that Python's per-step
+# overhead would otherwise dominate.
+STEPS_PER_EXECUTION = 16
 
 # (attribute, flag, type, help) of the settings every subcommand takes; the
 # experiment gives their default and `--quick` values.
@@ -168,6 +172,21 @@ _TYPES = {
 }
 
 
+def add_setting_flags(group, flags, types, defaults, quick):
+    """Adds a flag per `(name, flag, kind, help)` of `flags` to `group`.
+
+    Each flag is parsed by `types[kind]`, defaults to None (resolved by
+    `resolve_settings`) and names its default and `--quick` values.
+    """
+    for name, flag, kind, text in flags:
+        group.add_argument(
+            flag,
+            type=types[kind],
+            metavar="N" if kind == "positive_int" else "X",
+            help=f"{text} (default: {defaults[name]}; --quick: {quick[name]})",
+        )
+
+
 def add_common_arguments(parser, experiment, defaults, quick):
     """Adds the flags every experiment takes.
 
@@ -217,13 +236,7 @@ def add_common_arguments(parser, experiment, defaults, quick):
         "TensorFlow's start-up logging (default: 1)",
     )
     group = parser.add_argument_group("training")
-    for name, flag, kind, text in _SETTING_FLAGS:
-        group.add_argument(
-            flag,
-            type=_TYPES[kind],
-            metavar="N" if kind == "positive_int" else "X",
-            help=f"{text} (default: {defaults[name]}; --quick: {quick[name]})",
-        )
+    add_setting_flags(group, _SETTING_FLAGS, _TYPES, defaults, quick)
     group.add_argument(
         "--seeds",
         type=positive_int,

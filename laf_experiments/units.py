@@ -21,6 +21,7 @@ from laf_experiments import reports
 from laf_experiments import runner
 from laf_experiments.runner import cached
 from laf_experiments.settings import PREDICT_BATCH_SIZE
+from laf_experiments.settings import STEPS_PER_EXECUTION
 from laf_experiments.settings import TEST_SEED
 from laf_experiments.settings import VALIDATION_SEED
 from laf_experiments.settings import add_common_arguments
@@ -171,9 +172,8 @@ def run(args):
     if args.targets is None:
         args.targets = QUICK_TARGETS if args.quick else DEFAULT_TARGETS
     settings = resolve_settings(args, extra_names=("units",))
-    # Padded batches and several steps per call: the models are tiny, so
-    # Python's per-step overhead would dominate.
-    settings["steps_per_execution"] = 16
+    # Padded batches, several steps per call.
+    settings["steps_per_execution"] = STEPS_PER_EXECUTION
     store = open_store(
         args,
         settings,
