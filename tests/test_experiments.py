@@ -643,3 +643,35 @@ def test_units_model_is_laf_then_linear():
     assert names[2:] == ["laf", "output"]
     assert model.get_layer("laf").units == 4
     assert model.output_shape == (None, 1)
+
+
+@pytest.mark.slow
+def test_scalars_with_the_authors_test_protocol(tmp_path, capsys):
+    # The test sets of the authors' protocol: sums of exactly M digits, so
+    # every recorded size has the labels of sets of that size.
+    argv = [
+        "scalars",
+        "--quick",
+        *QUIET,
+        "--methods",
+        "laf",
+        "--targets",
+        "sum",
+        "--test-protocol",
+        "authors",
+        "--output",
+        str(tmp_path),
+    ]
+    status, out, _ = run(argv, capsys)
+    assert status == 0, out
+    results = read_json(tmp_path)
+    assert results["settings"]["test_protocol"] == "authors"
+    with np.load(tmp_path / "predictions" / "laf-sum-seed0.npz") as saved:
+        for size in (5, 10):
+            labels = saved["labels"][saved["max_sizes"] == size]
+            # Sums of exactly `size` digits lie in [0, 9 * size] and average
+            # 4.5 * size.
+            assert labels.max() <= 9 * size
+            assert abs(labels.mean() - 4.5 * size) < size
+    status, _, err = run([*argv[:-2], "--test-protocol", "paper"], capsys)
+    assert status == 2 and "invalid choice: 'paper'" in err
