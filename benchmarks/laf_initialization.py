@@ -66,6 +66,73 @@ class ClipDenominator(keras.constraints.Constraint):
         return keras.ops.concatenate([w[:2], keras.ops.maximum(w[2:], 0.0)])
 
 
+class SelectiveClosedFormExponents(keras_laf.constraints.ClosedFormExponents):
+    """The default pull restricted to some targets or some units.
+
+    `towards` is "both" (0 and 1, the default's), "zero" (only exponents
+    nearer 0 than 1 are pulled) or "zero_outer" (inner exponents towards
+    0 and 1, outer ones only towards 0); `pulled_every` > 1 pulls only
+    every `pulled_every`-th unit, leaving the others to the projection.
+    """
+
+    def __init__(self, towards="both", pulled_every=1, **kwargs):
+        super().__init__(**kwargs)
+        self.towards = towards
+        self.pulled_every = pulled_every
+
+    def __call__(self, w):
+        clipped = keras.ops.clip(w, 0.0, self.max_value)
+        pulled = super().__call__(w)
+        # (8, units): exponents whose nearest target is 1.
+        near_one = keras.ops.round(keras.ops.minimum(clipped, 1.0)) > 0
+        outer = keras.ops.expand_dims(keras.ops.arange(8) % 2 == 0, axis=1)
+        if self.towards == "zero":
+            pulled = keras.ops.where(near_one, clipped, pulled)
+        elif self.towards == "zero_outer":
+            pulled = keras.ops.where(near_one & outer, clipped, pulled)
+        if self.pulled_every > 1:
+            units = keras.ops.shape(w)[1]
+            chosen = keras.ops.arange(units) % self.pulled_every == 0
+            pulled = keras.ops.where(chosen[None, :], pulled, clipped)
+        return pulled
+
+
+class GatedClosedFormExponents(keras_laf.constraints.ClosedFormExponents):
+    """The default pull on units already within `gate` of a closed form.
+
+    A term (outer, inner) is near a closed form when its outer exponent is
+    within `gate` of 0 (the inner one is then irrelevant), when both are
+    within `gate` of 0 or 1, or when it is a kept max/min anchor; a unit
+    is pulled only when its four terms are.
+    """
+
+    def __init__(self, gate=0.1, outer_only=False, **kwargs):
+        super().__init__(**kwargs)
+        self.gate = gate
+        self.outer_only = outer_only
+
+    def __call__(self, w):
+        clipped = keras.ops.clip(w, 0.0, self.max_value)
+        pulled = super().__call__(w)
+        units = keras.ops.shape(w)[1]
+        pairs = keras.ops.reshape(clipped, (4, 2, units))
+        outer, inner = pairs[:, 0], pairs[:, 1]
+        near = (
+            keras.ops.abs(
+                clipped - keras.ops.round(keras.ops.minimum(clipped, 1.0))
+            )
+            < self.gate
+        )
+        near = keras.ops.reshape(near, (4, 2, units))
+        anchor = (outer * inner >= self.keep_degree) & (outer < 0.5)
+        if self.outer_only:
+            term_near = near[:, 0] | anchor
+        else:
+            term_near = (outer < self.gate) | (near[:, 0] & near[:, 1]) | anchor
+        unit_near = keras.ops.all(term_near, axis=0)
+        return keras.ops.where(unit_near[None, :], pulled, clipped)
+
+
 # Name -> keyword arguments of `keras_laf.LAF`.
 CANDIDATES = {
     "anchored": {},
@@ -107,6 +174,31 @@ CANDIDATES = {
         for outer in (0.1, 0.25, 0.5)
         for inner in (0, 0.1, 0.25, 0.5)
         for coefficient_pull in (0, 2e-4, 5e-4)
+    },
+    # The default's pull towards 0 only, towards 0 only for the outer
+    # exponents, or on every other unit only.
+    **{
+        name: {"exponent_constraint": SelectiveClosedFormExponents(**kwargs)}
+        for name, kwargs in {
+            "towards_zero": {"towards": "zero"},
+            "outer_towards_zero": {"towards": "zero_outer"},
+            "pulled_every_2": {"pulled_every": 2},
+        }.items()
+    },
+    # The default's pull on units near a closed form only.
+    **{
+        f"gated_{gate:g}": {
+            "exponent_constraint": GatedClosedFormExponents(gate=gate)
+        }
+        for gate in (0.05, 0.1, 0.2)
+    },
+    **{
+        f"outer_gated_{gate:g}": {
+            "exponent_constraint": GatedClosedFormExponents(
+                gate=gate, outer_only=True
+            )
+        }
+        for gate in (0.15, 0.25)
     },
     # The default (max, min and mean anchors) with a narrower window for
     # the inner exponents.
