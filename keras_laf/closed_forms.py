@@ -194,6 +194,9 @@ def _reference_forms(r=50.0):
         "count": count,
         "sum": _masked_sum,
         "mean": lambda x, m: _masked_sum(x, m) / count(x, m),
+        # Not a row of Table 1, but the paper's inverse-count target, which
+        # a unit computes exactly with a constant over the count.
+        "1/count": lambda x, m: 1 / count(x, m),
         "max": lambda x, m: _masked_sum(x, m, r) ** (1 / r),
         "min": lambda x, m: 1 - _masked_sum(1 - x, m, r) ** (1 / r),
     }
@@ -245,9 +248,9 @@ def identify_closed_forms(exponents, coefficients, tolerance=0.02):
     """Names the aggregator of Table 1 that each LAF unit computes.
 
     Each unit is evaluated on a fixed batch of random sets (1 to 30
-    values in [0.02, 0.98]) and compared with count, sum, mean, max, min,
-    the moments mean(x^k) for k = 2, 3, 4, min/max and max/min, up to a
-    scale and an offset (the layer after LAF absorbs both): a unit matches
+    values in [0.02, 0.98]) and compared with count, 1/count, sum, mean,
+    max, min, the moments mean(x^k) for k = 2, 3, 4, min/max and max/min,
+    up to a scale and an offset (the layer after LAF absorbs both): a unit matches
     a form when the least-squares fit `scale * form + offset` leaves a
     root-mean-square residual below `tolerance` times the unit's standard
     deviation. A unit whose spread is below `tolerance` times its mean

@@ -56,6 +56,18 @@ def test_scale_and_offset_of_a_unit_do_not_change_its_form():
     ]
 
 
+def test_a_constant_over_the_count_is_the_inverse_count():
+    # (a..h) = (0, 0, 0, 0, 1, 0, 0, 0): 2 / (sum x^0)^1 = 2 / N.
+    exponents = np.zeros((8, 1), "float32")
+    exponents[4] = 1.0
+    coefficients = np.array([[2.0], [0.0], [1.0], [0.0]], "float32")
+    assert identify_closed_forms(exponents, coefficients) == ["1/count"]
+    # The same unit with the count in the numerator is the count.
+    assert identify_closed_forms(
+        exponents[[4, 5, 2, 3, 0, 1, 6, 7]], coefficients
+    ) == ["count"]
+
+
 def test_residual_exponents_match_no_form():
     # Count with an outer exponent of 0.9: N^0.9 is not the count.
     exponents, coefficients = closed_form("count")
