@@ -250,11 +250,11 @@ def identify_closed_forms(exponents, coefficients, tolerance=0.02):
     Each unit is evaluated on a fixed batch of random sets (1 to 30
     values in [0.02, 0.98]) and compared with count, 1/count, sum, mean,
     max, min, the moments mean(x^k) for k = 2, 3, 4, min/max and max/min,
-    up to a scale and an offset (the layer after LAF absorbs both): a unit matches
-    a form when the least-squares fit `scale * form + offset` leaves a
-    root-mean-square residual below `tolerance` times the unit's standard
-    deviation. A unit whose spread is below `tolerance` times its mean
-    magnitude is `"constant"`. Max and min are Table 1's (sum x^r)^(1/r)
+    up to a scale and an offset (the layer after LAF absorbs both): a unit
+    matches a form when the least-squares fit `scale * form + offset`
+    leaves a root-mean-square residual below `tolerance` times the unit's
+    standard deviation. A unit whose spread is below `tolerance` times its
+    mean magnitude is `"constant"`. Max and min are Table 1's (sum x^r)^(1/r)
     and 1 - (sum (1-x)^r)^(1/r) with r = 50, which units with r between
     about 40 and 60 match.
 
