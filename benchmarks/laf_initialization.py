@@ -45,6 +45,7 @@ import keras_laf.initializers  # noqa: E402
 from laf_experiments.datasets import TEST_PROTOCOLS  # noqa: E402
 from laf_experiments.datasets import make_test_sets  # noqa: E402
 from laf_experiments.datasets import make_training_sets  # noqa: E402
+from laf_experiments.datasets import target_values  # noqa: E402
 
 
 def anchored_variant(anchor_every=3, anchors=("max", "min"), **kwargs):
@@ -241,7 +242,31 @@ def build_model(initialization, units):
     return keras.Model([digits, mask], output, name="integer_laf")
 
 
-def run_one(initialization, target, seed, settings):
+def probe_sizes(model, target, sizes, num_sets=500, seed=5):
+    """Mean label, mean prediction and MAE on sets of exactly each size.
+
+    Shows how a trained model extrapolates: uniform random digits, the
+    same sets for every model.
+    """
+    rng = np.random.default_rng(seed)
+    rows = []
+    for size in sizes:
+        sets = rng.integers(0, 10, size=(num_sets, size))
+        labels = target_values(target, sets)
+        inputs, _ = padded(sets, labels)
+        predictions = model.predict(inputs, batch_size=512, verbose=0)[:, 0]
+        rows.append(
+            {
+                "size": int(size),
+                "mean_label": float(np.mean(labels)),
+                "mean_prediction": float(np.mean(predictions)),
+                "mae": float(np.mean(np.abs(predictions - labels))),
+            }
+        )
+    return rows
+
+
+def run_one(initialization, target, seed, settings, sizes_to_probe=()):
     keras.utils.set_random_seed(seed)
     train = make_training_sets(settings["train_size"], target, seed=seed)
     validation = make_training_sets(
@@ -273,6 +298,9 @@ def run_one(initialization, target, seed, settings):
     inputs, labels = padded(test.sets, test.labels)
     predictions = model.predict(inputs, batch_size=512, verbose=0)
     errors = np.abs(predictions - labels)[:, 0]
+    probes = {}
+    if sizes_to_probe:
+        probes = {"probes": probe_sizes(model, target, sizes_to_probe)}
     largest_label = float(np.max(np.abs(labels)))
     parameters = {}
     if initialization != "deepsets":
@@ -299,6 +327,7 @@ def run_one(initialization, target, seed, settings):
         "finite": bool(np.all(np.isfinite(predictions))),
         "train_seconds": seconds,
         **parameters,
+        **probes,
         **settings,
     }
 
@@ -357,6 +386,13 @@ def main(argv=None):
         "--test-protocol", choices=TEST_PROTOCOLS, default="authors"
     )
     parser.add_argument(
+        "--probe-sizes",
+        type=lambda text: [int(size) for size in parse_list(text)],
+        default=[],
+        help="also record mean label, mean prediction and MAE on 500 sets "
+        "of exactly each of these sizes (e.g. 2,10,50,100)",
+    )
+    parser.add_argument(
         "--output",
         type=pathlib.Path,
         default=pathlib.Path("benchmarks/results/laf_initialization.jsonl"),
@@ -402,7 +438,9 @@ def main(argv=None):
     for index, (initialization, target, seed) in enumerate(jobs, 1):
         if recorded(initialization, target, seed):
             continue
-        record = run_one(initialization, target, seed, settings)
+        record = run_one(
+            initialization, target, seed, settings, args.probe_sizes
+        )
         records.append(record)
         with args.output.open("a") as file:
             file.write(json.dumps(record) + "\n")
