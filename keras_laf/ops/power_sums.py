@@ -449,30 +449,46 @@ def power_sums(values, inner_exponents, sets, epsilon):
     units = inner_exponents.shape[-1] // 2
     if isinstance(sets, SegmentSets):
         budget = config.chunk_budget("segments")
-        layout = segment_power_sums(values, sets, epsilon, units, budget)
-    else:
-        log_mask = element_log_mask(sets.mask, shape(values)[-1])
-        budget = config.chunk_budget("padded")
-        layout = padded_power_sums(values, log_mask, epsilon, units, budget)
-    m = ops.stop_gradient(max_logs(layout, values))
+        state = (sets.segment_ids,)
 
+        def make_layout(values, segment_ids):
+            segments = SegmentSets(segment_ids, sets.num_segments)
+            return segment_power_sums(values, segments, epsilon, units, budget)
+
+    else:
+        budget = config.chunk_budget("padded")
+        state = (element_log_mask(sets.mask, shape(values)[-1]),)
+
+        def make_layout(values, log_mask):
+            return padded_power_sums(values, log_mask, epsilon, units, budget)
+
+    m = ops.stop_gradient(max_logs(make_layout(values, *state), values))
+
+    # The log of the mask or the segment ids enter as arguments, not
+    # through the closure: JAX cannot lower a custom gradient that closes
+    # over a tensor traced by an enclosing `jax.jit` when `jax.grad`
+    # differentiates that jit.
     @ops.custom_gradient
-    def differentiable_sums(values, m, q):
+    def differentiable_sums(values, m, q, *state):
         # The loops over chunks are never differentiated: their gradient is
         # `gradients`. Without stop_gradient, TensorFlow would still record
         # them and keep every iteration's values for a gradient.
-        values, m, q = (ops.stop_gradient(tensor) for tensor in (values, m, q))
+        values, m, q, *state = (
+            ops.stop_gradient(tensor) for tensor in (values, m, q, *state)
+        )
+        layout = make_layout(values, *state)
 
         def grad(*args, upstream=None):
             if upstream is None:
                 (upstream,) = args
             upstream = ops.stop_gradient(upstream)
             grad_values, grad_q = gradients(layout, values, m, q, upstream)
-            return grad_values, ops.zeros_like(m), grad_q
+            no_gradients = (ops.zeros_like(tensor) for tensor in (m, *state))
+            return grad_values, next(no_gradients), grad_q, *no_gradients
 
         return sums(layout, values, m, q), grad
 
-    result = differentiable_sums(values, m, inner_exponents)
+    result = differentiable_sums(values, m, inner_exponents, *state)
     if isinstance(sets, SegmentSets):
         # (sets, features, 2) -> (2, sets * features)
         m = sets_minor(ops.expand_dims(m, -1))[:, 0]
