@@ -10,7 +10,7 @@ from keras_laf.models.building_blocks import renamed_arguments
 from keras_laf.models.building_blocks import set_inputs
 from keras_laf.validation import check_positive_int
 
-POOLINGS = ("max", "pna", "laf")
+POOLINGS = ("max", "sum", "pna", "lstm", "laf")
 
 
 @renamed_arguments(width="hidden_units", units="laf_units")
@@ -30,16 +30,20 @@ def point_cloud_classifier(
     Zaheer et al., "Deep Sets" (NeurIPS 2017): `num_equivariant_layers`
     layers x -> tanh(W (x - max(x)) + b) of `hidden_units` units, a pooling over
     the points, dropout, a dense tanh layer, dropout and a linear layer
-    giving logits. The pooling is `"max"` (DeepSets), `"pna"` (PNA's mean,
-    max, min and standard deviation concatenated) or `"laf"` (a sigmoid then
-    LAF with `laf_units` units, the LAF paper's choice). Points are expected
+    giving logits. The pooling is `"max"` (DeepSets), `"sum"` (DeepSets'
+    sum), `"pna"` (PNA's mean, max, min and standard deviation
+    concatenated), `"lstm"` (an LSTM over the points in their given order,
+    `hidden_units` wide, the order-dependent baseline of the LAF paper) or
+    `"laf"` (a sigmoid then LAF with `laf_units` units, the LAF paper's
+    choice). Points are expected
     standardised per cloud (zero mean, unit variance), as
     `laf_experiments.datasets` produces them; the model does not
     standardise.
 
     Args:
         num_classes: int. Number of classes. Defaults to `40`.
-        pooling: str. `"max"`, `"pna"` or `"laf"`. Defaults to `"max"`.
+        pooling: str. `"max"`, `"sum"`, `"pna"`, `"lstm"` or `"laf"`.
+            Defaults to `"max"`.
         hidden_units: int. Width of the equivariant and dense layers
             (formerly `width`). Defaults to `256`.
         num_equivariant_layers: int. Defaults to `3`.
@@ -88,7 +92,7 @@ def point_cloud_classifier(
         points = element_network(points, (), None, "sigmoid", "squash")
     pooled = aggregations.get(
         aggregation,
-        units=laf_units,
+        units=hidden_units if pooling == "lstm" else laf_units,
         name="laf" if pooling == "laf" else "pooling",
     )(points, mask=mask)
     features = keras.layers.Dropout(dropout, name="dropout_0")(pooled)
