@@ -134,6 +134,29 @@ class GatedClosedFormExponents(keras_laf.constraints.ClosedFormExponents):
         return keras.ops.where(unit_near[None, :], pulled, clipped)
 
 
+class KeepLargeInnerExponents(keras_laf.constraints.ClosedFormExponents):
+    """The default pull, except outer exponents whose inner one is at
+    least `large_inner`: those are only clipped, so a max/min anchor whose
+    outer exponent the gradient drives to 0 can come back."""
+
+    def __init__(self, large_inner=1.5, **kwargs):
+        super().__init__(**kwargs)
+        self.large_inner = large_inner
+
+    def __call__(self, w):
+        clipped = keras.ops.clip(w, 0.0, self.max_value)
+        pulled = super().__call__(w)
+        units = keras.ops.shape(w)[1]
+        inner = keras.ops.reshape(clipped, (4, 2, units))[:, 1]
+        keeps = inner >= self.large_inner
+        # (8, units): the outer exponents of those terms.
+        keeps = keras.ops.reshape(
+            keras.ops.stack([keeps, keras.ops.zeros_like(keeps)], axis=1),
+            (8, units),
+        )
+        return keras.ops.where(keeps, clipped, pulled)
+
+
 # Name -> keyword arguments of `keras_laf.LAF`.
 CANDIDATES = {
     "anchored": {},
@@ -185,6 +208,13 @@ CANDIDATES = {
             "outer_towards_zero": {"towards": "zero_outer"},
             "pulled_every_2": {"pulled_every": 2},
         }.items()
+    },
+    # The default's pull, max/min-like terms' outer exponents left free.
+    **{
+        f"keep_inner_{large:g}": {
+            "exponent_constraint": KeepLargeInnerExponents(large_inner=large)
+        }
+        for large in (1.5, 5.0)
     },
     # The default's pull on units near a closed form only.
     **{
