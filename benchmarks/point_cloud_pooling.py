@@ -9,6 +9,9 @@ run stopped.
 
     python benchmarks/point_cloud_pooling.py --seeds 3 \
         --poolings max,sum,pna,lstm,laf
+
+`laf_before_pull` is LAF pooling as the default was before the pulls onto
+the closed forms (issue 21).
 """
 
 import argparse
@@ -21,9 +24,19 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
 import keras  # noqa: E402
 import numpy as np  # noqa: E402
+from laf_initialization import CANDIDATES  # noqa: E402
 
+import keras_laf  # noqa: E402
 from keras_laf.models import point_cloud_classifier  # noqa: E402
 from laf_experiments.datasets import make_solid_point_clouds  # noqa: E402
+
+
+def pooling_layer(pooling):
+    """A name of `point_cloud_classifier`, or `laf_before_pull`: LAF(10)
+    as the default was before the pulls onto the closed forms."""
+    if pooling != "laf_before_pull":
+        return pooling
+    return keras_laf.LAF(10, name="laf", **CANDIDATES["anchored_before_pull"])
 
 
 def run_one(pooling, seed, args):
@@ -31,7 +44,10 @@ def run_one(pooling, seed, args):
     train = make_solid_point_clouds(args.train_size, args.num_points, seed=seed)
     test = make_solid_point_clouds(args.test_size, args.num_points, seed=999)
     model = point_cloud_classifier(
-        num_classes=8, pooling=pooling, hidden_units=args.width, dropout=0.0
+        num_classes=8,
+        pooling=pooling_layer(pooling),
+        hidden_units=args.width,
+        dropout=0.0,
     )
     model.compile(
         optimizer=keras.optimizers.Adam(args.learning_rate),

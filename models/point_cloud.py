@@ -42,8 +42,10 @@ def point_cloud_classifier(
 
     Args:
         num_classes: int. Number of classes. Defaults to `40`.
-        pooling: str. `"max"`, `"sum"`, `"pna"`, `"lstm"` or `"laf"`.
-            Defaults to `"max"`.
+        pooling: str. `"max"`, `"sum"`, `"pna"`, `"lstm"` or `"laf"`, or
+            an aggregation layer (a `keras_laf.LAF` with other arguments,
+            say), used as given, after a sigmoid if it is a LAF. Defaults
+            to `"max"`.
         hidden_units: int. Width of the equivariant and dense layers
             (formerly `width`). Defaults to `256`.
         num_equivariant_layers: int. Defaults to `3`.
@@ -66,7 +68,8 @@ def point_cloud_classifier(
     ...     loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
     ... )
     """
-    check_choice("pooling", pooling, POOLINGS)
+    if not isinstance(pooling, keras.layers.Layer):
+        check_choice("pooling", pooling, POOLINGS)
     for argument, value in (
         ("num_classes", num_classes),
         ("hidden_units", hidden_units),

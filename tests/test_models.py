@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
+import keras_laf
 from keras_laf import datasets
 from keras_laf import models
 
@@ -196,6 +197,18 @@ def test_paper_configurations():
             input_dim=784, phi_units=(300, 100, 30), head=head, laf_units=10
         )
         assert model.output_shape == (None, 1)
+
+
+def test_point_cloud_pooling_may_be_a_layer():
+    # A LAF with other arguments is used as given, after the sigmoid.
+    pooling = keras_laf.LAF(3, name="my_laf")
+    model = models.point_cloud_classifier(
+        num_classes=4, pooling=pooling, hidden_units=8, ragged=False
+    )
+    assert model.get_layer("my_laf") is pooling
+    # The sigmoid that brings the points into [0, 1] for LAF.
+    model.get_layer("squash_activation")
+    assert model.output_shape == (None, 4)
 
 
 @pytest.mark.parametrize(
