@@ -157,6 +157,39 @@ class KeepLargeInnerExponents(keras_laf.constraints.ClosedFormExponents):
         return keras.ops.where(keeps, clipped, pulled)
 
 
+class SoftGatedClosedFormExponents(GatedClosedFormExponents):
+    """The pull of a unit scaled by its nearness to a closed form: full
+    for a unit on one, falling linearly to 0 at distance `gate` (the
+    largest distance of its terms, as in `GatedClosedFormExponents`)."""
+
+    def __call__(self, w):
+        clipped = keras.ops.clip(w, 0.0, self.max_value)
+        units = keras.ops.shape(w)[1]
+        distance = keras.ops.abs(
+            clipped - keras.ops.round(keras.ops.minimum(clipped, 1.0))
+        )
+        # (4, units) each: distances of the outer and inner exponents.
+        outer_distance, inner_distance = keras.ops.unstack(
+            keras.ops.reshape(distance, (4, 2, units)), axis=1
+        )
+        pairs = keras.ops.reshape(clipped, (4, 2, units))
+        outer, inner = pairs[:, 0], pairs[:, 1]
+        anchor = (outer * inner >= self.keep_degree) & (outer < 0.5)
+        # A term with an outer exponent near 0 is near whatever its inner.
+        term_distance = keras.ops.where(
+            anchor,
+            0.0,
+            keras.ops.minimum(
+                outer,
+                keras.ops.maximum(outer_distance, inner_distance),
+            ),
+        )
+        unit_distance = keras.ops.max(term_distance, axis=0)
+        nearness = keras.ops.clip(1.0 - unit_distance / self.gate, 0.0, 1.0)
+        pulled = super(GatedClosedFormExponents, self).__call__(w)
+        return clipped + nearness[None, :] * (pulled - clipped)
+
+
 # Name -> keyword arguments of `keras_laf.LAF`.
 CANDIDATES = {
     "anchored": {},
@@ -208,6 +241,13 @@ CANDIDATES = {
             "outer_towards_zero": {"towards": "zero_outer"},
             "pulled_every_2": {"pulled_every": 2},
         }.items()
+    },
+    # The default's pull scaled by each unit's nearness to a closed form.
+    **{
+        f"soft_gate_{gate:g}": {
+            "exponent_constraint": SoftGatedClosedFormExponents(gate=gate)
+        }
+        for gate in (0.3, 0.5)
     },
     # The default's pull, max/min-like terms' outer exponents left free.
     **{
