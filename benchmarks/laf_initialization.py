@@ -160,7 +160,14 @@ class KeepLargeInnerExponents(keras_laf.constraints.ClosedFormExponents):
 class SoftGatedClosedFormExponents(GatedClosedFormExponents):
     """The pull of a unit scaled by its nearness to a closed form: full
     for a unit on one, falling linearly to 0 at distance `gate` (the
-    largest distance of its terms, as in `GatedClosedFormExponents`)."""
+    largest distance of its terms, as in `GatedClosedFormExponents`).
+    With `large_inner`, the outer exponent of a term whose inner one is at
+    least that is left to the gradient, as in `KeepLargeInnerExponents`.
+    """
+
+    def __init__(self, large_inner=None, **kwargs):
+        super().__init__(**kwargs)
+        self.large_inner = large_inner
 
     def __call__(self, w):
         clipped = keras.ops.clip(w, 0.0, self.max_value)
@@ -175,6 +182,8 @@ class SoftGatedClosedFormExponents(GatedClosedFormExponents):
         pairs = keras.ops.reshape(clipped, (4, 2, units))
         outer, inner = pairs[:, 0], pairs[:, 1]
         anchor = (outer * inner >= self.keep_degree) & (outer < 0.5)
+        if self.large_inner is not None:
+            anchor = anchor | (inner >= self.large_inner)
         # A term with an outer exponent near 0 is near whatever its inner.
         term_distance = keras.ops.where(
             anchor,
@@ -187,6 +196,16 @@ class SoftGatedClosedFormExponents(GatedClosedFormExponents):
         unit_distance = keras.ops.max(term_distance, axis=0)
         nearness = keras.ops.clip(1.0 - unit_distance / self.gate, 0.0, 1.0)
         pulled = super(GatedClosedFormExponents, self).__call__(w)
+        if self.large_inner is not None:
+            # (8, units): the outer exponents of the kept terms.
+            kept = keras.ops.reshape(
+                keras.ops.stack(
+                    [inner >= self.large_inner, keras.ops.zeros_like(anchor)],
+                    axis=1,
+                ),
+                (8, units),
+            )
+            pulled = keras.ops.where(kept, clipped, pulled)
         return clipped + nearness[None, :] * (pulled - clipped)
 
 
@@ -248,6 +267,14 @@ CANDIDATES = {
             "exponent_constraint": SoftGatedClosedFormExponents(gate=gate)
         }
         for gate in (0.3, 0.5)
+    },
+    **{
+        f"soft_gate_keep_{gate:g}": {
+            "exponent_constraint": SoftGatedClosedFormExponents(
+                gate=gate, large_inner=1.5
+            )
+        }
+        for gate in (0.4, 0.5)
     },
     # The default's pull, max/min-like terms' outer exponents left free.
     **{
