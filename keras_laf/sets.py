@@ -142,6 +142,34 @@ def checked_indices(indices, limit, name, items):
     return _checked(ops.cast(indices, "int32"), find_error, assertions)
 
 
+def reduce_or_initial(reduction, tensor, axis, initial, keepdims=False):
+    """`reduction(tensor, axis, initial=initial)`, also for empty tensors.
+
+    `reduction` is `ops.max` or `ops.min`. Where a dimension of `tensor`
+    is 0, every reduced value is `initial`: Keras's PyTorch `max` and
+    `min` with `initial` return a scalar for any tensor with a 0 in its
+    shape, whichever axis is reduced, and JAX refuses an empty reduction
+    without `initial`.
+
+    Args:
+        reduction: `ops.max` or `ops.min`.
+        tensor: the tensor to reduce.
+        axis: int or tuple of ints, the axes reduced.
+        initial: float, the value of an empty reduction.
+        keepdims: bool, whether the reduced axes stay, of size 1.
+    """
+    if 0 not in tuple(tensor.shape):
+        return reduction(tensor, axis, keepdims=keepdims, initial=initial)
+    axes = {a % len(tensor.shape) for a in np.atleast_1d(axis)}
+    dynamic = ops.shape(tensor)
+    reduced = [
+        1 if index in axes else dynamic[index] if size is None else size
+        for index, size in enumerate(tensor.shape)
+        if keepdims or index not in axes
+    ]
+    return ops.full(reduced, initial, dtype=tensor.dtype)
+
+
 class PaddedSets:
     """Sets stored as padded rows: element tensors `(batch, set_size, ...)`.
 
@@ -170,8 +198,7 @@ class PaddedSets:
     def max(self, values):
         """Maximum over each set, `(batch, ...)`; `-inf` for empty sets."""
         masked = ops.where(self._element_mask(values), values, float("-inf"))
-        # `initial`: JAX refuses the maximum over an empty set axis.
-        return ops.max(masked, axis=1, initial=float("-inf"))
+        return reduce_or_initial(ops.max, masked, 1, float("-inf"))
 
     def broadcast(self, per_set):
         """Copies `(batch, ...)` to every element: `(batch, set_size, ...)`.

@@ -1,4 +1,4 @@
-"""Tests that run on every Keras backend (TensorFlow, and JAX in CI).
+"""Tests that run on every Keras backend (TensorFlow, JAX and PyTorch in CI).
 
 Inputs are NumPy arrays, padded with a mask or flat with segment ids, and
 results are checked against NumPy, so the same file checks each backend
@@ -107,6 +107,44 @@ def test_laf_gradients_finite_and_padding_inert(sets):
     assert all(np.isfinite(numpy(w)).all() for w in model.weights)
 
 
+def numpy_laf(elements, exponents, coefficients, epsilon=1e-7):
+    """LAF of one set of one feature in float64 NumPy, from the formula:
+    `elements` `(n,)`, exponents `(8,)`, coefficients `(4,)`. A sum over
+    no element is 0 and 0^0 = 1; the denominator's magnitude is floored
+    at `epsilon`, keeping its sign."""
+    a, b, c, d, e, f, g, h = exponents
+    alpha, beta, gamma, delta = coefficients
+    x = np.maximum(elements, epsilon)
+    y = np.maximum(1.0 - elements, epsilon)
+    numerator = alpha * np.sum(x**b) ** a + beta * np.sum(y**d) ** c
+    denominator = gamma * np.sum(x**f) ** e + delta * np.sum(y**h) ** g
+    magnitude = max(abs(denominator), epsilon)
+    return numerator / (magnitude if denominator >= 0 else -magnitude)
+
+
+@pytest.mark.parametrize("set_size", [0, 3])
+def test_laf_on_empty_set_axis_equals_numpy(set_size):
+    # A set axis of size 0 (every set empty) goes through every backend's
+    # reductions, and gives the formula's value on the empty set.
+    forms = ["sum", "count", "mean", "max", "min", {"name": "moment", "k": 2}]
+    layer = keras_laf.LAF.from_closed_forms(forms, flatten=False)
+    values = np.random.default_rng(3).uniform(0.1, 0.9, (2, set_size, 3))
+    outputs = numpy(layer(values.astype("float32")))
+    assert outputs.shape == (2, 3, len(forms))
+    exponents, coefficients = (numpy(w) for w in layer.weights)
+    expected = [
+        [
+            [
+                numpy_laf(values[i, :, j], exponents[:, k], coefficients[:, k])
+                for k in range(len(forms))
+            ]
+            for j in range(3)
+        ]
+        for i in range(2)
+    ]
+    np.testing.assert_allclose(outputs, expected, rtol=1e-4, atol=1e-6)
+
+
 @pytest.mark.parametrize("shape", [(2, 0, 3), (0, 4, 3), (0, 0, 3)])
 def test_laf_on_empty_set_axis_or_batch(shape):
     # No set, or only empty sets: shapes with a 0 must go through every
@@ -131,6 +169,12 @@ def value_and_gradients(function, *args):
             lambda *a: ops.sum(function(*a)), argnums=tuple(range(len(args)))
         )(*args)
         return [value, *gradients]
+    if BACKEND == "torch":
+        import torch
+
+        args = [torch.tensor(arg, requires_grad=True) for arg in args]
+        value = ops.sum(function(*args))
+        return [value.detach(), *torch.autograd.grad(value, args)]
     import tensorflow as tf
 
     args = [tf.constant(arg) for arg in args]
@@ -159,7 +203,7 @@ def test_laf_gradients_over_many_chunks_match_the_formula(
     sets_ = [rng.uniform(0.05, 0.95, (n, 2)) for n in (40, 23)]
     exponents = rng.uniform(0.2, 1.5, (8, 3)).astype("float32")
     coefficients = rng.uniform(0.5, 1.5, (4, 3)).astype("float32")
-    weights = rng.normal(size=(2, 2, 3)).astype("float32")
+    weights = ops.convert_to_tensor(rng.normal(size=(2, 2, 3)), "float32")
     padded_values, mask = padded(sets_, 40)
     flat_values, ids = flat(sets_)
     # Position in the flat values of each padded element (0 at padding).
@@ -226,7 +270,10 @@ def test_backend_hooks_match_the_plain_keras_ops_ones():
     q = rng.uniform(0, 2, (2, 2 * units)).astype("float32")
     weights = rng.normal(size=(2, 2 * units, rows)).astype("float32")
     weighted = rng.normal(size=(2, 2 * units, num_elements, rows))
-    weighted = weighted.astype("float32")
+    y, log_mask, q, weights, weighted = (
+        ops.convert_to_tensor(array, "float32")
+        for array in (y, log_mask, q, weights, weighted)
+    )
     exponentials = PaddedPowerSums.exponentials
     for hook, args in [
         ("weighted_sum_over_units", (exponentials, y, log_mask, q, weights)),
@@ -246,7 +293,9 @@ def test_backend_hooks_match_the_plain_keras_ops_ones():
         return (ops.take(chunks, index, axis=0),)
 
     (total,) = backend.sum_over_chunks(chunk_outputs, 2)
-    np.testing.assert_allclose(numpy(total), weights.sum(0), rtol=1e-6)
+    np.testing.assert_allclose(
+        numpy(total), numpy(weights).sum(0), rtol=1e-6
+    )
     assert backend.platform() in ("cpu", "gpu")
 
 
@@ -415,20 +464,25 @@ def run_on_backend(backend, *args, env=None):
     return np.array(json.loads(completed.stdout.strip().splitlines()[-1]))
 
 
+ALL_BACKENDS = ("tensorflow", "jax", "torch")
+
+
 @pytest.mark.slow
-@pytest.mark.parametrize(
-    "saving, loading", [("tensorflow", "jax"), ("jax", "tensorflow")]
-)
-def test_saved_model_predicts_the_same_on_the_other_backend(
-    tmp_path, saving, loading
+@pytest.mark.parametrize("saving", ALL_BACKENDS)
+def test_saved_model_predicts_the_same_on_the_other_backends(
+    tmp_path, saving
 ):
-    pytest.importorskip("jax")
-    pytest.importorskip("tensorflow")
+    for module in ALL_BACKENDS:
+        pytest.importorskip(module)
     path = os.path.join(tmp_path, "laf.keras")
     saved = run_on_backend(saving, "save", path)
-    loaded = run_on_backend(loading, "load", path)
-    # float32 round-off differs between the backends.
-    np.testing.assert_allclose(loaded, saved, rtol=1e-4, atol=1e-5)
+    for loading in ALL_BACKENDS:
+        if loading != saving:
+            loaded = run_on_backend(loading, "load", path)
+            # float32 round-off differs between the backends.
+            np.testing.assert_allclose(
+                loaded, saved, rtol=1e-4, atol=1e-5, err_msg=loading
+            )
 
 
 DATA_PARALLEL_SCRIPT = textwrap.dedent(
@@ -625,7 +679,8 @@ def test_ragged_inputs_on_other_backends_say_how_to_pad():
         keras_laf.LAF(units=1)(ragged)
 
 
-def test_import_without_tensorflow_on_other_backends():
+@pytest.mark.parametrize("backend", ["jax", "torch"])
+def test_import_without_tensorflow_on_other_backends(backend):
     completed = subprocess.run(
         [
             sys.executable,
@@ -636,8 +691,8 @@ def test_import_without_tensorflow_on_other_backends():
         capture_output=True,
         text=True,
         timeout=120,
-        env={**os.environ, "KERAS_BACKEND": "jax"},
+        env={**os.environ, "KERAS_BACKEND": backend},
     )
-    if "No module named 'jax'" in completed.stderr:
-        pytest.skip("jax is not installed")
+    if f"No module named '{backend}'" in completed.stderr:
+        pytest.skip(f"{backend} is not installed")
     assert completed.stdout.strip() == "False", completed.stderr[-3000:]
