@@ -19,6 +19,7 @@ TensorFlow backend alone. TensorFlow is never imported here; a ragged
 tensor can only exist once TensorFlow has been imported by its creator.
 """
 
+import re
 import sys
 
 import keras
@@ -77,7 +78,11 @@ def _checked(tensor, find_error, assertions):
     ValueError) or None. In a traced TensorFlow function
     `assertions(tf, tensor)` gives `(condition, message)` pairs, checked
     with the batch: a False condition raises
-    `tf.errors.InvalidArgumentError` with its message. (The message alone,
+    `tf.errors.InvalidArgumentError` with its message. TensorFlow puts the
+    message after the stack of the op that failed, thousands of characters
+    in, but names that op in its first line ("Detected at node
+    .../segment_ids_holds_a_negative_index/Assert"): the op is named after
+    the message, so the cause comes first. (The message alone,
     a string, makes a plain Assert op; with tensors as data TensorFlow
     guards it by a `tf.cond`, whose predicate XLA takes as a compile-time
     constant, so a model compiled with `jit_compile=True` was compiled
@@ -96,7 +101,11 @@ def _checked(tensor, find_error, assertions):
         return tensor
     tf = _tensorflow()
     checks = [
-        tf.debugging.Assert(condition, [message])
+        tf.debugging.Assert(
+            condition,
+            [message],
+            name=re.sub("[^A-Za-z0-9]+", "_", message).strip("_"),
+        )
         for condition, message in assertions(tf, tensor)
     ]
     with tf.control_dependencies(checks):
@@ -120,12 +129,18 @@ def checked_indices(indices, limit, name, items):
 
     def find_error(values):
         upper = int(ops.convert_to_numpy(limit))
-        if values.size and (values.min() < 0 or values.max() >= upper):
-            return (
-                f"`{name}` must hold indices in [0, {upper}) of the {items}. "
-                f"Received indices from {values.min()} to {values.max()}"
-            )
-        return None
+        if not values.size or 0 <= values.min() <= values.max() < upper:
+            return None
+        cause = (
+            "a negative index"
+            if values.min() < 0
+            else f"an index beyond the {items}"
+        )
+        return (
+            f"`{name}` holds {cause}: it must hold indices in [0, {upper}) "
+            f"of the {items}. Received indices from {values.min()} to "
+            f"{values.max()}"
+        )
 
     def assertions(tf, indices):
         return [

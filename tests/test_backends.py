@@ -8,6 +8,7 @@ cases are marked `tensorflow_only`.
 
 import json
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -669,6 +670,43 @@ def test_out_of_range_ids_and_mask_values_fail_inside_tf_function():
     masked = tf.function(lambda v, m: layer(v, mask=m))
     with pytest.raises(tf.errors.InvalidArgumentError, match="only 0"):
         masked(np.full((1, 3, 1), 0.5, "float32"), np.array([[1.0, 0.5, 0]]))
+
+
+@pytest.mark.skipif(
+    BACKEND == "jax",
+    reason="inside jax.jit no value can be checked: JAX's gathers and "
+    "scatters drop or clamp out-of-range indices",
+)
+@pytest.mark.parametrize(
+    "ids, mask, cause",
+    [
+        ([0, -1, 2], None, "segment ids holds a negative index"),
+        ([0, 3, 2], None, "segment ids holds an index beyond the sets"),
+        (None, [[1, 0.5, 0]], "mask must hold only 0"),
+    ],
+    ids=["negative-id", "id-beyond", "mask-value"],
+)
+def test_bad_ids_and_masks_inside_fit_name_the_cause_first(ids, mask, cause):
+    # A traced TensorFlow step reports the failed op's stack first and its
+    # message thousands of characters in; the op is named after the cause.
+    values = keras.Input((2,))
+    if ids is not None:
+        extra = keras.Input((), dtype="int32")
+        pooled = keras_laf.LAF(2)(values, segment_ids=extra, num_segments=3)
+        data = (np.full((3, 2), 0.5, "float32"), np.array(ids, "int32"))
+        targets = np.zeros((3, 4), "float32")
+    else:
+        values = keras.Input((3, 2))
+        extra = keras.Input((3,))
+        pooled = keras_laf.LAF(2)(values, mask=extra)
+        data = (np.full((1, 3, 2), 0.5, "float32"), np.array(mask, "float32"))
+        targets = np.zeros((1, 4), "float32")
+    model = keras.Model([values, extra], pooled)
+    model.compile(optimizer="adam", loss="mse")
+    with pytest.raises(Exception) as error:
+        model.fit(data, targets, batch_size=len(targets), verbose=0)
+    head = re.sub("[^A-Za-z0-9]+", " ", str(error.value)[:300])
+    assert cause in head, str(error.value)[:300]
 
 
 @pytest.mark.skipif(ON_TENSORFLOW, reason="checks the non-TensorFlow error")
