@@ -294,9 +294,7 @@ def test_backend_hooks_match_the_plain_keras_ops_ones():
         return (ops.take(chunks, index, axis=0),)
 
     (total,) = backend.sum_over_chunks(chunk_outputs, 2)
-    np.testing.assert_allclose(
-        numpy(total), numpy(weights).sum(0), rtol=1e-6
-    )
+    np.testing.assert_allclose(numpy(total), numpy(weights).sum(0), rtol=1e-6)
     assert backend.platform() in ("cpu", "gpu")
 
 
@@ -470,9 +468,7 @@ ALL_BACKENDS = ("tensorflow", "jax", "torch")
 
 @pytest.mark.slow
 @pytest.mark.parametrize("saving", ALL_BACKENDS)
-def test_saved_model_predicts_the_same_on_the_other_backends(
-    tmp_path, saving
-):
+def test_saved_model_predicts_the_same_on_the_other_backends(tmp_path, saving):
     for module in ALL_BACKENDS:
         pytest.importorskip(module)
     path = os.path.join(tmp_path, "laf.keras")
@@ -670,6 +666,23 @@ def test_out_of_range_ids_and_mask_values_fail_inside_tf_function():
     masked = tf.function(lambda v, m: layer(v, mask=m))
     with pytest.raises(tf.errors.InvalidArgumentError, match="only 0"):
         masked(np.full((1, 3, 1), 0.5, "float32"), np.array([[1.0, 0.5, 0]]))
+
+
+def test_wrong_rank_or_features_fail_when_the_model_is_built():
+    with pytest.raises(
+        ValueError, match=r"'laf' \(LAF\).*Received: inputs.shape=\(None, 3\)"
+    ):
+        keras.Sequential([keras.Input((3,)), keras_laf.LAF(2, name="laf")])
+    with pytest.raises(
+        ValueError, match="'pma'.*expected ndim=3, found ndim=2"
+    ):
+        keras.Sequential(
+            [keras.Input((4,)), keras_laf.PMA(4, 2, 1, name="pma")]
+        )
+    layer = keras_laf.PermutationEquivariant(2, name="equivariant")
+    keras.Sequential([keras.Input((None, 3)), layer])
+    with pytest.raises(ValueError, match="'equivariant'.*value 3.*None, 4"):
+        keras.Sequential([keras.Input((None, 4)), layer])
 
 
 @pytest.mark.skipif(
