@@ -222,6 +222,8 @@ class MessagePassing(keras.layers.Layer):
         self.use_bias = bool(use_bias)
         self.kernel_initializer = keras.initializers.get(kernel_initializer)
         self.bias_initializer = keras.initializers.get(bias_initializer)
+        # The node features; the indices are checked in call.
+        self.input_spec = keras.layers.InputSpec(ndim=2)
         # Segment reductions over a run-time number of nodes.
         self.supports_jit = False
 
@@ -437,6 +439,8 @@ class GraphReadout(keras.layers.Layer):
             aggregation, allowed=aggregations.PER_FEATURE_NAMES
         )
         self.laf_units = check_positive_int("laf_units", laf_units)
+        # The node features; the indices are checked in call.
+        self.input_spec = keras.layers.InputSpec(ndim=2)
         # Segment reductions over a run-time number of graphs.
         self.supports_jit = False
 

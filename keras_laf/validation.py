@@ -63,23 +63,29 @@ def tensorflow_module():
     return sys.modules.get("tensorflow")
 
 
-def require_tensorflow(feature, received):
+PADDED_SETS_INSTEAD = (
+    "pass padded sets (batch, set_size, features) with a mask (batch, "
+    "set_size), e.g. from `keras_laf.datasets.to_padded_batches(dataset)`, "
+    "or flat values with `segment_ids`"
+)
+
+
+def require_tensorflow(feature, received, instead=PADDED_SETS_INSTEAD):
     """Raises the ValueError of a feature that needs the TensorFlow backend.
 
-    The one place that says what to do instead on the other backends.
+    The one place that says so, and what to do on the other backends.
 
     Args:
         feature: str, what needs TensorFlow, e.g. `"Ragged inputs"`.
         received: str, what was received, for the message.
+        instead: str, what to do instead. Defaults to passing padded sets
+            with a mask, or segment ids.
     """
     backend = keras.config.backend()
     if backend != "tensorflow":
         raise ValueError(
             f"{feature} need the TensorFlow backend. On the {backend} "
-            "backend pass padded sets (batch, set_size, features) with a "
-            "mask (batch, set_size), e.g. from "
-            "`keras_laf.datasets.to_padded_batches(dataset)`, or flat "
-            f"values with `segment_ids`. Received: {received}"
+            f"backend {instead}. Received: {received}"
         )
 
 

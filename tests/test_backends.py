@@ -392,12 +392,86 @@ def test_builders_fit_on_padded_sets(builder):
     loss = (
         "mae"
         if model.outputs[0].shape[-1] == 1
-        else "sparse_categorical_crossentropy"
+        # The classifier gives logits.
+        else keras.losses.SparseCategoricalCrossentropy(from_logits=True)
     )
     model.compile(optimizer="adam", loss=loss)
     history = model.fit(
         [inputs, mask], targets, epochs=2, batch_size=16, verbose=0
     )
+    assert np.isfinite(history.history["loss"]).all()
+
+
+@pytest.mark.parametrize(
+    "builder",
+    [
+        lambda: models.deep_sets(vocabulary_size=10),
+        lambda: models.deep_sets(input_dim=1),
+        lambda: models.set_transformer(input_dim=1),
+        lambda: models.point_cloud_classifier(num_classes=3, input_dim=1),
+    ],
+    ids=["deep_sets_integers", "deep_sets", "set_transformer", "point_cloud"],
+)
+def test_builders_defaults_fit(builder):
+    # ragged=None: ragged sets on TensorFlow, padded sets and a mask on the
+    # other backends.
+    digits, mask, sums = integer_sets(32)
+    model = builder()
+    inputs = model.inputs[0]
+    assert len(model.inputs) == (1 if ON_TENSORFLOW else 2)
+    elements = digits if len(inputs.shape) == 2 else digits[..., None]
+    elements = elements.astype(inputs.dtype)
+    if ON_TENSORFLOW:
+        import tensorflow as tf
+
+        data = tf.RaggedTensor.from_tensor(
+            elements, lengths=mask.sum(1).astype("int32")
+        )
+    else:
+        data = [elements, mask]
+    classes = model.outputs[0].shape[-1]
+    model.compile(
+        optimizer="adam",
+        # The classifier gives logits.
+        loss="mae"
+        if classes == 1
+        else keras.losses.SparseCategoricalCrossentropy(from_logits=True),
+    )
+    targets = sums if classes == 1 else sums % classes
+    history = model.fit(data, targets, epochs=2, batch_size=16, verbose=0)
+    assert np.isfinite(history.history["loss"]).all()
+
+
+@pytest.mark.skipif(ON_TENSORFLOW, reason="checks the non-TensorFlow error")
+def test_ragged_builder_on_other_backends_says_what_to_pass():
+    with pytest.raises(
+        ValueError, match=r"ragged=False.*Received: ragged=True"
+    ):
+        models.deep_sets(vocabulary_size=10, ragged=True)
+
+
+@pytest.mark.skipif(
+    BACKEND == "jax",
+    reason="the number of graphs of a batch is a run-time value, and Keras "
+    "traces the model with JAX before fitting it, where a shape must be "
+    "static",
+)
+def test_graph_network_defaults_fit():
+    rng = np.random.default_rng(2)
+    inputs, targets = keras_laf.datasets.disjoint_union(
+        [rng.uniform(size=(n, 2)) for n in (3, 4)],
+        [np.array([[0, 1], [1, 0], [1, 2]]), np.array([[0, 3], [3, 0]])],
+        [rng.uniform(size=(n, 3)) for n in (3, 4)],
+        rng.uniform(size=(2, 3)),
+    )
+    model = models.graph_network()
+    model.compile(optimizer="adam", loss="mse")
+
+    def batches():
+        while True:
+            yield inputs, targets
+
+    history = model.fit(batches(), steps_per_epoch=2, epochs=1, verbose=0)
     assert np.isfinite(history.history["loss"]).all()
 
 
