@@ -101,6 +101,13 @@ class _SetAttentionLayer(keras.layers.Layer):
         # The sets (of queries, for MAB): (batch, set_size, features).
         self.input_spec = keras.layers.InputSpec(ndim=3)
 
+    def _fix_features(self, shape, argument="inputs"):
+        """Checks the shape of the sets when the layer is built, and fixes
+        their number of features in the `InputSpec`."""
+        shape = _check_set_shape(shape, self, argument)
+        self.input_spec = keras.layers.InputSpec(ndim=3, axes={-1: shape[-1]})
+        return shape
+
     def _block_kwargs(self):
         """Arguments of a nested `MAB`."""
         return {
@@ -230,7 +237,7 @@ class MAB(_SetAttentionLayer):
     """
 
     def build(self, query_shape, value_shape):
-        query_shape = _check_set_shape(query_shape, self, "query")
+        query_shape = self._fix_features(query_shape, "query")
         value_shape = _check_set_shape(value_shape, self, "value")
         hidden_shape = (*query_shape[:-1], self.dim)
         if query_shape[-1] != self.dim:
@@ -386,7 +393,7 @@ class SAB(_SetAttentionLayer):
     """
 
     def build(self, input_shape):
-        input_shape = _check_set_shape(input_shape, self, "inputs")
+        input_shape = self._fix_features(input_shape)
         self._block = MAB(name="mab", **self._block_kwargs())
         self._block.build(input_shape, input_shape)
 
@@ -511,7 +518,7 @@ class ISAB(_SetAttentionLayer):
         )
 
     def build(self, input_shape):
-        input_shape = _check_set_shape(input_shape, self, "inputs")
+        input_shape = self._fix_features(input_shape)
         self.inducing_points = self.add_weight(
             name="inducing_points",
             shape=(self.num_inducing, self.dim),
@@ -652,7 +659,7 @@ class PMA(_SetAttentionLayer):
         self.seeds_initializer = keras.initializers.get(seeds_initializer)
 
     def build(self, input_shape):
-        input_shape = _check_set_shape(input_shape, self, "inputs")
+        input_shape = self._fix_features(input_shape)
         self.seeds = self.add_weight(
             name="seeds",
             shape=(self.num_seeds, self.dim),

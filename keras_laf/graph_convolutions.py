@@ -88,6 +88,7 @@ class _GraphConvolution(keras.layers.Layer):
         edge_target_shape=None,
     ):
         shape = _check_node_shape(node_features_shape, self)
+        self.input_spec = keras.layers.InputSpec(ndim=2, axes={-1: shape[-1]})
         self._build_for_features(shape[-1])
 
     def _build_for_features(self, features):

@@ -241,6 +241,7 @@ class MessagePassing(keras.layers.Layer):
     ):
         node_shape = _check_node_shape(node_features_shape, self)
         features = node_shape[-1]
+        self.input_spec = keras.layers.InputSpec(ndim=2, axes={-1: features})
         message_inputs = 2 * features
         if edge_features_shape is not None:
             edge_shape = _check_node_shape(

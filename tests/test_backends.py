@@ -20,6 +20,7 @@ from keras import ops
 
 import keras_laf
 from keras_laf import models
+from keras_laf.sets import is_ragged
 
 pytestmark = pytest.mark.multi_backend
 
@@ -753,10 +754,17 @@ def test_wrong_rank_or_features_fail_when_the_model_is_built():
         keras.Sequential(
             [keras.Input((4,)), keras_laf.PMA(4, 2, 1, name="pma")]
         )
-    layer = keras_laf.PermutationEquivariant(2, name="equivariant")
-    keras.Sequential([keras.Input((None, 3)), layer])
-    with pytest.raises(ValueError, match="'equivariant'.*value 3.*None, 4"):
-        keras.Sequential([keras.Input((None, 4)), layer])
+    # Where the weights fix the number of features.
+    for layer in [
+        keras_laf.PermutationEquivariant(2, name="equivariant"),
+        keras_laf.SAB(4, 2, name="sab"),
+        keras_laf.LSTMAggregation(2, name="lstm"),
+    ]:
+        keras.Sequential([keras.Input((None, 3)), layer])
+        with pytest.raises(
+            ValueError, match=f"'{layer.name}'.*value 3.*None, 4"
+        ):
+            keras.Sequential([keras.Input((None, 4)), layer])
 
 
 @pytest.mark.skipif(
@@ -800,8 +808,16 @@ def test_bad_ids_and_masks_inside_fit_name_the_cause_first(ids, mask, cause):
 def test_ragged_inputs_on_other_backends_say_how_to_pad():
     tf = pytest.importorskip("tensorflow")
     ragged = tf.ragged.constant([[[0.1], [0.2]], [[0.3]]], ragged_rank=1)
-    with pytest.raises(ValueError, match="to_padded_batches"):
-        keras_laf.LAF(units=1)(ragged)
+    # A predicate: the layers raise, once, where the input enters.
+    assert not is_ragged(ragged)
+    for layer in [
+        keras_laf.LAF(units=1),
+        keras_laf.PerElement(keras.layers.Dense(2)),
+    ]:
+        with pytest.raises(
+            ValueError, match=r"to_padded_batches.*Received: a tf.RaggedTensor"
+        ):
+            layer(ragged)
 
 
 @pytest.mark.parametrize("backend", ["jax", "torch"])
