@@ -818,6 +818,9 @@ def test_ragged_inputs_on_other_backends_say_how_to_pad():
             ValueError, match=r"to_padded_batches.*Received: a tf.RaggedTensor"
         ):
             layer(ragged)
+    exponents, coefficients = keras_laf.closed_form("sum")
+    with pytest.raises(ValueError, match="Received: a tf.RaggedTensor"):
+        keras_laf.laf(ragged, exponents[:, None], coefficients[:, None])
 
 
 @pytest.mark.parametrize("backend", ["jax", "torch"])
