@@ -87,6 +87,15 @@ setup(
         "digits": ["scikit-learn"],
         "graphs": ["networkx"],
         "docs": DOCS,
-        "dev": ["pytest", "ruff", "scipy", "jax[cpu]", *EXPERIMENTS],
+        "dev": [
+            "pytest",
+            "ruff",
+            "scipy",
+            "jax[cpu]",
+            # The CPU build that pip takes from disk here; an unpinned
+            # torch pulls a CUDA build of several GB.
+            "torch==2.13.0",
+            *EXPERIMENTS,
+        ],
     },
 )

@@ -4,7 +4,9 @@ import keras
 from keras import ops
 
 from keras_laf.sets import as_set_batch
-from keras_laf.sets import is_ragged
+from keras_laf.validation import aggregation_input_spec
+from keras_laf.validation import check_set_inputs
+from keras_laf.validation import check_set_shape
 
 
 class SetAggregation(keras.layers.Layer):
@@ -46,28 +48,31 @@ class SetAggregation(keras.layers.Layer):
             )
         self.flatten = flatten
         self.supports_masking = True
+        # Sets (batch, set_size, features) or flat values with segment_ids
+        # (num_elements, features), of any number of features.
+        self.input_spec = aggregation_input_spec()
 
     def __call__(self, inputs, *args, **kwargs):
-        # On backends other than TensorFlow, Keras rejects a ragged tensor
-        # before `call` with a message about positional arguments; this
-        # says how to pad the sets instead.
-        is_ragged(inputs)
+        check_set_inputs(self, inputs, kwargs.get("segment_ids"))
         return super().__call__(inputs, *args, **kwargs)
 
-    def _check_input_shape(self, input_shape):
-        if len(input_shape) not in (2, 3) or input_shape[-1] is None:
-            raise ValueError(
-                f"{self.__class__.__name__} expects inputs of shape (batch, "
-                "set_size, features), or (num_elements, features) with "
-                "segment_ids, with a known number of features. "
-                f"Received: input_shape={input_shape}"
-            )
-
     def build(self, input_shape):
-        self._check_input_shape(input_shape)
+        # LAF and the fixed aggregators have weights for any number of
+        # features, which the flattened output needs known.
+        check_set_shape(self, input_shape)
 
     def call(self, inputs, mask=None, segment_ids=None, num_segments=None):
-        values, sets = as_set_batch(inputs, mask, segment_ids, num_segments)
+        return self.aggregate_sets(
+            *as_set_batch(inputs, mask, segment_ids, num_segments)
+        )
+
+    def aggregate_sets(self, values, sets):
+        """The layer's output for values already in a set layout.
+
+        For layers that hold an aggregation and have checked its inputs
+        themselves (the graph layers): `values` `(elements..., features)`
+        and their `PaddedSets` or `SegmentSets`.
+        """
         outputs = self.aggregate(values, sets)
         if self.flatten:
             features = values.shape[-1]
@@ -79,7 +84,6 @@ class SetAggregation(keras.layers.Layer):
         raise NotImplementedError
 
     def compute_output_shape(self, input_shape):
-        self._check_input_shape(input_shape)
         # Dense and ragged inputs are (batch, set_size, features); flat
         # segment inputs have one set per segment, unknown here.
         num_sets = input_shape[0] if len(input_shape) == 3 else None

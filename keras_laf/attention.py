@@ -20,6 +20,7 @@ from keras import ops
 from keras_laf.sets import from_padded
 from keras_laf.sets import to_padded
 from keras_laf.validation import check_positive_int
+from keras_laf.validation import check_shape
 
 
 def _clone_initializer(initializer):
@@ -27,14 +28,9 @@ def _clone_initializer(initializer):
 
 
 def _check_set_shape(shape, layer, argument):
-    shape = tuple(shape)
-    if len(shape) != 3 or shape[-1] is None:
-        raise ValueError(
-            f"{layer} expects `{argument}` of shape (batch, set_size, "
-            f"features) with a known number of features. "
-            f"Received: {argument}.shape={shape}"
-        )
-    return shape
+    return check_shape(
+        layer, argument, shape, (3,), "(batch, set_size, features)"
+    )
 
 
 def _tile_over_batch(weight, like, dtype):
@@ -102,6 +98,15 @@ class _SetAttentionLayer(keras.layers.Layer):
         self.kernel_regularizer = keras.regularizers.get(kernel_regularizer)
         self.bias_regularizer = keras.regularizers.get(bias_regularizer)
         self.supports_masking = True
+        # The sets (of queries, for MAB): (batch, set_size, features).
+        self.input_spec = keras.layers.InputSpec(ndim=3)
+
+    def _fix_features(self, shape, argument="inputs"):
+        """Checks the shape of the sets when the layer is built, and fixes
+        their number of features in the `InputSpec`."""
+        shape = _check_set_shape(shape, self, argument)
+        self.input_spec = keras.layers.InputSpec(ndim=3, axes={-1: shape[-1]})
+        return shape
 
     def _block_kwargs(self):
         """Arguments of a nested `MAB`."""
@@ -232,8 +237,8 @@ class MAB(_SetAttentionLayer):
     """
 
     def build(self, query_shape, value_shape):
-        query_shape = _check_set_shape(query_shape, "MAB", "query")
-        value_shape = _check_set_shape(value_shape, "MAB", "value")
+        query_shape = self._fix_features(query_shape, "query")
+        value_shape = _check_set_shape(value_shape, self, "value")
         hidden_shape = (*query_shape[:-1], self.dim)
         if query_shape[-1] != self.dim:
             self._query_projection = keras.layers.Dense(
@@ -314,8 +319,8 @@ class MAB(_SetAttentionLayer):
         return from_padded(outputs, query_mask, row_lengths)
 
     def compute_output_shape(self, query_shape, value_shape):
-        query_shape = _check_set_shape(query_shape, "MAB", "query")
-        _check_set_shape(value_shape, "MAB", "value")
+        query_shape = _check_set_shape(query_shape, self, "query")
+        _check_set_shape(value_shape, self, "value")
         return (*query_shape[:-1], self.dim)
 
     def compute_mask(self, query, previous_mask=None):
@@ -388,7 +393,7 @@ class SAB(_SetAttentionLayer):
     """
 
     def build(self, input_shape):
-        input_shape = _check_set_shape(input_shape, "SAB", "inputs")
+        input_shape = self._fix_features(input_shape)
         self._block = MAB(name="mab", **self._block_kwargs())
         self._block.build(input_shape, input_shape)
 
@@ -405,7 +410,7 @@ class SAB(_SetAttentionLayer):
         return from_padded(outputs, mask, row_lengths)
 
     def compute_output_shape(self, input_shape):
-        input_shape = _check_set_shape(input_shape, "SAB", "inputs")
+        input_shape = _check_set_shape(input_shape, self, "inputs")
         return (*input_shape[:-1], self.dim)
 
     def compute_mask(self, inputs, mask=None):
@@ -513,7 +518,7 @@ class ISAB(_SetAttentionLayer):
         )
 
     def build(self, input_shape):
-        input_shape = _check_set_shape(input_shape, "ISAB", "inputs")
+        input_shape = self._fix_features(input_shape)
         self.inducing_points = self.add_weight(
             name="inducing_points",
             shape=(self.num_inducing, self.dim),
@@ -540,7 +545,7 @@ class ISAB(_SetAttentionLayer):
         return from_padded(outputs, mask, row_lengths)
 
     def compute_output_shape(self, input_shape):
-        input_shape = _check_set_shape(input_shape, "ISAB", "inputs")
+        input_shape = _check_set_shape(input_shape, self, "inputs")
         return (*input_shape[:-1], self.dim)
 
     def compute_mask(self, inputs, mask=None):
@@ -654,7 +659,7 @@ class PMA(_SetAttentionLayer):
         self.seeds_initializer = keras.initializers.get(seeds_initializer)
 
     def build(self, input_shape):
-        input_shape = _check_set_shape(input_shape, "PMA", "inputs")
+        input_shape = self._fix_features(input_shape)
         self.seeds = self.add_weight(
             name="seeds",
             shape=(self.num_seeds, self.dim),
@@ -685,7 +690,7 @@ class PMA(_SetAttentionLayer):
         )  # (batch, num_seeds, dim)
 
     def compute_output_shape(self, input_shape):
-        input_shape = _check_set_shape(input_shape, "PMA", "inputs")
+        input_shape = _check_set_shape(input_shape, self, "inputs")
         return (input_shape[0], self.num_seeds, self.dim)
 
     def compute_mask(self, inputs, mask=None):

@@ -7,6 +7,7 @@ from keras_laf.sets import PaddedSets
 from keras_laf.sets import from_padded
 from keras_laf.sets import to_padded
 from keras_laf.validation import check_positive_int
+from keras_laf.validation import check_shape
 
 
 @keras.saving.register_keras_serializable(package="keras_laf")
@@ -56,14 +57,13 @@ class PermutationEquivariant(keras.layers.Layer):
         self.activation = keras.activations.get(activation)
         self.kernel_initializer = keras.initializers.get(kernel_initializer)
         self.supports_masking = True
+        self.input_spec = keras.layers.InputSpec(ndim=3)
 
     def build(self, input_shape):
-        if len(input_shape) != 3 or input_shape[-1] is None:
-            raise ValueError(
-                "PermutationEquivariant expects inputs of shape (batch, "
-                "set_size, features) with known features. "
-                f"Received: input_shape={input_shape}"
-            )
+        shape = check_shape(
+            self, "inputs", input_shape, (3,), "(batch, set_size, features)"
+        )
+        self.input_spec = keras.layers.InputSpec(ndim=3, axes={-1: shape[-1]})
         self.dense = keras.layers.Dense(
             self.units,
             activation=self.activation,

@@ -72,9 +72,7 @@ class _GraphConvolution(keras.layers.Layer):
 
     def _prepare(self, node_features, edge_source, edge_target):
         """Casts the features and checks the indices against the nodes."""
-        _check_edges(
-            node_features, edge_source, edge_target, type(self).__name__
-        )
+        _check_edges(node_features, edge_source, edge_target, self)
         return _prepare_graph(
             node_features, edge_source, edge_target, self.compute_dtype
         )
@@ -89,7 +87,8 @@ class _GraphConvolution(keras.layers.Layer):
         edge_source_shape=None,
         edge_target_shape=None,
     ):
-        shape = _check_node_shape(node_features_shape, type(self).__name__)
+        shape = _check_node_shape(node_features_shape, self)
+        self.input_spec = keras.layers.InputSpec(ndim=2, axes={-1: shape[-1]})
         self._build_for_features(shape[-1])
 
     def _build_for_features(self, features):
@@ -100,9 +99,7 @@ class _GraphConvolution(keras.layers.Layer):
         self, node_features, edge_source, edge_target, training=None
     ):
         # Checks dtypes and ranks while a functional model is built.
-        _check_edges(
-            node_features, edge_source, edge_target, type(self).__name__
-        )
+        _check_edges(node_features, edge_source, edge_target, self)
         return keras.KerasTensor(
             (node_features.shape[0], self.output_features),
             dtype=self.compute_dtype,
@@ -114,7 +111,7 @@ class _GraphConvolution(keras.layers.Layer):
         edge_source_shape=None,
         edge_target_shape=None,
     ):
-        shape = _check_node_shape(node_features_shape, type(self).__name__)
+        shape = _check_node_shape(node_features_shape, self)
         return (shape[0], self.output_features)
 
     def get_config(self):

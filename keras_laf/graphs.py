@@ -31,8 +31,13 @@ import numpy as np
 from keras import ops
 
 from keras_laf import aggregations
+from keras_laf.sets import SegmentSets
 from keras_laf.sets import checked_indices
+from keras_laf.sets import count_segments
+from keras_laf.validation import check_index_tensor
 from keras_laf.validation import check_positive_int
+from keras_laf.validation import check_same_length
+from keras_laf.validation import check_shape
 
 SCALER_NAMES = ("identity", "amplification", "attenuation")
 # Mean of log(degree + 1) over the nodes of the training graphs of the
@@ -41,53 +46,15 @@ DEFAULT_AVERAGE_LOG_DEGREE = 1.5
 
 
 def _check_node_shape(shape, layer, argument="node_features"):
-    shape = tuple(shape)
-    if len(shape) != 2 or shape[-1] is None:
-        raise ValueError(
-            f"{layer} expects `{argument}` of shape (num_nodes, features) "
-            "with a known number of features. "
-            f"Received: {argument}.shape={shape}"
-        )
-    return shape
-
-
-def _check_index_tensor(indices, name, items, layer):
-    """Checks the dtype and rank of an index tensor (symbolic or not)."""
-    if indices is None:
-        raise ValueError(f"{layer} needs `{name}`. Received: {name}=None")
-    dtype = keras.backend.standardize_dtype(indices.dtype)
-    if "int" not in dtype:
-        raise ValueError(
-            f"`{name}` must be an integer tensor of {items} indices; cast "
-            f"it to int32. Received: {name}.dtype={dtype}"
-        )
-    if len(indices.shape) != 1:
-        raise ValueError(
-            f"`{name}` must have rank 1, one index per item. "
-            f"Received: {name}.shape={tuple(indices.shape)}"
-        )
-
-
-def _check_same_length(first, first_name, second, second_name):
-    first_length, second_length = first.shape[0], second.shape[0]
-    if (
-        first_length is not None
-        and second_length is not None
-        and first_length != second_length
-    ):
-        raise ValueError(
-            f"`{first_name}` and `{second_name}` must have the same length. "
-            f"Received: {first_name}.shape={tuple(first.shape)}, "
-            f"{second_name}.shape={tuple(second.shape)}"
-        )
+    return check_shape(layer, argument, shape, (2,), "(num_nodes, features)")
 
 
 def _check_edges(node_features, edge_source, edge_target, layer):
     """Checks the node features and edge indices of a graph layer's call."""
     _check_node_shape(node_features.shape, layer)
-    _check_index_tensor(edge_source, "edge_source", "node", layer)
-    _check_index_tensor(edge_target, "edge_target", "node", layer)
-    _check_same_length(edge_source, "edge_source", edge_target, "edge_target")
+    check_index_tensor(layer, "edge_source", edge_source, "node")
+    check_index_tensor(layer, "edge_target", edge_target, "node")
+    check_same_length("edge_source", edge_source, "edge_target", edge_target)
 
 
 def _prepare_graph(node_features, edge_source, edge_target, dtype):
@@ -255,6 +222,8 @@ class MessagePassing(keras.layers.Layer):
         self.use_bias = bool(use_bias)
         self.kernel_initializer = keras.initializers.get(kernel_initializer)
         self.bias_initializer = keras.initializers.get(bias_initializer)
+        # The node features; the indices are checked in call.
+        self.input_spec = keras.layers.InputSpec(ndim=2)
         # Segment reductions over a run-time number of nodes.
         self.supports_jit = False
 
@@ -270,12 +239,13 @@ class MessagePassing(keras.layers.Layer):
         edge_target_shape=None,
         edge_features_shape=None,
     ):
-        node_shape = _check_node_shape(node_features_shape, "MessagePassing")
+        node_shape = _check_node_shape(node_features_shape, self)
         features = node_shape[-1]
+        self.input_spec = keras.layers.InputSpec(ndim=2, axes={-1: features})
         message_inputs = 2 * features
         if edge_features_shape is not None:
             edge_shape = _check_node_shape(
-                edge_features_shape, "MessagePassing", "edge_features"
+                edge_features_shape, self, "edge_features"
             )
             message_inputs += edge_shape[-1]
         self._message_dense = _dense(
@@ -296,11 +266,11 @@ class MessagePassing(keras.layers.Layer):
         self._update_dense.build((None, features + aggregate_features))
 
     def _check_inputs(self, node_features, edge_source, edge_target, edges):
-        _check_edges(node_features, edge_source, edge_target, "MessagePassing")
+        _check_edges(node_features, edge_source, edge_target, self)
         if edges is not None:
-            _check_node_shape(edges.shape, "MessagePassing", "edge_features")
-            _check_same_length(
-                edge_source, "edge_source", edges, "edge_features"
+            _check_node_shape(edges.shape, self, "edge_features")
+            check_same_length(
+                "edge_source", edge_source, "edge_features", edges
             )
 
     def aggregate_neighbours(
@@ -340,8 +310,9 @@ class MessagePassing(keras.layers.Layer):
             message_inputs.append(ops.cast(edge_features, self.compute_dtype))
         messages = self._message_dense(ops.concatenate(message_inputs, -1))
         # (num_nodes, message_units * num_aggregates)
-        aggregates = self._aggregation(
-            messages, segment_ids=target, num_segments=num_nodes
+        # The targets are checked: the aggregation takes them as they are.
+        aggregates = self._aggregation.aggregate_sets(
+            messages, SegmentSets(target, num_nodes)
         )
         aggregates = ops.cast(aggregates, self.compute_dtype)
         if self.scalers == ["identity"]:
@@ -393,7 +364,7 @@ class MessagePassing(keras.layers.Layer):
         edge_target_shape=None,
         edge_features_shape=None,
     ):
-        node_shape = _check_node_shape(node_features_shape, "MessagePassing")
+        node_shape = _check_node_shape(node_features_shape, self)
         return (node_shape[0], self.units)
 
     def get_config(self):
@@ -469,6 +440,8 @@ class GraphReadout(keras.layers.Layer):
             aggregation, allowed=aggregations.PER_FEATURE_NAMES
         )
         self.laf_units = check_positive_int("laf_units", laf_units)
+        # The node features; the indices are checked in call.
+        self.input_spec = keras.layers.InputSpec(ndim=2)
         # Segment reductions over a run-time number of graphs.
         self.supports_jit = False
 
@@ -478,7 +451,7 @@ class GraphReadout(keras.layers.Layer):
         return aggregations.num_aggregates(self.aggregation, self.laf_units)
 
     def build(self, node_features_shape, node_graph_ids_shape=None):
-        node_shape = _check_node_shape(node_features_shape, "GraphReadout")
+        node_shape = _check_node_shape(node_features_shape, self)
         self._aggregation = aggregations.get(
             self.aggregation,
             units=self.laf_units,
@@ -488,25 +461,23 @@ class GraphReadout(keras.layers.Layer):
         self._aggregation.build(node_shape)
 
     def _check_inputs(self, node_features, node_graph_ids):
-        _check_node_shape(node_features.shape, "GraphReadout")
-        _check_index_tensor(
-            node_graph_ids, "node_graph_ids", "graph", "GraphReadout"
-        )
-        _check_same_length(
-            node_graph_ids, "node_graph_ids", node_features, "node_features"
+        _check_node_shape(node_features.shape, self)
+        check_index_tensor(self, "node_graph_ids", node_graph_ids, "graph")
+        check_same_length(
+            "node_graph_ids", node_graph_ids, "node_features", node_features
         )
 
     def call(self, node_features, node_graph_ids, num_graphs=None):
         self._check_inputs(node_features, node_graph_ids)
-        graph_ids = ops.cast(node_graph_ids, "int32")
         if num_graphs is None:
-            num_graphs = ops.max(graph_ids, initial=-1) + 1
+            num_graphs = count_segments(node_graph_ids, "num_graphs")
         graph_ids = checked_indices(
-            graph_ids, num_graphs, "node_graph_ids", "graphs"
+            node_graph_ids, num_graphs, "node_graph_ids", "graphs"
         )
         # (num_graphs, features * num_aggregates)
-        return self._aggregation(
-            node_features, segment_ids=graph_ids, num_segments=num_graphs
+        return self._aggregation.aggregate_sets(
+            ops.cast(node_features, self.compute_dtype),
+            SegmentSets(graph_ids, num_graphs),
         )
 
     def compute_output_spec(
@@ -519,7 +490,7 @@ class GraphReadout(keras.layers.Layer):
     def compute_output_shape(
         self, node_features_shape, node_graph_ids_shape=None
     ):
-        node_shape = _check_node_shape(node_features_shape, "GraphReadout")
+        node_shape = _check_node_shape(node_features_shape, self)
         return (None, node_shape[-1] * self.num_aggregates)
 
     def get_config(self):

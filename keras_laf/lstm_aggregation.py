@@ -4,7 +4,10 @@ import keras
 
 from keras_laf.sets import SegmentSets
 from keras_laf.sets import as_set_batch
+from keras_laf.validation import aggregation_input_spec
 from keras_laf.validation import check_positive_int
+from keras_laf.validation import check_set_inputs
+from keras_laf.validation import check_set_shape
 
 
 @keras.saving.register_keras_serializable(package="keras_laf")
@@ -47,18 +50,19 @@ class LSTMAggregation(keras.layers.Layer):
         super().__init__(**kwargs)
         self.units = check_positive_int("units", units)
         self.supports_masking = True
+        self.input_spec = aggregation_input_spec()
+
+    def __call__(self, inputs, *args, **kwargs):
+        check_set_inputs(self, inputs, kwargs.get("segment_ids"))
+        return super().__call__(inputs, *args, **kwargs)
 
     def build(self, input_shape):
-        if len(input_shape) not in (2, 3) or input_shape[-1] is None:
-            raise ValueError(
-                "LSTMAggregation expects inputs of shape (batch, set_size, "
-                "features), or (num_elements, features) with segment_ids. "
-                f"Received: input_shape={input_shape}"
-            )
+        features = check_set_shape(self, input_shape)[-1]
+        self.input_spec = aggregation_input_spec(features)
         self.lstm = keras.layers.LSTM(
             self.units, name="lstm", dtype=self.dtype_policy
         )
-        self.lstm.build((None, None, input_shape[-1]))
+        self.lstm.build((None, None, features))
 
     def call(self, inputs, mask=None, segment_ids=None, num_segments=None):
         values, sets = as_set_batch(inputs, mask, segment_ids, num_segments)

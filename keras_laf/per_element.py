@@ -4,6 +4,7 @@ import keras
 from keras import ops
 
 from keras_laf.sets import is_ragged
+from keras_laf.validation import check_backend_supports
 
 
 @keras.saving.register_keras_serializable(package="keras_laf")
@@ -44,20 +45,14 @@ class PerElement(keras.layers.Wrapper):
     def __init__(self, layer, **kwargs):
         super().__init__(layer, **kwargs)
         self.supports_masking = True
+        # (batch, set_size, ...)
+        self.input_spec = keras.layers.InputSpec(min_ndim=2)
 
     def __call__(self, inputs, *args, **kwargs):
-        # On backends other than TensorFlow, Keras rejects a ragged tensor
-        # before `call` with a message about positional arguments; this
-        # says how to pad the sets instead.
-        is_ragged(inputs)
+        check_backend_supports(inputs)
         return super().__call__(inputs, *args, **kwargs)
 
     def _element_shape(self, input_shape):
-        if len(input_shape) < 2:
-            raise ValueError(
-                "PerElement expects inputs of shape (batch, set_size, ...). "
-                f"Received: input_shape={input_shape}"
-            )
         return (None, *input_shape[2:])
 
     def build(self, input_shape):

@@ -19,37 +19,29 @@ TensorFlow backend alone. TensorFlow is never imported here; a ragged
 tensor can only exist once TensorFlow has been imported by its creator.
 """
 
-import sys
+import re
 
 import keras
 import numpy as np
 from keras import ops
 
-
-def _tensorflow():
-    """The TensorFlow module if something imported it already, else None."""
-    return sys.modules.get("tensorflow")
+from keras_laf.validation import require_tensorflow
+from keras_laf.validation import tensorflow_module
 
 
 def is_ragged(inputs):
-    """Whether `inputs` is a `tf.RaggedTensor`, without importing TensorFlow.
+    """Whether `inputs` is a `tf.RaggedTensor` on the TensorFlow backend.
 
-    On any backend other than TensorFlow a ragged tensor raises a
-    ValueError that says how to pad the sets instead.
+    False on every other backend, where layers refuse ragged tensors
+    before they reach here (`keras_laf.validation.check_backend_supports`).
+    Never imports TensorFlow.
     """
-    tf = _tensorflow()
-    if tf is None or not isinstance(inputs, tf.RaggedTensor):
-        return False
-    if keras.config.backend() != "tensorflow":
-        raise ValueError(
-            "Ragged inputs (tf.RaggedTensor) need the TensorFlow backend. "
-            f"On the {keras.config.backend()} backend pass padded sets "
-            "(batch, set_size, features) with a mask (batch, set_size), "
-            "e.g. from `keras_laf.datasets.to_padded_batches(dataset)`, or "
-            "flat values with `segment_ids`. Received: a tf.RaggedTensor "
-            f"of shape {inputs.shape}"
-        )
-    return True
+    tf = tensorflow_module()
+    return (
+        keras.config.backend() == "tensorflow"
+        and tf is not None
+        and isinstance(inputs, tf.RaggedTensor)
+    )
 
 
 def is_traced(tensor):
@@ -62,7 +54,7 @@ def is_traced(tensor):
         return True
     backend = keras.config.backend()
     if backend == "tensorflow":
-        return not _tensorflow().executing_eagerly()
+        return not tensorflow_module().executing_eagerly()
     if backend == "jax":
         import jax
 
@@ -77,7 +69,11 @@ def _checked(tensor, find_error, assertions):
     ValueError) or None. In a traced TensorFlow function
     `assertions(tf, tensor)` gives `(condition, message)` pairs, checked
     with the batch: a False condition raises
-    `tf.errors.InvalidArgumentError` with its message. (The message alone,
+    `tf.errors.InvalidArgumentError` with its message. TensorFlow puts the
+    message after the stack of the op that failed, thousands of characters
+    in, but names that op in its first line ("Detected at node
+    .../segment_ids_holds_a_negative_index/Assert"): the op is named after
+    the message, so the cause comes first. (The message alone,
     a string, makes a plain Assert op; with tensors as data TensorFlow
     guards it by a `tf.cond`, whose predicate XLA takes as a compile-time
     constant, so a model compiled with `jit_compile=True` was compiled
@@ -94,9 +90,13 @@ def _checked(tensor, find_error, assertions):
         tensor, keras.KerasTensor
     ):
         return tensor
-    tf = _tensorflow()
+    tf = tensorflow_module()
     checks = [
-        tf.debugging.Assert(condition, [message])
+        tf.debugging.Assert(
+            condition,
+            [message],
+            name=re.sub("[^A-Za-z0-9]+", "_", message).strip("_"),
+        )
         for condition, message in assertions(tf, tensor)
     ]
     with tf.control_dependencies(checks):
@@ -120,12 +120,18 @@ def checked_indices(indices, limit, name, items):
 
     def find_error(values):
         upper = int(ops.convert_to_numpy(limit))
-        if values.size and (values.min() < 0 or values.max() >= upper):
-            return (
-                f"`{name}` must hold indices in [0, {upper}) of the {items}. "
-                f"Received indices from {values.min()} to {values.max()}"
-            )
-        return None
+        if not values.size or 0 <= values.min() <= values.max() < upper:
+            return None
+        cause = (
+            "a negative index"
+            if values.min() < 0
+            else f"an index beyond the {items}"
+        )
+        return (
+            f"`{name}` holds {cause}: it must hold indices in [0, {upper}) "
+            f"of the {items}. Received indices from {values.min()} to "
+            f"{values.max()}"
+        )
 
     def assertions(tf, indices):
         return [
@@ -140,6 +146,34 @@ def checked_indices(indices, limit, name, items):
         ]
 
     return _checked(ops.cast(indices, "int32"), find_error, assertions)
+
+
+def reduce_or_initial(reduction, tensor, axis, initial, keepdims=False):
+    """`reduction(tensor, axis, initial=initial)`, also for empty tensors.
+
+    `reduction` is `ops.max` or `ops.min`. Where a dimension of `tensor`
+    is 0, every reduced value is `initial`: Keras's PyTorch `max` and
+    `min` with `initial` return a scalar for any tensor with a 0 in its
+    shape, whichever axis is reduced, and JAX refuses an empty reduction
+    without `initial`.
+
+    Args:
+        reduction: `ops.max` or `ops.min`.
+        tensor: the tensor to reduce.
+        axis: int or tuple of ints, the axes reduced.
+        initial: float, the value of an empty reduction.
+        keepdims: bool, whether the reduced axes stay, of size 1.
+    """
+    if 0 not in tuple(tensor.shape):
+        return reduction(tensor, axis, keepdims=keepdims, initial=initial)
+    axes = {a % len(tensor.shape) for a in np.atleast_1d(axis)}
+    dynamic = ops.shape(tensor)
+    reduced = [
+        1 if index in axes else dynamic[index] if size is None else size
+        for index, size in enumerate(tensor.shape)
+        if keepdims or index not in axes
+    ]
+    return ops.full(reduced, initial, dtype=tensor.dtype)
 
 
 class PaddedSets:
@@ -170,8 +204,7 @@ class PaddedSets:
     def max(self, values):
         """Maximum over each set, `(batch, ...)`; `-inf` for empty sets."""
         masked = ops.where(self._element_mask(values), values, float("-inf"))
-        # `initial`: JAX refuses the maximum over an empty set axis.
-        return ops.max(masked, axis=1, initial=float("-inf"))
+        return reduce_or_initial(ops.max, masked, 1, float("-inf"))
 
     def broadcast(self, per_set):
         """Copies `(batch, ...)` to every element: `(batch, set_size, ...)`.
@@ -230,13 +263,11 @@ class SegmentSets:
             A tuple `(values, sets)`: `(num_segments, max_size, ...)` with
             zeros at padded positions, and their `PaddedSets`.
         """
-        if keras.config.backend() != "tensorflow":
-            raise ValueError(
-                "Padding segment-form sets needs the TensorFlow backend. On "
-                f"the {keras.config.backend()} backend pass padded sets "
-                "(batch, set_size, features) with a mask instead."
-            )
-        tf = _tensorflow()
+        require_tensorflow(
+            "Segment-form sets padded by this layer",
+            f"values of shape {values.shape} with segment_ids",
+        )
+        tf = tensorflow_module()
         # A stable sort keeps the order of appearance within each set.
         order = tf.argsort(self.segment_ids, stable=True)
         sets = tf.RaggedTensor.from_value_rowids(
@@ -275,6 +306,21 @@ def _check_values(values):
         )
 
 
+def count_segments(segment_ids, argument):
+    """`max(segment_ids) + 1`: an int in eager calls, a scalar tensor in a
+    TensorFlow trace. Inside a JAX trace the count, a shape, must be
+    static: a ValueError asks for `argument` as an int."""
+    if not is_traced(segment_ids):
+        return int(ops.convert_to_numpy(segment_ids).max(initial=-1)) + 1
+    if keras.config.backend() == "jax":
+        raise ValueError(
+            "Inside a traced JAX function (`jax.jit`, `Model.fit`) the "
+            f"number of sets must be known: pass `{argument}` as an int. "
+            f"Received: {argument}=None"
+        )
+    return ops.max(ops.cast(segment_ids, "int32"), initial=-1) + 1
+
+
 def _check_segment_ids(values, segment_ids, num_segments):
     segment_ids = ops.convert_to_tensor(segment_ids)
     if "int" not in _dtype(segment_ids):
@@ -306,17 +352,7 @@ def _check_segment_ids(values, segment_ids, num_segments):
             f"Received: num_segments={num_segments!r}"
         )
     if num_segments is None:
-        if is_traced(segment_ids):
-            if keras.config.backend() == "jax":
-                raise ValueError(
-                    "Inside a compiled JAX function the number of sets must "
-                    "be known: pass `num_segments` as an int."
-                )
-            num_segments = ops.max(ops.cast(segment_ids, "int32"), initial=-1)
-            num_segments = num_segments + 1
-        else:
-            ids = ops.convert_to_numpy(segment_ids)
-            num_segments = int(ids.max(initial=-1)) + 1
+        num_segments = count_segments(segment_ids, "num_segments")
     segment_ids = checked_indices(
         segment_ids, num_segments, "segment_ids", "sets"
     )
@@ -417,7 +453,7 @@ def as_set_batch(inputs, mask=None, segment_ids=None, num_segments=None):
             )
         _check_values(inputs)
         # A Keras mask cannot describe a ragged batch; the row lengths do.
-        tf = _tensorflow()
+        tf = tensorflow_module()
         values = inputs.to_tensor()
         mask = tf.sequence_mask(
             inputs.row_lengths(), maxlen=tf.shape(values)[1]
@@ -461,7 +497,7 @@ def from_padded(outputs, mask, row_lengths):
     if mask is not None:
         outputs = ops.where(ops.expand_dims(mask, -1), outputs, 0)
     if row_lengths is not None:
-        return _tensorflow().RaggedTensor.from_tensor(
+        return tensorflow_module().RaggedTensor.from_tensor(
             outputs, lengths=row_lengths
         )
     return outputs

@@ -1,5 +1,14 @@
-"""Argument checks shared by the layers and builders."""
+"""Argument and input checks shared by the layers and builders.
 
+Layers declare what Keras can check, the rank and the number of features
+of their first input, as a `keras.layers.InputSpec`; the checks here are
+what an `InputSpec` cannot say (a rank that depends on another argument,
+index tensors, the backend), each made once, where the input enters.
+"""
+
+import sys
+
+import keras
 import numpy as np
 
 
@@ -43,3 +52,160 @@ def check_positive_int(name, value):
             f"Received: {describe_received(name, value)}"
         )
     return int(value)
+
+
+def tensorflow_module():
+    """The TensorFlow module if something imported it already, else None.
+
+    A `tf.RaggedTensor` can only exist once its creator has imported
+    TensorFlow, so checking for one never needs to import it.
+    """
+    return sys.modules.get("tensorflow")
+
+
+PADDED_SETS_INSTEAD = (
+    "pass padded sets (batch, set_size, features) with a mask (batch, "
+    "set_size), e.g. from `keras_laf.datasets.to_padded_batches(dataset)`, "
+    "or flat values with `segment_ids`"
+)
+
+
+def require_tensorflow(feature, received, instead=PADDED_SETS_INSTEAD):
+    """Raises the ValueError of a feature that needs the TensorFlow backend.
+
+    The one place that says so, and what to do on the other backends.
+
+    Args:
+        feature: str, what needs TensorFlow, e.g. `"Ragged inputs"`.
+        received: str, what was received, for the message.
+        instead: str, what to do instead. Defaults to passing padded sets
+            with a mask, or segment ids.
+    """
+    backend = keras.config.backend()
+    if backend != "tensorflow":
+        raise ValueError(
+            f"{feature} need the TensorFlow backend. On the {backend} "
+            f"backend {instead}. Received: {received}"
+        )
+
+
+def check_backend_supports(inputs):
+    """Raises where `inputs` is a `tf.RaggedTensor` off TensorFlow.
+
+    Keras would reject it before `call` with a message about positional
+    arguments; this says how to pad the sets instead.
+    """
+    tf = tensorflow_module()
+    if tf is not None and isinstance(inputs, tf.RaggedTensor):
+        require_tensorflow(
+            "Ragged inputs (tf.RaggedTensor)",
+            f"a tf.RaggedTensor of shape {inputs.shape}",
+        )
+
+
+def check_shape(layer, argument, shape, ranks, layout):
+    """Returns `shape` as a tuple, or raises a ValueError naming `layer`.
+
+    Args:
+        layer: the layer checking its input, named in the message.
+        argument: str, the call argument, e.g. `"inputs"`.
+        shape: the received shape.
+        ranks: tuple of the accepted ranks.
+        layout: str, the expected shape in words, e.g.
+            `"(batch, set_size, features)"`.
+    """
+    shape = tuple(shape)
+    if len(shape) not in ranks or shape[-1] is None:
+        raise ValueError(
+            f"Layer '{layer.name}' ({type(layer).__name__}) expects "
+            f"`{argument}` of shape {layout} with a known number of "
+            f"features. Received: {argument}.shape={shape}"
+        )
+    return shape
+
+
+def check_set_form(layer, inputs, segment_ids):
+    """Raises where flat values `(num_elements, features)` come without
+    `segment_ids`, which alone say which set each element belongs to.
+
+    Checked when the layer is called, before Keras builds it: a rank-2
+    `keras.Input` into a set aggregation fails when the model is built.
+    """
+    shape = tuple(getattr(inputs, "shape", np.shape(inputs)))
+    if segment_ids is None and len(shape) == 2:
+        raise ValueError(
+            f"Layer '{layer.name}' ({type(layer).__name__}) expects sets "
+            "of shape (batch, set_size, features); flat values "
+            "(num_elements, features) need `segment_ids`. Received: "
+            f"inputs.shape={shape} and segment_ids=None"
+        )
+
+
+def check_index_tensor(layer, name, indices, items):
+    """Checks the dtype and rank of an index tensor (symbolic or not).
+
+    Args:
+        layer: the layer checking its input, named in the message.
+        name: str, the argument's name.
+        indices: the received tensor.
+        items: str, what the indices count (`"node"`, `"graph"`).
+    """
+    if indices is None:
+        raise ValueError(
+            f"Layer '{layer.name}' ({type(layer).__name__}) needs "
+            f"`{name}`. Received: {name}=None"
+        )
+    dtype = keras.backend.standardize_dtype(indices.dtype)
+    if "int" not in dtype:
+        raise ValueError(
+            f"`{name}` must be an integer tensor of {items} indices; cast "
+            f"it to int32. Received: {name}.dtype={dtype}"
+        )
+    if len(indices.shape) != 1:
+        raise ValueError(
+            f"`{name}` must have rank 1, one index per item. "
+            f"Received: {name}.shape={tuple(indices.shape)}"
+        )
+
+
+def check_same_length(first_name, first, second_name, second):
+    """Raises where two tensors' known leading sizes differ."""
+    first_length, second_length = first.shape[0], second.shape[0]
+    if (
+        first_length is not None
+        and second_length is not None
+        and first_length != second_length
+    ):
+        raise ValueError(
+            f"`{first_name}` and `{second_name}` must have the same length. "
+            f"Received: {first_name}.shape={tuple(first.shape)}, "
+            f"{second_name}.shape={tuple(second.shape)}"
+        )
+
+
+def check_set_inputs(layer, inputs, segment_ids):
+    """The checks of an aggregation's call, before Keras builds it: no
+    ragged tensor off TensorFlow, no flat values without `segment_ids`."""
+    check_backend_supports(inputs)
+    check_set_form(layer, inputs, segment_ids)
+
+
+def check_set_shape(layer, input_shape):
+    """The shape of an aggregation's sets, `(batch, set_size, features)`
+    or `(num_elements, features)`, with known features (`check_shape`)."""
+    return check_shape(
+        layer,
+        "inputs",
+        input_shape,
+        (2, 3),
+        "(batch, set_size, features), or (num_elements, features) with "
+        "segment_ids,",
+    )
+
+
+def aggregation_input_spec(features=None):
+    """The `InputSpec` of an aggregation over sets: rank 3 `(batch,
+    set_size, features)` or 2 `(num_elements, features)`, with
+    `features` features where the layer's weights fix them."""
+    axes = None if features is None else {-1: features}
+    return keras.layers.InputSpec(min_ndim=2, max_ndim=3, axes=axes)

@@ -1,7 +1,9 @@
 """Pieces shared by the set model builders: inputs, element networks, heads.
 
-Every builder takes ragged sets by default, `keras.Input(shape=(None, ...),
-ragged=True)`. With `ragged=False` a model takes two inputs instead, the
+Every builder's `ragged=None` (the default) means ragged sets on the
+TensorFlow backend, `keras.Input(shape=(None, ...), ragged=True)`, and
+padded sets with a mask on the others, where ragged tensors do not exist.
+With `ragged=False` a model takes two inputs instead, the
 padded sets `(batch, set_size, ...)` and an explicit float32 mask
 `(batch, set_size)` (1 for real elements, 0 for padding; float rather than
 bool because Keras 3.15 fails on boolean inputs under `MirroredStrategy`),
@@ -17,6 +19,8 @@ import warnings
 import keras
 
 from keras_laf import PerElement
+from keras_laf.validation import describe_received
+from keras_laf.validation import require_tensorflow
 
 
 def renamed_arguments(**new_names):
@@ -79,12 +83,32 @@ def check_choice(name, value, choices):
 def set_inputs(element_shape, ragged, dtype="float32"):
     """Model inputs for sets of elements of `element_shape`.
 
+    Args:
+        element_shape: tuple, the shape of one element.
+        ragged: bool or None, the builder's argument: None is ragged on
+            the TensorFlow backend only.
+        dtype: str, the dtype of the elements.
+
     Returns:
         A tuple `(inputs, sets, mask)`: the model's inputs (one tensor, or
         `[sets, mask]` when not ragged), the sets tensor, and the mask
         tensor or None.
     """
+    if ragged is None:
+        ragged = keras.config.backend() == "tensorflow"
+    if not isinstance(ragged, bool):
+        raise ValueError(
+            "`ragged` must be True, False or None (ragged on TensorFlow "
+            f"only). Received: {describe_received('ragged', ragged)}"
+        )
     if ragged:
+        require_tensorflow(
+            "Ragged model inputs",
+            "ragged=True",
+            instead="build the model with ragged=False (or None) and feed "
+            "padded sets with a mask, e.g. from "
+            "`keras_laf.datasets.to_padded_batches(dataset)`",
+        )
         sets = keras.Input(
             shape=(None, *element_shape), dtype=dtype, ragged=True, name="sets"
         )

@@ -26,7 +26,7 @@ def deep_sets(
     rho_units=(),
     rho_activation="relu",
     lstm_units=32,
-    ragged=True,
+    ragged=None,
     name="deep_sets",
 ):
     """Builds a DeepSets model: rho(aggregate(phi(x) for x in set)).
@@ -75,10 +75,12 @@ def deep_sets(
             `"relu"`.
         lstm_units: int. State size of the `"lstm"` aggregation. Defaults to
             `32`.
-        ragged: bool. If True the model takes a `tf.RaggedTensor`
-            `(batch, None, input_dim)` (or `(batch, None)` integers);
-            otherwise padded sets and a boolean mask `(batch, set_size)`.
-            Defaults to `True`.
+        ragged: bool or None. If True the model takes a
+            `tf.RaggedTensor` `(batch, None, input_dim)` (or `(batch,
+            None)` integers), on the TensorFlow backend only; if False
+            padded sets and a float mask `(batch, set_size)` (1 for real
+            elements). Defaults to `None`: ragged on TensorFlow, padded
+            with a mask on JAX and PyTorch.
         name: str. Name of the model. Defaults to `"deep_sets"`.
 
     Returns:

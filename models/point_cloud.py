@@ -22,7 +22,7 @@ def point_cloud_classifier(
     laf_units=10,
     dropout=0.5,
     input_dim=3,
-    ragged=True,
+    ragged=None,
     name="point_cloud_classifier",
 ):
     """Builds the DeepSets point-cloud classifier used for ModelNet40.
@@ -53,8 +53,9 @@ def point_cloud_classifier(
             `units`). Defaults to `10`.
         dropout: float in [0, 1). Dropout rate. Defaults to `0.5`.
         input_dim: int. Coordinates per point. Defaults to `3`.
-        ragged: bool. Ragged input, or padded clouds and a mask. Defaults
-            to `True`.
+        ragged: bool or None. Ragged input (TensorFlow only), or padded
+            clouds and a mask. Defaults to `None`: ragged on TensorFlow,
+            padded with a mask on JAX and PyTorch.
         name: str. Name of the model.
 
     Returns:

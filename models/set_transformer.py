@@ -35,7 +35,7 @@ def set_transformer(
     phi_activation="relu",
     rho_units=(100,),
     rho_activation="relu",
-    ragged=True,
+    ragged=None,
     name="set_transformer",
 ):
     """Builds a Set Transformer: attention encoder, PMA or LAF pooling, MLP.
@@ -73,8 +73,9 @@ def set_transformer(
         rho_units: widths of the dense layers after pooling. Defaults to
             `(100,)`.
         rho_activation: their activation. Defaults to `"relu"`.
-        ragged: bool. Ragged input, or padded sets and a mask. Defaults to
-            `True`.
+        ragged: bool or None. Ragged input (TensorFlow only), or padded
+            sets and a mask. Defaults to `None`: ragged on TensorFlow,
+            padded with a mask on JAX and PyTorch.
         name: str. Name of the model. Defaults to `"set_transformer"`.
 
     Returns:

@@ -379,7 +379,10 @@ def test_bad_counts_and_shapes():
         ISAB(DIM, NUM_HEADS, num_inducing=0)
     with pytest.raises(ValueError, match="num_seeds=-1"):
         PMA(DIM, NUM_HEADS, num_seeds=-1)
-    with pytest.raises(ValueError, match="set_size, features"):
-        SAB(DIM, NUM_HEADS)(np.zeros((2, FEATURES)))
+    # Keras's InputSpec check, naming the layer.
+    with pytest.raises(
+        ValueError, match="'sab'.*expected ndim=3, found ndim=2"
+    ):
+        SAB(DIM, NUM_HEADS, name="sab")(np.zeros((2, FEATURES)))
     with pytest.raises(ValueError, match="set_size, features"):
         MAB(DIM, NUM_HEADS)(np.zeros((2, 3, FEATURES)), np.zeros((2, 3)))

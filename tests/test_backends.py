@@ -1,4 +1,4 @@
-"""Tests that run on every Keras backend (TensorFlow, and JAX in CI).
+"""Tests that run on every Keras backend (TensorFlow, JAX and PyTorch in CI).
 
 Inputs are NumPy arrays, padded with a mask or flat with segment ids, and
 results are checked against NumPy, so the same file checks each backend
@@ -8,6 +8,7 @@ cases are marked `tensorflow_only`.
 
 import json
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -19,6 +20,7 @@ from keras import ops
 
 import keras_laf
 from keras_laf import models
+from keras_laf.sets import is_ragged
 
 pytestmark = pytest.mark.multi_backend
 
@@ -107,6 +109,44 @@ def test_laf_gradients_finite_and_padding_inert(sets):
     assert all(np.isfinite(numpy(w)).all() for w in model.weights)
 
 
+def numpy_laf(elements, exponents, coefficients, epsilon=1e-7):
+    """LAF of one set of one feature in float64 NumPy, from the formula:
+    `elements` `(n,)`, exponents `(8,)`, coefficients `(4,)`. A sum over
+    no element is 0 and 0^0 = 1; the denominator's magnitude is floored
+    at `epsilon`, keeping its sign."""
+    a, b, c, d, e, f, g, h = exponents
+    alpha, beta, gamma, delta = coefficients
+    x = np.maximum(elements, epsilon)
+    y = np.maximum(1.0 - elements, epsilon)
+    numerator = alpha * np.sum(x**b) ** a + beta * np.sum(y**d) ** c
+    denominator = gamma * np.sum(x**f) ** e + delta * np.sum(y**h) ** g
+    magnitude = max(abs(denominator), epsilon)
+    return numerator / (magnitude if denominator >= 0 else -magnitude)
+
+
+@pytest.mark.parametrize("set_size", [0, 3])
+def test_laf_on_empty_set_axis_equals_numpy(set_size):
+    # A set axis of size 0 (every set empty) goes through every backend's
+    # reductions, and gives the formula's value on the empty set.
+    forms = ["sum", "count", "mean", "max", "min", {"name": "moment", "k": 2}]
+    layer = keras_laf.LAF.from_closed_forms(forms, flatten=False)
+    values = np.random.default_rng(3).uniform(0.1, 0.9, (2, set_size, 3))
+    outputs = numpy(layer(values.astype("float32")))
+    assert outputs.shape == (2, 3, len(forms))
+    exponents, coefficients = (numpy(w) for w in layer.weights)
+    expected = [
+        [
+            [
+                numpy_laf(values[i, :, j], exponents[:, k], coefficients[:, k])
+                for k in range(len(forms))
+            ]
+            for j in range(3)
+        ]
+        for i in range(2)
+    ]
+    np.testing.assert_allclose(outputs, expected, rtol=1e-4, atol=1e-6)
+
+
 @pytest.mark.parametrize("shape", [(2, 0, 3), (0, 4, 3), (0, 0, 3)])
 def test_laf_on_empty_set_axis_or_batch(shape):
     # No set, or only empty sets: shapes with a 0 must go through every
@@ -131,6 +171,12 @@ def value_and_gradients(function, *args):
             lambda *a: ops.sum(function(*a)), argnums=tuple(range(len(args)))
         )(*args)
         return [value, *gradients]
+    if BACKEND == "torch":
+        import torch
+
+        args = [torch.tensor(arg, requires_grad=True) for arg in args]
+        value = ops.sum(function(*args))
+        return [value.detach(), *torch.autograd.grad(value, args)]
     import tensorflow as tf
 
     args = [tf.constant(arg) for arg in args]
@@ -159,7 +205,7 @@ def test_laf_gradients_over_many_chunks_match_the_formula(
     sets_ = [rng.uniform(0.05, 0.95, (n, 2)) for n in (40, 23)]
     exponents = rng.uniform(0.2, 1.5, (8, 3)).astype("float32")
     coefficients = rng.uniform(0.5, 1.5, (4, 3)).astype("float32")
-    weights = rng.normal(size=(2, 2, 3)).astype("float32")
+    weights = ops.convert_to_tensor(rng.normal(size=(2, 2, 3)), "float32")
     padded_values, mask = padded(sets_, 40)
     flat_values, ids = flat(sets_)
     # Position in the flat values of each padded element (0 at padding).
@@ -226,7 +272,10 @@ def test_backend_hooks_match_the_plain_keras_ops_ones():
     q = rng.uniform(0, 2, (2, 2 * units)).astype("float32")
     weights = rng.normal(size=(2, 2 * units, rows)).astype("float32")
     weighted = rng.normal(size=(2, 2 * units, num_elements, rows))
-    weighted = weighted.astype("float32")
+    y, log_mask, q, weights, weighted = (
+        ops.convert_to_tensor(array, "float32")
+        for array in (y, log_mask, q, weights, weighted)
+    )
     exponentials = PaddedPowerSums.exponentials
     for hook, args in [
         ("weighted_sum_over_units", (exponentials, y, log_mask, q, weights)),
@@ -246,7 +295,7 @@ def test_backend_hooks_match_the_plain_keras_ops_ones():
         return (ops.take(chunks, index, axis=0),)
 
     (total,) = backend.sum_over_chunks(chunk_outputs, 2)
-    np.testing.assert_allclose(numpy(total), weights.sum(0), rtol=1e-6)
+    np.testing.assert_allclose(numpy(total), numpy(weights).sum(0), rtol=1e-6)
     assert backend.platform() in ("cpu", "gpu")
 
 
@@ -344,12 +393,86 @@ def test_builders_fit_on_padded_sets(builder):
     loss = (
         "mae"
         if model.outputs[0].shape[-1] == 1
-        else "sparse_categorical_crossentropy"
+        # The classifier gives logits.
+        else keras.losses.SparseCategoricalCrossentropy(from_logits=True)
     )
     model.compile(optimizer="adam", loss=loss)
     history = model.fit(
         [inputs, mask], targets, epochs=2, batch_size=16, verbose=0
     )
+    assert np.isfinite(history.history["loss"]).all()
+
+
+@pytest.mark.parametrize(
+    "builder",
+    [
+        lambda: models.deep_sets(vocabulary_size=10),
+        lambda: models.deep_sets(input_dim=1),
+        lambda: models.set_transformer(input_dim=1),
+        lambda: models.point_cloud_classifier(num_classes=3, input_dim=1),
+    ],
+    ids=["deep_sets_integers", "deep_sets", "set_transformer", "point_cloud"],
+)
+def test_builders_defaults_fit(builder):
+    # ragged=None: ragged sets on TensorFlow, padded sets and a mask on the
+    # other backends.
+    digits, mask, sums = integer_sets(32)
+    model = builder()
+    inputs = model.inputs[0]
+    assert len(model.inputs) == (1 if ON_TENSORFLOW else 2)
+    elements = digits if len(inputs.shape) == 2 else digits[..., None]
+    elements = elements.astype(inputs.dtype)
+    if ON_TENSORFLOW:
+        import tensorflow as tf
+
+        data = tf.RaggedTensor.from_tensor(
+            elements, lengths=mask.sum(1).astype("int32")
+        )
+    else:
+        data = [elements, mask]
+    classes = model.outputs[0].shape[-1]
+    model.compile(
+        optimizer="adam",
+        # The classifier gives logits.
+        loss="mae"
+        if classes == 1
+        else keras.losses.SparseCategoricalCrossentropy(from_logits=True),
+    )
+    targets = sums if classes == 1 else sums % classes
+    history = model.fit(data, targets, epochs=2, batch_size=16, verbose=0)
+    assert np.isfinite(history.history["loss"]).all()
+
+
+@pytest.mark.skipif(ON_TENSORFLOW, reason="checks the non-TensorFlow error")
+def test_ragged_builder_on_other_backends_says_what_to_pass():
+    with pytest.raises(
+        ValueError, match=r"ragged=False.*Received: ragged=True"
+    ):
+        models.deep_sets(vocabulary_size=10, ragged=True)
+
+
+@pytest.mark.skipif(
+    BACKEND == "jax",
+    reason="the number of graphs of a batch is a run-time value, and Keras "
+    "traces the model with JAX before fitting it, where a shape must be "
+    "static",
+)
+def test_graph_network_defaults_fit():
+    rng = np.random.default_rng(2)
+    inputs, targets = keras_laf.datasets.disjoint_union(
+        [rng.uniform(size=(n, 2)) for n in (3, 4)],
+        [np.array([[0, 1], [1, 0], [1, 2]]), np.array([[0, 3], [3, 0]])],
+        [rng.uniform(size=(n, 3)) for n in (3, 4)],
+        rng.uniform(size=(2, 3)),
+    )
+    model = models.graph_network()
+    model.compile(optimizer="adam", loss="mse")
+
+    def batches():
+        while True:
+            yield inputs, targets
+
+    history = model.fit(batches(), steps_per_epoch=2, epochs=1, verbose=0)
     assert np.isfinite(history.history["loss"]).all()
 
 
@@ -415,20 +538,23 @@ def run_on_backend(backend, *args, env=None):
     return np.array(json.loads(completed.stdout.strip().splitlines()[-1]))
 
 
+ALL_BACKENDS = ("tensorflow", "jax", "torch")
+
+
 @pytest.mark.slow
-@pytest.mark.parametrize(
-    "saving, loading", [("tensorflow", "jax"), ("jax", "tensorflow")]
-)
-def test_saved_model_predicts_the_same_on_the_other_backend(
-    tmp_path, saving, loading
-):
-    pytest.importorskip("jax")
-    pytest.importorskip("tensorflow")
+@pytest.mark.parametrize("saving", ALL_BACKENDS)
+def test_saved_model_predicts_the_same_on_the_other_backends(tmp_path, saving):
+    for module in ALL_BACKENDS:
+        pytest.importorskip(module)
     path = os.path.join(tmp_path, "laf.keras")
     saved = run_on_backend(saving, "save", path)
-    loaded = run_on_backend(loading, "load", path)
-    # float32 round-off differs between the backends.
-    np.testing.assert_allclose(loaded, saved, rtol=1e-4, atol=1e-5)
+    for loading in ALL_BACKENDS:
+        if loading != saving:
+            loaded = run_on_backend(loading, "load", path)
+            # float32 round-off differs between the backends.
+            np.testing.assert_allclose(
+                loaded, saved, rtol=1e-4, atol=1e-5, err_msg=loading
+            )
 
 
 DATA_PARALLEL_SCRIPT = textwrap.dedent(
@@ -617,15 +743,88 @@ def test_out_of_range_ids_and_mask_values_fail_inside_tf_function():
         masked(np.full((1, 3, 1), 0.5, "float32"), np.array([[1.0, 0.5, 0]]))
 
 
+def test_wrong_rank_or_features_fail_when_the_model_is_built():
+    with pytest.raises(
+        ValueError, match=r"'laf' \(LAF\).*Received: inputs.shape=\(None, 3\)"
+    ):
+        keras.Sequential([keras.Input((3,)), keras_laf.LAF(2, name="laf")])
+    with pytest.raises(
+        ValueError, match="'pma'.*expected ndim=3, found ndim=2"
+    ):
+        keras.Sequential(
+            [keras.Input((4,)), keras_laf.PMA(4, 2, 1, name="pma")]
+        )
+    # Where the weights fix the number of features.
+    for layer in [
+        keras_laf.PermutationEquivariant(2, name="equivariant"),
+        keras_laf.SAB(4, 2, name="sab"),
+        keras_laf.LSTMAggregation(2, name="lstm"),
+    ]:
+        keras.Sequential([keras.Input((None, 3)), layer])
+        with pytest.raises(
+            ValueError, match=f"'{layer.name}'.*value 3.*None, 4"
+        ):
+            keras.Sequential([keras.Input((None, 4)), layer])
+
+
+@pytest.mark.skipif(
+    BACKEND == "jax",
+    reason="inside jax.jit no value can be checked: JAX's gathers and "
+    "scatters drop or clamp out-of-range indices",
+)
+@pytest.mark.parametrize(
+    "ids, mask, cause",
+    [
+        ([0, -1, 2], None, "segment ids holds a negative index"),
+        ([0, 3, 2], None, "segment ids holds an index beyond the sets"),
+        (None, [[1, 0.5, 0]], "mask must hold only 0"),
+    ],
+    ids=["negative-id", "id-beyond", "mask-value"],
+)
+def test_bad_ids_and_masks_inside_fit_name_the_cause_first(ids, mask, cause):
+    # A traced TensorFlow step reports the failed op's stack first and its
+    # message thousands of characters in; the op is named after the cause.
+    values = keras.Input((2,))
+    if ids is not None:
+        extra = keras.Input((), dtype="int32")
+        pooled = keras_laf.LAF(2)(values, segment_ids=extra, num_segments=3)
+        data = (np.full((3, 2), 0.5, "float32"), np.array(ids, "int32"))
+        targets = np.zeros((3, 4), "float32")
+    else:
+        values = keras.Input((3, 2))
+        extra = keras.Input((3,))
+        pooled = keras_laf.LAF(2)(values, mask=extra)
+        data = (np.full((1, 3, 2), 0.5, "float32"), np.array(mask, "float32"))
+        targets = np.zeros((1, 4), "float32")
+    model = keras.Model([values, extra], pooled)
+    model.compile(optimizer="adam", loss="mse")
+    with pytest.raises(Exception) as error:
+        model.fit(data, targets, batch_size=len(targets), verbose=0)
+    head = re.sub("[^A-Za-z0-9]+", " ", str(error.value)[:300])
+    assert cause in head, str(error.value)[:300]
+
+
 @pytest.mark.skipif(ON_TENSORFLOW, reason="checks the non-TensorFlow error")
 def test_ragged_inputs_on_other_backends_say_how_to_pad():
     tf = pytest.importorskip("tensorflow")
     ragged = tf.ragged.constant([[[0.1], [0.2]], [[0.3]]], ragged_rank=1)
-    with pytest.raises(ValueError, match="to_padded_batches"):
-        keras_laf.LAF(units=1)(ragged)
+    # A predicate: the layers raise, once, where the input enters.
+    assert not is_ragged(ragged)
+    for layer in [
+        keras_laf.LAF(units=1),
+        keras_laf.PerElement(keras.layers.Dense(2)),
+    ]:
+        with pytest.raises(
+            ValueError, match=r"to_padded_batches.*Received: a tf.RaggedTensor"
+        ):
+            layer(ragged)
+    exponents, coefficients = keras_laf.closed_form("sum")
+    with pytest.raises(ValueError, match="Received: a tf.RaggedTensor"):
+        keras_laf.laf(ragged, exponents[:, None], coefficients[:, None])
 
 
-def test_import_without_tensorflow_on_other_backends():
+@pytest.mark.parametrize("backend", ["jax", "torch"])
+def test_import_without_tensorflow_on_other_backends(backend):
     completed = subprocess.run(
         [
             sys.executable,
@@ -636,8 +835,8 @@ def test_import_without_tensorflow_on_other_backends():
         capture_output=True,
         text=True,
         timeout=120,
-        env={**os.environ, "KERAS_BACKEND": "jax"},
+        env={**os.environ, "KERAS_BACKEND": backend},
     )
-    if "No module named 'jax'" in completed.stderr:
-        pytest.skip("jax is not installed")
+    if f"No module named '{backend}'" in completed.stderr:
+        pytest.skip(f"{backend} is not installed")
     assert completed.stdout.strip() == "False", completed.stderr[-3000:]

@@ -497,8 +497,8 @@ def test_bad_closed_forms():
 @pytest.mark.parametrize(
     "inputs, kwargs, message",
     [
-        (np.zeros((2, 3), "float32"), {}, "rank 3"),
-        (np.zeros((2, 3, 4, 5), "float32"), {}, r"input_shape=\(2, 3, 4, 5\)"),
+        (np.zeros((2, 3), "float32"), {}, "need `segment_ids`"),
+        (np.zeros((2, 3, 4, 5), "float32"), {}, "expected max_ndim=3"),
         (np.zeros((2, 3, 1), "float32"), {"mask": np.ones((2, 4))}, "mask"),
         (np.zeros((2, 3, 1), "float32"), {"mask": np.ones((2,))}, "mask"),
         (

@@ -69,6 +69,7 @@ import ml_dtypes
 from keras_laf.ops import backend
 from keras_laf.ops.formula import check_float_values
 from keras_laf.sets import as_set_batch
+from keras_laf.validation import check_backend_supports
 
 
 def largest_finite(dtype):
@@ -153,6 +154,7 @@ def laf(
     >>> np.round(keras.ops.convert_to_numpy(outputs), 4)  # the mean
     array([[[0.5]]], dtype=float32)
     """
+    check_backend_supports(inputs)
     values, sets = as_set_batch(inputs, mask, segment_ids, num_segments)
     return laf_over_sets(
         values,

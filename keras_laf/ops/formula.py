@@ -11,6 +11,7 @@ from keras import ops
 
 from keras_laf.ops.power_sums import power_sums
 from keras_laf.ops.power_sums import shape
+from keras_laf.sets import reduce_or_initial
 
 # Limits of the floor on the denominator's scaled magnitude: exp(+-80) is a
 # normal float32, so the floor never becomes 0 or inf.
@@ -96,7 +97,9 @@ def laf_of_power_sums(
     log_terms = ops.reshape(log_terms, (2, 2, units, shape(log_terms)[-1]))
     # (1, 1, units, sets * features): the largest of the four terms.
     scale = ops.stop_gradient(
-        ops.max(log_terms, axis=(0, 1), keepdims=True, initial=float("-inf"))
+        reduce_or_initial(
+            ops.max, log_terms, (0, 1), float("-inf"), keepdims=True
+        )
     )
     scale = ops.where(ops.isfinite(scale), scale, 0.0)
     scaled_terms = ops.exp(log_terms - scale)

@@ -23,6 +23,7 @@ from keras import ops
 from keras_laf import config
 from keras_laf.ops import backend
 from keras_laf.sets import SegmentSets
+from keras_laf.sets import reduce_or_initial
 
 # Chunks of at least 16 elements still vectorise well.
 MIN_CHUNK_SIZE = 16
@@ -212,13 +213,19 @@ class PaddedPowerSums:
     def max_logs(self, x):
         """M: the largest log x and log(1 - x) of each set, 0 if empty."""
         # x is finite: adding the log of the mask excludes the padding.
-        largest = ops.max(x + self.log_mask, 0, initial=float("-inf"))
-        smallest = ops.min(x - self.log_mask, 0, initial=float("inf"))
+        largest = reduce_or_initial(
+            ops.max, x + self.log_mask, 0, float("-inf")
+        )
+        smallest = reduce_or_initial(
+            ops.min, x - self.log_mask, 0, float("inf")
+        )
         # log is increasing: the largest logs are those of the extremes.
         max_logs = ops.log(
             ops.maximum(ops.stack([largest, 1.0 - smallest]), self.epsilon)
         )
-        nonempty = ops.max(self.log_mask, 0, initial=float("-inf")) == 0
+        nonempty = (
+            reduce_or_initial(ops.max, self.log_mask, 0, float("-inf")) == 0
+        )
         return ops.where(nonempty, max_logs, 0.0)
 
     def _shifted_logs(self, x, m):
