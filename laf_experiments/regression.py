@@ -29,6 +29,22 @@ def regression_records(runs):
     ]
 
 
+def laf_units_found(model):
+    """What each unit of each LAF layer of a trained model computes, as
+    `keras_laf.LAF.describe_units` says it: `{layer name: [line, ...]}`."""
+    import keras
+
+    import keras_laf
+
+    found = {}
+    for layer in model.layers:
+        if isinstance(layer, keras_laf.LAF):
+            found[layer.name] = layer.describe_units()
+        elif isinstance(layer, keras.Model):
+            found.update(laf_units_found(layer))
+    return found
+
+
 def open_regression_store(args, settings):
     """The `ResultStore` of a set-regression experiment."""
     return open_store(
@@ -105,7 +121,11 @@ def run_regression(
         maes = ", ".join(
             f"{item['max_size']}: {item['mae']:.4g}" for item in test
         )
-        return {"test": test}, f"MAE by max test-set size {maes}"
+        record = {"test": test}
+        found = laf_units_found(model)
+        if found:
+            record["laf_units"] = found
+        return record, f"MAE by max test-set size {maes}"
 
     runner.run_all(
         args,

@@ -83,6 +83,17 @@ def test_scalars_records_every_method_target_and_size(scalars_output):
     summary = read_csv(scalars_output / "summary.csv")
     assert len(summary) == len(records)
     assert {"mae_mean", "mae_std", "num_seeds"} <= set(summary[0])
+    # Each LAF run says what its units found; the others have no LAF.
+    for run_record in results["runs"]:
+        if run_record["method"] == "laf":
+            [lines] = run_record["laf_units"].values()
+            assert len(lines) == 9
+            assert all(
+                line.startswith(f"unit {index}: ")
+                for index, line in enumerate(lines)
+            )
+        else:
+            assert "laf_units" not in run_record
 
 
 @pytest.mark.slow
