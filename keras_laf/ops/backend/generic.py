@@ -9,16 +9,31 @@ def platform():
     return "cpu"
 
 
-def sum_over_chunks(chunk_outputs, num_chunks):
-    totals = chunk_outputs(0)
-    if isinstance(num_chunks, int) and num_chunks == 1:
-        return totals
+def chunk_summer(loop):
+    """A `sum_over_chunks` whose loop over chunks 1 to `num_chunks - 1` is
+    `loop(num_chunks, add_chunk, totals)` (each backend runs it its way)."""
 
-    def add_chunk(index, totals):
-        outputs = chunk_outputs(index)
-        return tuple(total + output for total, output in zip(totals, outputs))
+    def sum_over_chunks(chunk_outputs, num_chunks):
+        totals = chunk_outputs(0)
+        if isinstance(num_chunks, int) and num_chunks == 1:
+            return totals
 
-    return ops.fori_loop(1, num_chunks, add_chunk, totals)
+        def add_chunk(index, totals):
+            outputs = chunk_outputs(index)
+            return tuple(
+                total + output for total, output in zip(totals, outputs)
+            )
+
+        return loop(num_chunks, add_chunk, totals)
+
+    return sum_over_chunks
+
+
+sum_over_chunks = chunk_summer(
+    lambda num_chunks, add_chunk, totals: ops.fori_loop(
+        1, num_chunks, add_chunk, totals
+    )
+)
 
 
 def materialized(tensor):

@@ -18,6 +18,7 @@ from keras import ops
 from keras_laf import config
 from keras_laf.ops import formula
 from keras_laf.ops import power_sums
+from keras_laf.ops.backend.generic import chunk_summer
 from keras_laf.ops.backend.generic import materialized
 from keras_laf.ops.backend.generic import q_gradient_of_chunk
 from keras_laf.ops.backend.generic import weighted_sum_over_units
@@ -45,15 +46,7 @@ def platform():
     return "gpu" if tf.config.list_logical_devices("GPU") else "cpu"
 
 
-def sum_over_chunks(chunk_outputs, num_chunks):
-    totals = chunk_outputs(0)
-    if isinstance(num_chunks, int) and num_chunks == 1:
-        return totals
-
-    def add_chunk(index, totals):
-        outputs = chunk_outputs(index)
-        return tuple(total + output for total, output in zip(totals, outputs))
-
+def _bounded_loop(num_chunks, add_chunk, totals):
     # A bound on the iterations lets XLA size the lists in which TensorFlow
     # keeps the loop's values whenever it records the loop for a gradient
     # (the hand-written gradients never use them).
@@ -64,6 +57,9 @@ def sum_over_chunks(chunk_outputs, num_chunks):
         maximum_iterations=num_chunks - 1,
     )
     return totals
+
+
+sum_over_chunks = chunk_summer(_bounded_loop)
 
 
 def padded_laf_forward(
