@@ -490,8 +490,11 @@ def power_sums(values, inner_exponents, sets, epsilon):
                 (upstream,) = args
             upstream = ops.stop_gradient(upstream)
             grad_values, grad_q = gradients(layout, values, m, q, upstream)
-            no_gradients = (ops.zeros_like(tensor) for tensor in (m, *state))
-            return grad_values, next(no_gradients), grad_q, *no_gradients
+            # m and the mask or segment ids get no gradient.
+            m_zeros, *state_zeros = (
+                ops.zeros_like(tensor) for tensor in (m, *state)
+            )
+            return grad_values, m_zeros, grad_q, *state_zeros
 
         return sums(layout, values, m, q), grad
 
