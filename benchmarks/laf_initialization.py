@@ -67,6 +67,26 @@ class ClipDenominator(keras.constraints.Constraint):
         return keras.ops.concatenate([w[:2], keras.ops.maximum(w[2:], 0.0)])
 
 
+def terms(exponents):
+    """(8, units) exponents -> the outer and inner exponents of the four
+    terms, `(4, units)` each."""
+    pairs = keras.ops.reshape(exponents, (4, 2, keras.ops.shape(exponents)[1]))
+    return pairs[:, 0], pairs[:, 1]
+
+
+def outer_rows(per_term):
+    """A `(4, units)` mask of terms -> `(8, units)`, set on their outer
+    exponents only."""
+    rows = keras.ops.stack([per_term, keras.ops.zeros_like(per_term)], axis=1)
+    return keras.ops.reshape(rows, (8, keras.ops.shape(per_term)[1]))
+
+
+def distance_to_0_or_1(exponents):
+    return keras.ops.abs(
+        exponents - keras.ops.round(keras.ops.minimum(exponents, 1.0))
+    )
+
+
 class SelectiveClosedFormExponents(keras_laf.constraints.ClosedFormExponents):
     """The default pull restricted to some targets or some units.
 
@@ -98,66 +118,64 @@ class SelectiveClosedFormExponents(keras_laf.constraints.ClosedFormExponents):
         return pulled
 
 
-class GatedClosedFormExponents(keras_laf.constraints.ClosedFormExponents):
-    """The default pull on units already within `gate` of a closed form.
-
-    A term (outer, inner) is near a closed form when its outer exponent is
-    within `gate` of 0 (the inner one is then irrelevant), when both are
-    within `gate` of 0 or 1, or when it is a kept max/min anchor; a unit
-    is pulled only when its four terms are.
-    """
-
-    def __init__(self, gate=0.1, outer_only=False, **kwargs):
-        super().__init__(**kwargs)
-        self.gate = gate
-        self.outer_only = outer_only
-
-    def __call__(self, w):
-        clipped = keras.ops.clip(w, 0.0, self.max_value)
-        pulled = super().__call__(w)
-        units = keras.ops.shape(w)[1]
-        pairs = keras.ops.reshape(clipped, (4, 2, units))
-        outer, inner = pairs[:, 0], pairs[:, 1]
-        near = (
-            keras.ops.abs(
-                clipped - keras.ops.round(keras.ops.minimum(clipped, 1.0))
-            )
-            < self.gate
-        )
-        near = keras.ops.reshape(near, (4, 2, units))
-        anchor = (outer * inner >= self.keep_degree) & (outer < 0.5)
-        if self.outer_only:
-            term_near = near[:, 0] | anchor
-        else:
-            term_near = (outer < self.gate) | (near[:, 0] & near[:, 1]) | anchor
-        unit_near = keras.ops.all(term_near, axis=0)
-        return keras.ops.where(unit_near[None, :], pulled, clipped)
-
-
 class KeepLargeInnerExponents(keras_laf.constraints.ClosedFormExponents):
     """The default pull, except outer exponents whose inner one is at
     least `large_inner`: those are only clipped, so a max/min anchor whose
-    outer exponent the gradient drives to 0 can come back."""
+    outer exponent the gradient drives to 0 can come back. None keeps
+    none (the default's pull)."""
 
     def __init__(self, large_inner=1.5, **kwargs):
         super().__init__(**kwargs)
         self.large_inner = large_inner
 
+    def anchors(self, outer, inner):
+        """`(4, units)`: the terms whose outer exponent is not pulled to 0
+        (the default's max/min rule, and inner exponents >= large_inner)."""
+        anchors = (outer * inner >= self.keep_degree) & (outer < 0.5)
+        if self.large_inner is None:
+            return anchors
+        return anchors | (inner >= self.large_inner)
+
+    def __call__(self, w):
+        pulled = super().__call__(w)
+        if self.large_inner is None:
+            return pulled
+        clipped = keras.ops.clip(w, 0.0, self.max_value)
+        _, inner = terms(clipped)
+        kept = outer_rows(inner >= self.large_inner)
+        return keras.ops.where(kept, clipped, pulled)
+
+
+class GatedClosedFormExponents(KeepLargeInnerExponents):
+    """The default pull on units already within `gate` of a closed form.
+
+    A term (outer, inner) is near a closed form when its outer exponent is
+    within `gate` of 0 (the inner one is then irrelevant), when both are
+    within `gate` of 0 or 1, or when it is a kept max/min anchor; a unit
+    is pulled only when its four terms are. With `outer_only`, a term is
+    near when its outer exponent is.
+    """
+
+    def __init__(self, gate=0.1, outer_only=False, **kwargs):
+        super().__init__(large_inner=None, **kwargs)
+        self.gate = gate
+        self.outer_only = outer_only
+
     def __call__(self, w):
         clipped = keras.ops.clip(w, 0.0, self.max_value)
-        pulled = super().__call__(w)
-        units = keras.ops.shape(w)[1]
-        inner = keras.ops.reshape(clipped, (4, 2, units))[:, 1]
-        keeps = inner >= self.large_inner
-        # (8, units): the outer exponents of those terms.
-        keeps = keras.ops.reshape(
-            keras.ops.stack([keeps, keras.ops.zeros_like(keeps)], axis=1),
-            (8, units),
-        )
-        return keras.ops.where(keeps, clipped, pulled)
+        outer, inner = terms(clipped)
+        outer_near, inner_near = terms(distance_to_0_or_1(clipped) < self.gate)
+        anchors = self.anchors(outer, inner)
+        if self.outer_only:
+            term_near = outer_near | anchors
+        else:
+            term_near = (outer < self.gate) | (outer_near & inner_near)
+            term_near = term_near | anchors
+        unit_near = keras.ops.all(term_near, axis=0)
+        return keras.ops.where(unit_near[None, :], super().__call__(w), clipped)
 
 
-class SoftGatedClosedFormExponents(GatedClosedFormExponents):
+class SoftGatedClosedFormExponents(KeepLargeInnerExponents):
     """The pull of a unit scaled by its nearness to a closed form: full
     for a unit on one, falling linearly to 0 at distance `gate` (the
     largest distance of its terms, as in `GatedClosedFormExponents`).
@@ -165,47 +183,25 @@ class SoftGatedClosedFormExponents(GatedClosedFormExponents):
     least that is left to the gradient, as in `KeepLargeInnerExponents`.
     """
 
-    def __init__(self, large_inner=None, **kwargs):
-        super().__init__(**kwargs)
-        self.large_inner = large_inner
+    def __init__(self, gate=0.5, large_inner=None, **kwargs):
+        super().__init__(large_inner=large_inner, **kwargs)
+        self.gate = gate
 
     def __call__(self, w):
         clipped = keras.ops.clip(w, 0.0, self.max_value)
-        units = keras.ops.shape(w)[1]
-        distance = keras.ops.abs(
-            clipped - keras.ops.round(keras.ops.minimum(clipped, 1.0))
-        )
-        # (4, units) each: distances of the outer and inner exponents.
-        outer_distance, inner_distance = keras.ops.unstack(
-            keras.ops.reshape(distance, (4, 2, units)), axis=1
-        )
-        pairs = keras.ops.reshape(clipped, (4, 2, units))
-        outer, inner = pairs[:, 0], pairs[:, 1]
-        anchor = (outer * inner >= self.keep_degree) & (outer < 0.5)
-        if self.large_inner is not None:
-            anchor = anchor | (inner >= self.large_inner)
+        outer, inner = terms(clipped)
+        outer_distance, inner_distance = terms(distance_to_0_or_1(clipped))
         # A term with an outer exponent near 0 is near whatever its inner.
         term_distance = keras.ops.where(
-            anchor,
+            self.anchors(outer, inner),
             0.0,
             keras.ops.minimum(
-                outer,
-                keras.ops.maximum(outer_distance, inner_distance),
+                outer, keras.ops.maximum(outer_distance, inner_distance)
             ),
         )
         unit_distance = keras.ops.max(term_distance, axis=0)
         nearness = keras.ops.clip(1.0 - unit_distance / self.gate, 0.0, 1.0)
-        pulled = super(GatedClosedFormExponents, self).__call__(w)
-        if self.large_inner is not None:
-            # (8, units): the outer exponents of the kept terms.
-            kept = keras.ops.reshape(
-                keras.ops.stack(
-                    [inner >= self.large_inner, keras.ops.zeros_like(anchor)],
-                    axis=1,
-                ),
-                (8, units),
-            )
-            pulled = keras.ops.where(kept, clipped, pulled)
+        pulled = super().__call__(w)
         return clipped + nearness[None, :] * (pulled - clipped)
 
 
