@@ -15,7 +15,10 @@ backend (`--backend`, default `KERAS_BACKEND` or TensorFlow):
    memory is XLA's own account (temporary plus output buffers). Also the
    growth of the process's peak RSS over the first step (compile
    included), and on TensorFlow LAF on the same sets as a
-   `tf.RaggedTensor`, whose set size is known only at run time.
+   `tf.RaggedTensor`, whose set size is known only at run time. Both
+   steps also run on one set of 16 elements: the RSS growth that does not
+   depend on the sets' size (compiling, the runtime), and the padded
+   ratio with it taken out of both.
 2. Small sets, many steps: the paper's integer-scalar model (Embedding(10,
    10) -> sigmoid -> LAF(9) -> Dense(1)) trained with `model.fit` on 20,000
    sets of sizes 2..10, batch 64: seconds per epoch, after a first epoch
@@ -29,7 +32,9 @@ backend (`--backend`, default `KERAS_BACKEND` or TensorFlow):
    the training step compiled as the backend compiles it by default. The
    three models live in one process and their epochs alternate; each
    figure is the median of `--peer-epochs` epochs (3) after one that
-   compiles.
+   compiles. Beside them, one pass of LAF(9)'s exponentials alone over
+   the epoch's batches (forward, compiled): the least work any LAF
+   training step does.
 
 Usage:
 
@@ -294,10 +299,53 @@ def peer_epochs(num_sets, epochs):
             start = time.perf_counter()
             models[name].fit(**fit_data, verbose=0)
             times[name].append(time.perf_counter() - start)
-    return {
+    results = {
         name: {"seconds_per_epoch": float(np.median(times[name]))}
         for name in names
     }
+    batches = -(-num_sets // 64)
+    results["exponentials"] = {
+        "seconds_per_epoch": exponential_pass_seconds(batches, epochs)
+    }
+    return results
+
+
+def exponential_pass_seconds(batches, epochs):
+    """Seconds for `batches` passes of LAF(9)'s exponentials over a padded
+    batch of the integer sets (64 sets x 10 elements x 10 features x 36
+    inner exponents), summed over each set, compiled, forward only: the
+    least work any LAF training step does (the median of `epochs`)."""
+    import keras
+    import numpy as np
+    from keras import ops
+
+    def one_pass(y, q):
+        # (2, 18, rows): exp(q y) summed over the set axis.
+        return ops.sum(ops.exp(ops.expand_dims(y, 1) * q[:, :, None, None]), 2)
+
+    if keras.config.backend() == "jax":
+        import jax
+
+        compiled, wait = jax.jit(one_pass), jax.block_until_ready
+    else:
+        import tensorflow as tf
+
+        compiled = tf.function(one_pass, jit_compile=True)
+        wait = np.asarray
+    rng = np.random.default_rng(0)
+    # (2, set_size, sets * features): log x and log(1 - x).
+    y = np.log(rng.uniform(size=(2, 10, 640))).astype("float32")
+    y = ops.convert_to_tensor(y)
+    q = ops.convert_to_tensor(rng.uniform(size=(2, 18)).astype("float32"))
+    wait(compiled(y, q))
+    times = []
+    for _ in range(epochs):
+        start = time.perf_counter()
+        for _ in range(batches):
+            outputs = compiled(y, q)
+        wait(outputs)
+        times.append(time.perf_counter() - start)
+    return float(np.median(times))
 
 
 def versions():
@@ -370,6 +418,19 @@ def measure_large_sets(backend, package_path, shape, steps):
             steps=steps,
             **shape,
         )
+    # The same steps on one set of 16 elements: the growth of peak RSS
+    # that does not depend on the sets' size (compiling, the runtime).
+    tiny = dict(shape, batch=1, set_size=16)
+    for variant in ("laf", "transcription"):
+        print(f"one small set, {variant} ...", flush=True)
+        large[f"{variant}-one-small-set"] = run_in_subprocess(
+            backend,
+            "large_step",
+            package_path,
+            variant=variant,
+            steps=1,
+            **tiny,
+        )
     large["time_ratio"] = (
         large["laf"]["seconds"] / large["transcription"]["seconds"]
     )
@@ -387,7 +448,21 @@ def measure_large_sets(backend, package_path, shape, steps):
         large[f"{name}_time_ratio"] = (
             large[variant]["seconds"] / large["transcription"]["seconds"]
         )
+    # The same ratio, both growths less that of their step on one small
+    # set: what grows with the sets.
+    large["padded_rss_ratio_beyond_one_small_set"] = size_dependent_rss(
+        large, "laf"
+    ) / size_dependent_rss(large, "transcription")
     return large
+
+
+def size_dependent_rss(large, variant):
+    """The growth of peak RSS of a large step less that of the same step on
+    one small set."""
+    return (
+        large[variant]["rss_growth_bytes"]
+        - large[f"{variant}-one-small-set"]["rss_growth_bytes"]
+    )
 
 
 def measure_integer_sets(
@@ -456,6 +531,18 @@ def report(results, backend):
                 f"({large['transcription']['rss_growth_bytes'] / megabyte:.0f}"
                 f" MiB); time {large[f'{name}_time_ratio']:.3f}"
             )
+        if "padded_rss_ratio_beyond_one_small_set" in large:
+            fixed = {
+                variant: large[f"{variant}-one-small-set"]["rss_growth_bytes"]
+                / megabyte
+                for variant in ("laf", "transcription")
+            }
+            lines.append(
+                "  peak RSS growth on one set of 16 elements: LAF "
+                f"{fixed['laf']:.0f} MiB, transcription "
+                f"{fixed['transcription']:.0f} MiB; padded ratio less "
+                f"these: {large['padded_rss_ratio_beyond_one_small_set']:.3f}"
+            )
     if "integer_sets" in results:
         small = results["integer_sets"]
         ragged = backend == "tensorflow" and not small.get("jit_compile")
@@ -486,6 +573,12 @@ def report(results, backend):
             ),
             f"  LAF / PMA      {peers['laf_to_pma']:8.3f}",
         ]
+        if "exponentials" in peers:
+            lines.append(
+                "  one pass of LAF(9)'s exponentials alone (forward, "
+                f"compiled): {peers['exponentials']['seconds_per_epoch']:.3f}"
+                " s/epoch"
+            )
     return "\n".join(lines)
 
 
