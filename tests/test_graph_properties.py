@@ -195,6 +195,70 @@ def test_disjoint_union():
         disjoint_union([np.zeros((2, 1))], [])
 
 
+@pytest.mark.parametrize(
+    "features, edges, labels, match",
+    [
+        # A PyTorch Geometric edge index (2, num_edges), not transposed.
+        (
+            [np.zeros((3, 1))],
+            [np.array([[0, 1, 2], [1, 2, 0]])],
+            {},
+            r"graph 0.*\(num_edges, 2\).*edges\[0\]\.shape=\(2, 3\)",
+        ),
+        (
+            [np.zeros((2, 1))] * 2,
+            [np.zeros((0, 2)), np.array([[0.0, 1.5]])],
+            {},
+            r"graph 1 must be integer.*edges\[1\]\.dtype=float64",
+        ),
+        (
+            [np.zeros((2, 1))] * 2,
+            [np.array([[0, 1]]), np.array([[-1, 0]])],
+            {},
+            r"graph 1 must index its 2 nodes.*from -1 to 0",
+        ),
+        (
+            [np.zeros((2, 1)), np.zeros((2, 3))],
+            [np.zeros((0, 2))] * 2,
+            {},
+            r"graph 0: \(2, 1\).*node_features\[1\]\.shape=\(2, 3\)",
+        ),
+        (
+            [np.zeros((2, 1)), np.zeros(3)],
+            [np.zeros((0, 2))] * 2,
+            {},
+            r"node_features\[1\]\.shape=\(3,\)",
+        ),
+        (
+            [np.zeros((2, 1)), np.zeros((3, 1))],
+            [np.zeros((0, 2))] * 2,
+            {"node_labels": [np.zeros((3, 1)), np.zeros((2, 1))]},
+            r"graph 0.*one row per node, 2.*node_labels\[0\]\.shape=\(3, 1\)",
+        ),
+        (
+            [np.zeros((2, 1))] * 2,
+            [np.zeros((0, 2))] * 2,
+            {"graph_labels": np.zeros((3, 1))},
+            r"one row per graph.*3 rows for 2 graphs",
+        ),
+    ],
+    ids=[
+        "edge-index-2xE",
+        "float-edges",
+        "negative-edge",
+        "features-differ",
+        "features-rank",
+        "node-labels",
+        "graph-labels",
+    ],
+)
+def test_disjoint_union_names_bad_graphs(features, edges, labels, match):
+    # Checked before a model sees the batch: inside `jax.jit` no index
+    # can be checked.
+    with pytest.raises(ValueError, match=match):
+        disjoint_union(features, edges, **labels)
+
+
 def test_dataset_batches_are_disjoint_unions():
     graphs = make_property_graphs(5, sizes=(4, 7), seed=2)
     batches = list(graphs.to_dataset(batch_size=2))
