@@ -186,7 +186,9 @@ def test_disjoint_union():
     np.testing.assert_array_equal(inputs["edge_source"], [0, 1, 4])
     np.testing.assert_array_equal(inputs["edge_target"], [1, 0, 2])
     np.testing.assert_array_equal(inputs["node_graph_ids"], [0, 0, 1, 1, 1])
+    np.testing.assert_array_equal(inputs["nodes_per_graph"], [2, 3])
     assert inputs["edge_source"].dtype == np.int32
+    assert inputs["nodes_per_graph"].dtype == np.int32
     assert targets["node_outputs"].shape == (5, 3)
     assert targets["graph_outputs"].shape == (2, 3)
     with pytest.raises(ValueError, match="graph 1"):

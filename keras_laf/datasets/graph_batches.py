@@ -77,10 +77,12 @@ def _check_labels(node_labels, graph_labels, node_counts):
 def disjoint_union(node_features, edges, node_labels=None, graph_labels=None):
     """Batches graphs as one graph: the disjoint union of them.
 
-    The form that `keras_laf.MessagePassing` and the model of
-    `keras_laf.models.graph_network` take: nodes of all graphs stacked,
-    edge indices shifted by the number of nodes of the graphs before, and
-    the graph of each node in `node_graph_ids`.
+    The form that `keras_laf.MessagePassing`, `keras_laf.GraphReadout` and
+    the model of `keras_laf.models.graph_network` take: nodes of all
+    graphs stacked, edge indices shifted by the number of nodes of the
+    graphs before, the graph of each node in `node_graph_ids` and the
+    number of nodes of each graph in `nodes_per_graph`, whose length, the
+    number of graphs, is a shape (which JAX needs known when it traces).
 
     Every index is checked here, before the batch reaches a model: inside
     `jax.jit` no value can be checked (JAX's gathers and scatters drop or
@@ -96,10 +98,11 @@ def disjoint_union(node_features, edges, node_labels=None, graph_labels=None):
     Returns:
         `inputs`, a dict of NumPy arrays: `"node_features"` float32
         `(num_nodes, features)`, `"edge_source"` and `"edge_target"` int32
-        `(num_edges,)`, `"node_graph_ids"` int32 `(num_nodes,)`. With labels,
-        a tuple `(inputs, targets)` with `targets` a dict holding
-        `"node_outputs"` float32 `(num_nodes, tasks)` and/or
-        `"graph_outputs"` float32 `(num_graphs, tasks)`.
+        `(num_edges,)`, `"node_graph_ids"` int32 `(num_nodes,)` and
+        `"nodes_per_graph"` int32 `(num_graphs,)`. With labels, a tuple
+        `(inputs, targets)` with `targets` a dict holding `"node_outputs"`
+        float32 `(num_nodes, tasks)` and/or `"graph_outputs"` float32
+        `(num_graphs, tasks)`.
 
     Raises:
         ValueError: where the graphs' features, edges or labels do not
@@ -116,6 +119,8 @@ def disjoint_union(node_features, edges, node_labels=None, graph_labels=None):
     ... )
     >>> inputs["edge_source"], inputs["node_graph_ids"]
     (array([0, 4], dtype=int32), array([0, 0, 1, 1, 1], dtype=int32))
+    >>> inputs["nodes_per_graph"]
+    array([2, 3], dtype=int32)
     """
     if len(node_features) != len(edges):
         raise ValueError(
@@ -142,6 +147,7 @@ def disjoint_union(node_features, edges, node_labels=None, graph_labels=None):
         "node_graph_ids": np.repeat(
             np.arange(len(node_counts), dtype="int32"), node_counts
         ),
+        "nodes_per_graph": node_counts.astype("int32"),
     }
     if node_labels is None and graph_labels is None:
         return inputs
