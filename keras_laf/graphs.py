@@ -8,7 +8,9 @@ graph whose nodes are the nodes of all of them, stacked,
   sends a message from node `edge_source[i]` to node `edge_target[i]`
   (an undirected edge is two directed ones),
 - `node_graph_ids` int `(num_nodes,)`: the graph of each node, for the
-  graph-level readout.
+  graph-level readout,
+- `nodes_per_graph` int `(num_graphs,)`: the number of nodes of each
+  graph, whose length gives the readout its number of graphs as a shape.
 
 `keras_laf.datasets.disjoint_union` builds this form from
 lists of graphs. Every tensor's leading dimension is its own count (nodes,
@@ -34,6 +36,7 @@ from keras_laf import aggregations
 from keras_laf.sets import SegmentSets
 from keras_laf.sets import checked_indices
 from keras_laf.sets import count_segments
+from keras_laf.sets import is_traced
 from keras_laf.validation import check_index_tensor
 from keras_laf.validation import check_positive_int
 from keras_laf.validation import check_same_length
@@ -399,6 +402,14 @@ class GraphReadout(keras.layers.Layer):
     graph: a segment aggregation with the graphs as segments. LAF takes
     values in [0, 1] (it clips its inputs): put a sigmoid before it.
 
+    The number of graphs is the length of `nodes_per_graph` where it is
+    given (as `keras_laf.datasets.disjoint_union` gives it, and as the
+    sizes of TF-GNN's `GraphTensor` or jraph's `n_node`): a shape, known
+    when JAX traces the layer (`jax.jit`, `Model.fit`), so the layer runs
+    on JAX in a model whose number of graphs changes from batch to batch.
+    Without it the number of graphs is `max(node_graph_ids) + 1`, a value,
+    which a JAX trace cannot take.
+
     Args:
         aggregation: str or list of str. `"laf"`, or names or a preset of
             `FixedAggregation` aggregators, as for `MessagePassing`.
@@ -411,16 +422,22 @@ class GraphReadout(keras.layers.Layer):
         node_features: float tensor `(num_nodes, features)`.
         node_graph_ids: int tensor `(num_nodes,)`, the graph of each node,
             in `[0, num_graphs)`; need not be sorted.
-        num_graphs: optional int or scalar int tensor. Defaults to
-            `max(node_graph_ids) + 1`. Graphs without nodes get the
-            aggregate of the empty set (0 for fixed aggregators).
+        num_graphs: optional int or scalar int tensor, the number of
+            graphs. Graphs without nodes get the aggregate of the empty
+            set (0 for fixed aggregators).
+        nodes_per_graph: optional int tensor `(num_graphs,)`, the number
+            of nodes of each graph; only its length is read. Pass it or
+            `num_graphs`, not both; with neither, `num_graphs` is
+            `max(node_graph_ids) + 1`.
 
         Float ids raise a ValueError; out-of-range ids raise a ValueError
         in eager calls and `tf.errors.InvalidArgumentError` in traced
-        calls.
+        TensorFlow calls (JAX cannot check inside `jax.jit`, so check them
+        before: `disjoint_union` does).
 
     Input shape:
-        `(num_nodes, features)`.
+        `(num_nodes, features)`, with `node_graph_ids` `(num_nodes,)` and
+        `nodes_per_graph` `(num_graphs,)`.
 
     Output shape:
         `(num_graphs, features * num_aggregates)`, the aggregates of a
@@ -432,6 +449,22 @@ class GraphReadout(keras.layers.Layer):
     >>> readout(np.array([[1.0], [2.0], [5.0]]), np.array([0, 0, 1])).numpy()
     array([[3., 2.],
            [5., 5.]], dtype=float32)
+
+    In a model, `nodes_per_graph` gives the number of graphs as a shape:
+
+    >>> features = keras.Input((1,))
+    >>> graph_ids = keras.Input((), dtype="int32")
+    >>> nodes_per_graph = keras.Input((), dtype="int32")
+    >>> means = GraphReadout("mean")(
+    ...     features, graph_ids, nodes_per_graph=nodes_per_graph
+    ... )
+    >>> model = keras.Model([features, graph_ids, nodes_per_graph], means)
+    >>> keras.ops.convert_to_numpy(
+    ...     model([np.array([[1.0], [2.0], [5.0]]), np.array([0, 0, 1]),
+    ...            np.array([2, 1])])
+    ... )
+    array([[1.5],
+           [5. ]], dtype=float32)
     """
 
     def __init__(self, aggregation="sum", laf_units=16, **kwargs):
@@ -450,7 +483,12 @@ class GraphReadout(keras.layers.Layer):
         """Aggregates per node feature."""
         return aggregations.num_aggregates(self.aggregation, self.laf_units)
 
-    def build(self, node_features_shape, node_graph_ids_shape=None):
+    def build(
+        self,
+        node_features_shape,
+        node_graph_ids_shape=None,
+        nodes_per_graph_shape=None,
+    ):
         node_shape = _check_node_shape(node_features_shape, self)
         self._aggregation = aggregations.get(
             self.aggregation,
@@ -460,16 +498,58 @@ class GraphReadout(keras.layers.Layer):
         )
         self._aggregation.build(node_shape)
 
-    def _check_inputs(self, node_features, node_graph_ids):
+    def _check_inputs(
+        self, node_features, node_graph_ids, num_graphs, nodes_per_graph
+    ):
         _check_node_shape(node_features.shape, self)
         check_index_tensor(self, "node_graph_ids", node_graph_ids, "graph")
         check_same_length(
             "node_graph_ids", node_graph_ids, "node_features", node_features
         )
+        if nodes_per_graph is None:
+            return
+        if num_graphs is not None:
+            raise ValueError(
+                f"Layer '{self.name}' (GraphReadout) takes the number of "
+                "graphs from `num_graphs` or from the length of "
+                f"`nodes_per_graph`, not both. Received: num_graphs="
+                f"{num_graphs} and nodes_per_graph.shape="
+                f"{tuple(nodes_per_graph.shape)}"
+            )
+        dtype = keras.backend.standardize_dtype(nodes_per_graph.dtype)
+        if "int" not in dtype or len(nodes_per_graph.shape) != 1:
+            raise ValueError(
+                f"Layer '{self.name}' (GraphReadout) expects "
+                "`nodes_per_graph` as an int tensor (num_graphs,), the "
+                "number of nodes of each graph. Received: "
+                f"nodes_per_graph.dtype={dtype}, "
+                f"nodes_per_graph.shape={tuple(nodes_per_graph.shape)}"
+            )
 
-    def call(self, node_features, node_graph_ids, num_graphs=None):
-        self._check_inputs(node_features, node_graph_ids)
-        if num_graphs is None:
+    def call(
+        self,
+        node_features,
+        node_graph_ids,
+        num_graphs=None,
+        nodes_per_graph=None,
+    ):
+        self._check_inputs(
+            node_features, node_graph_ids, num_graphs, nodes_per_graph
+        )
+        if nodes_per_graph is not None:
+            # A static shape where JAX traces, a scalar tensor where
+            # TensorFlow does with an unknown number of graphs.
+            num_graphs = ops.shape(nodes_per_graph)[0]
+        elif num_graphs is None:
+            if keras.config.backend() == "jax" and is_traced(node_graph_ids):
+                raise ValueError(
+                    f"Layer '{self.name}' (GraphReadout) needs the number of "
+                    "graphs as a shape inside a JAX trace (`jax.jit`, "
+                    "`Model.fit`): pass `nodes_per_graph` (num_graphs,), as "
+                    "`keras_laf.datasets.disjoint_union` gives it, or "
+                    "`num_graphs` as an int. Received: num_graphs=None and "
+                    "nodes_per_graph=None"
+                )
             num_graphs = count_segments(node_graph_ids, "num_graphs")
         graph_ids = checked_indices(
             node_graph_ids, num_graphs, "node_graph_ids", "graphs"
@@ -481,17 +561,34 @@ class GraphReadout(keras.layers.Layer):
         )
 
     def compute_output_spec(
-        self, node_features, node_graph_ids, num_graphs=None
+        self,
+        node_features,
+        node_graph_ids,
+        num_graphs=None,
+        nodes_per_graph=None,
     ):
-        self._check_inputs(node_features, node_graph_ids)
+        self._check_inputs(
+            node_features, node_graph_ids, num_graphs, nodes_per_graph
+        )
+        num_graphs = (
+            None if nodes_per_graph is None else nodes_per_graph.shape[0]
+        )
         features = node_features.shape[-1] * self.num_aggregates
-        return keras.KerasTensor((None, features), dtype=self.compute_dtype)
+        return keras.KerasTensor(
+            (num_graphs, features), dtype=self.compute_dtype
+        )
 
     def compute_output_shape(
-        self, node_features_shape, node_graph_ids_shape=None
+        self,
+        node_features_shape,
+        node_graph_ids_shape=None,
+        nodes_per_graph_shape=None,
     ):
         node_shape = _check_node_shape(node_features_shape, self)
-        return (None, node_shape[-1] * self.num_aggregates)
+        num_graphs = (
+            None if nodes_per_graph_shape is None else nodes_per_graph_shape[0]
+        )
+        return (num_graphs, node_shape[-1] * self.num_aggregates)
 
     def get_config(self):
         return {

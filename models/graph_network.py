@@ -82,7 +82,10 @@ def graph_network(
     `keras_laf.datasets.disjoint_union`, whose leading
     dimensions are the numbers of nodes, edges and graphs of the batch;
     `PropertyGraphs.to_dataset` yields batches for `fit`, `evaluate` and
-    `predict`. Compile with `jit_compile` left at `"auto"` (or `False`):
+    `predict`. The readout takes the number of graphs from the length of
+    the input `nodes_per_graph`, a shape, so the model fits on JAX too,
+    whose traces need shapes known (TF-GNN's `GraphTensor` carries the
+    same sizes). Compile with `jit_compile` left at `"auto"` (or `False`):
     the layers run on a batch-dependent number of nodes, which XLA would
     recompile for.
 
@@ -123,15 +126,21 @@ def graph_network(
     Returns:
         An uncompiled `keras.Model` with inputs `{"node_features":
         (num_nodes, num_node_features), "edge_source": (num_edges,),
-        "edge_target": (num_edges,), "node_graph_ids": (num_nodes,)}`
-        (indices int32) and outputs `{"node_outputs": (num_nodes,
-        num_node_outputs), "graph_outputs": (num_graphs,
-        num_graph_outputs)}`.
+        "edge_target": (num_edges,), "node_graph_ids": (num_nodes,),
+        "nodes_per_graph": (num_graphs,)}` (indices and counts int32) and
+        outputs `{"node_outputs": (num_nodes, num_node_outputs),
+        "graph_outputs": (num_graphs, num_graph_outputs)}`.
 
     Example:
 
     >>> model = graph_network(aggregation="sum", num_layers=2)
     >>> model.compile("adam", loss="mse")
+    >>> inputs = keras_laf.datasets.disjoint_union(
+    ...     [np.ones((3, 2)), np.ones((2, 2))],
+    ...     [np.array([[0, 1], [1, 2]]), np.zeros((0, 2), "int32")],
+    ... )
+    >>> tuple(model(inputs)["graph_outputs"].shape)
+    (2, 3)
     """
     num_node_features = check_positive_int(
         "num_node_features", num_node_features
@@ -170,6 +179,10 @@ def graph_network(
         "edge_target": keras.Input(shape=(), dtype="int32", name="edge_target"),
         "node_graph_ids": keras.Input(
             shape=(), dtype="int32", name="node_graph_ids"
+        ),
+        # Its length is the number of graphs of the batch.
+        "nodes_per_graph": keras.Input(
+            shape=(), dtype="int32", name="nodes_per_graph"
         ),
     }
     # (num_nodes, hidden_units)
@@ -236,7 +249,11 @@ def graph_network(
         )(states)
     graph_states = GraphReadout(
         readout_aggregation, laf_units=laf_units, name="graph_readout"
-    )(readout_inputs, inputs["node_graph_ids"])
+    )(
+        readout_inputs,
+        inputs["node_graph_ids"],
+        nodes_per_graph=inputs["nodes_per_graph"],
+    )
     graph_outputs = _mlp(
         graph_states,
         hidden_units,

@@ -451,29 +451,77 @@ def test_ragged_builder_on_other_backends_says_what_to_pass():
         models.deep_sets(vocabulary_size=10, ragged=True)
 
 
-@pytest.mark.skipif(
-    BACKEND == "jax",
-    reason="the number of graphs of a batch is a run-time value, and Keras "
-    "traces the model with JAX before fitting it, where a shape must be "
-    "static",
-)
-def test_graph_network_defaults_fit():
-    rng = np.random.default_rng(2)
-    inputs, targets = keras_laf.datasets.disjoint_union(
-        [rng.uniform(size=(n, 2)) for n in (3, 4)],
-        [np.array([[0, 1], [1, 0], [1, 2]]), np.array([[0, 3], [3, 0]])],
-        [rng.uniform(size=(n, 3)) for n in (3, 4)],
-        rng.uniform(size=(2, 3)),
+def test_graph_readout_with_nodes_per_graph_matches_numpy():
+    rng = np.random.default_rng(4)
+    features = rng.uniform(size=(7, 2)).astype("float32")
+    graph_ids = np.array([2, 0, 0, 2, 1, 0, 2], "int32")  # unsorted
+    # A fourth graph without nodes, which max(graph_ids) + 1 cannot count.
+    nodes_per_graph = np.array([3, 1, 3, 0], "int32")
+    expected = np.zeros((4, 2, 3), "float32")
+    for graph in range(3):
+        members = features[graph_ids == graph]
+        expected[graph] = np.stack(
+            [members.sum(0), members.mean(0), members.max(0)], -1
+        )
+    expected = expected.reshape(4, 6)
+    readout = keras_laf.GraphReadout(["sum", "mean", "max"])
+    outputs = numpy(
+        readout(features, graph_ids, nodes_per_graph=nodes_per_graph)
     )
+    np.testing.assert_allclose(outputs, expected, rtol=1e-6)
+    # The number of graphs from the ids, as without `nodes_per_graph`.
+    np.testing.assert_allclose(
+        outputs[:3], numpy(readout(features, graph_ids)), rtol=1e-6
+    )
+    # In a model, where the number of graphs is the input's leading shape.
+    inputs = [
+        keras.Input((2,)),
+        keras.Input((), dtype="int32"),
+        keras.Input((), dtype="int32"),
+    ]
+    model = keras.Model(
+        inputs, readout(inputs[0], inputs[1], nodes_per_graph=inputs[2])
+    )
+    np.testing.assert_allclose(
+        numpy(model([features, graph_ids, nodes_per_graph])),
+        expected,
+        rtol=1e-6,
+    )
+
+
+def graph_batches():
+    """Endless disjoint-union batches of 2 and of 3 graphs for `fit`."""
+    rng = np.random.default_rng(2)
+    edges = {
+        1: np.zeros((0, 2), "int32"),
+        3: np.array([[0, 1], [1, 0], [1, 2]]),
+        4: np.array([[0, 3], [3, 0]]),
+    }
+    batches = [
+        keras_laf.datasets.disjoint_union(
+            [rng.uniform(size=(n, 2)) for n in sizes],
+            [edges[n] for n in sizes],
+            [rng.uniform(size=(n, 3)) for n in sizes],
+            rng.uniform(size=(len(sizes), 3)),
+        )
+        for sizes in [(3, 4), (4, 1, 3)]
+    ]
+    while True:
+        yield from batches
+
+
+def test_graph_network_defaults_fit():
+    # The numbers of nodes, edges and graphs change from batch to batch;
+    # JAX traces the model with the number of graphs as a shape, the
+    # length of `nodes_per_graph`.
     model = models.graph_network()
     model.compile(optimizer="adam", loss="mse")
-
-    def batches():
-        while True:
-            yield inputs, targets
-
-    history = model.fit(batches(), steps_per_epoch=2, epochs=1, verbose=0)
+    history = model.fit(graph_batches(), steps_per_epoch=4, epochs=1, verbose=0)
     assert np.isfinite(history.history["loss"]).all()
+    inputs, targets = next(graph_batches())
+    outputs = model.predict_on_batch(inputs)
+    assert outputs["graph_outputs"].shape == targets["graph_outputs"].shape
+    assert outputs["node_outputs"].shape == targets["node_outputs"].shape
 
 
 def test_save_and_reload(tmp_path, sets):

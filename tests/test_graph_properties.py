@@ -186,13 +186,79 @@ def test_disjoint_union():
     np.testing.assert_array_equal(inputs["edge_source"], [0, 1, 4])
     np.testing.assert_array_equal(inputs["edge_target"], [1, 0, 2])
     np.testing.assert_array_equal(inputs["node_graph_ids"], [0, 0, 1, 1, 1])
+    np.testing.assert_array_equal(inputs["nodes_per_graph"], [2, 3])
     assert inputs["edge_source"].dtype == np.int32
+    assert inputs["nodes_per_graph"].dtype == np.int32
     assert targets["node_outputs"].shape == (5, 3)
     assert targets["graph_outputs"].shape == (2, 3)
     with pytest.raises(ValueError, match="graph 1"):
         disjoint_union([np.zeros((2, 1))] * 2, [np.zeros((0, 2))] + [[[0, 2]]])
     with pytest.raises(ValueError, match="one entry per graph"):
         disjoint_union([np.zeros((2, 1))], [])
+
+
+@pytest.mark.parametrize(
+    "features, edges, labels, match",
+    [
+        # A PyTorch Geometric edge index (2, num_edges), not transposed.
+        (
+            [np.zeros((3, 1))],
+            [np.array([[0, 1, 2], [1, 2, 0]])],
+            {},
+            r"graph 0.*\(num_edges, 2\).*edges\[0\]\.shape=\(2, 3\)",
+        ),
+        (
+            [np.zeros((2, 1))] * 2,
+            [np.zeros((0, 2)), np.array([[0.0, 1.5]])],
+            {},
+            r"graph 1 must be integer.*edges\[1\]\.dtype=float64",
+        ),
+        (
+            [np.zeros((2, 1))] * 2,
+            [np.array([[0, 1]]), np.array([[-1, 0]])],
+            {},
+            r"graph 1 must index its 2 nodes.*from -1 to 0",
+        ),
+        (
+            [np.zeros((2, 1)), np.zeros((2, 3))],
+            [np.zeros((0, 2))] * 2,
+            {},
+            r"graph 0: \(2, 1\).*node_features\[1\]\.shape=\(2, 3\)",
+        ),
+        (
+            [np.zeros((2, 1)), np.zeros(3)],
+            [np.zeros((0, 2))] * 2,
+            {},
+            r"node_features\[1\]\.shape=\(3,\)",
+        ),
+        (
+            [np.zeros((2, 1)), np.zeros((3, 1))],
+            [np.zeros((0, 2))] * 2,
+            {"node_labels": [np.zeros((3, 1)), np.zeros((2, 1))]},
+            r"graph 0.*one row per node, 2.*node_labels\[0\]\.shape=\(3, 1\)",
+        ),
+        (
+            [np.zeros((2, 1))] * 2,
+            [np.zeros((0, 2))] * 2,
+            {"graph_labels": np.zeros((3, 1))},
+            r"one row per graph.*3 rows for 2 graphs",
+        ),
+    ],
+    ids=[
+        "edge-index-2xE",
+        "float-edges",
+        "negative-edge",
+        "features-differ",
+        "features-rank",
+        "node-labels",
+        "graph-labels",
+    ],
+)
+def test_disjoint_union_names_bad_graphs(features, edges, labels, match):
+    # Checked before a model sees the batch: inside `jax.jit` no index
+    # can be checked.
+    with pytest.raises(ValueError, match=match):
+        disjoint_union(features, edges, **labels)
 
 
 def test_dataset_batches_are_disjoint_unions():

@@ -158,6 +158,7 @@ def permuted(inputs, permutation):
         "edge_source": permutation[inputs["edge_source"]].astype("int32"),
         "edge_target": permutation[inputs["edge_target"]].astype("int32"),
         "node_graph_ids": inputs["node_graph_ids"][inverse],
+        "nodes_per_graph": inputs["nodes_per_graph"],
     }
 
 
@@ -210,6 +211,7 @@ def test_empty_edges_isolated_nodes_and_single_node_graphs(aggregation):
             "edge_source": no_edges,
             "edge_target": no_edges,
             "node_graph_ids": np.zeros(1, "int32"),
+            "nodes_per_graph": np.ones(1, "int32"),
         }
     )
     assert outputs["node_outputs"].shape == (1, 3)
@@ -277,6 +279,65 @@ def test_graph_readout_matches_numpy():
         readout(features, graph_ids, num_graphs=2)
     with pytest.raises(ValueError, match="dtype"):
         readout(features, graph_ids.astype("float32"))
+
+
+def test_graph_readout_nodes_per_graph_in_traced_calls_and_shapes():
+    rng = np.random.default_rng(0)
+    features = rng.uniform(size=(5, 2)).astype("float32")
+    graph_ids = np.array([1, 0, 1, 1, 0], "int32")
+    nodes_per_graph = np.array([2, 3, 0], "int32")
+    readout = GraphReadout(["sum", "max"])
+    expected = keras.ops.convert_to_numpy(
+        readout(features, graph_ids, num_graphs=3)
+    )
+    # Traced with unknown numbers of nodes and graphs, as in `fit`.
+    traced = tf.function(
+        lambda f, i, n: readout(f, i, nodes_per_graph=n),
+        input_signature=[
+            tf.TensorSpec((None, 2), "float32"),
+            tf.TensorSpec((None,), "int32"),
+            tf.TensorSpec((None,), "int32"),
+        ],
+    )
+    np.testing.assert_allclose(
+        traced(features, graph_ids, nodes_per_graph), expected, rtol=1e-6
+    )
+    with pytest.raises(tf.errors.InvalidArgumentError, match="node_graph_ids"):
+        traced(features, graph_ids, nodes_per_graph[:1])
+    # The number of graphs is known where the length of nodes_per_graph is.
+    symbolic = readout(
+        keras.Input(batch_shape=(5, 2)),
+        keras.Input(batch_shape=(5,), dtype="int32"),
+        nodes_per_graph=keras.Input(batch_shape=(3,), dtype="int32"),
+    )
+    assert tuple(symbolic.shape) == (3, 4)
+    assert readout.compute_output_shape((5, 2), (5,), (3,)) == (3, 4)
+
+
+def test_graph_readout_bad_nodes_per_graph():
+    features = np.ones((3, 2), "float32")
+    graph_ids = np.array([0, 0, 1], "int32")
+    readout = GraphReadout()
+    with pytest.raises(ValueError, match=r"not both.*num_graphs=2"):
+        readout(
+            features,
+            graph_ids,
+            num_graphs=2,
+            nodes_per_graph=np.array([2, 1], "int32"),
+        )
+    with pytest.raises(ValueError, match="nodes_per_graph.dtype=float32"):
+        readout(
+            features,
+            graph_ids,
+            nodes_per_graph=np.array([2.0, 1.0], "float32"),
+        )
+    with pytest.raises(ValueError, match=r"nodes_per_graph.shape=\(2, 1\)"):
+        readout(
+            features, graph_ids, nodes_per_graph=np.array([[2], [1]], "int32")
+        )
+    # Too short for the ids.
+    with pytest.raises(ValueError, match=r"node_graph_ids.*\[0, 1\)"):
+        readout(features, graph_ids, nodes_per_graph=np.array([3], "int32"))
 
 
 def test_laf_readout_matches_laf_on_each_graph():
@@ -361,7 +422,7 @@ def tiny_dataset():
     elements = []
     for inputs in (hand_made_batch(), triangle_and_single):
         num_nodes = len(inputs["node_features"])
-        num_graphs = inputs["node_graph_ids"].max() + 1
+        num_graphs = len(inputs["nodes_per_graph"])
         targets = {
             "node_outputs": rng.uniform(size=(num_nodes, 3)).astype("float32"),
             "graph_outputs": rng.uniform(size=(num_graphs, 3)).astype(
@@ -379,6 +440,7 @@ def tiny_dataset():
             "edge_source": tf.TensorSpec((None,), "int32"),
             "edge_target": tf.TensorSpec((None,), "int32"),
             "node_graph_ids": tf.TensorSpec((None,), "int32"),
+            "nodes_per_graph": tf.TensorSpec((None,), "int32"),
         },
         {
             "node_outputs": tf.TensorSpec((None, 3), "float32"),

@@ -55,3 +55,34 @@ def test_grad_of_jit_equals_jit_of_grad_and_the_hand_gradient(form):
         jax.jit(jax.grad(total)),
     ):
         np.testing.assert_allclose(gradient(values), expected, atol=1e-5)
+
+
+def test_graph_readout_under_jit_counts_graphs_by_nodes_per_graph():
+    # Inside `jax.jit` the number of graphs must be a shape: the length of
+    # `nodes_per_graph`; a new length traces the function anew.
+    import jax
+
+    readout = keras_laf.GraphReadout(["sum", "max"])
+    readout_graphs = jax.jit(
+        lambda features, ids, counts: readout(
+            features, ids, nodes_per_graph=counts
+        )
+    )
+    rng = np.random.default_rng(0)
+    for counts in ([2, 3], [1, 1, 3, 0]):
+        counts = np.array(counts, "int32")
+        ids = np.repeat(np.arange(len(counts), dtype="int32"), counts)
+        features = rng.uniform(size=(len(ids), 2)).astype("float32")
+        expected = np.zeros((len(counts), 2, 2), "float32")
+        for graph in range(len(counts)):
+            if counts[graph]:
+                members = features[ids == graph]
+                expected[graph] = np.stack([members.sum(0), members.max(0)], -1)
+        np.testing.assert_allclose(
+            np.asarray(readout_graphs(features, ids, counts)),
+            expected.reshape(len(counts), 4),
+            rtol=1e-6,
+        )
+    without_counts = jax.jit(lambda features, ids: readout(features, ids))
+    with pytest.raises(ValueError, match="pass `nodes_per_graph`"):
+        without_counts(features, ids)

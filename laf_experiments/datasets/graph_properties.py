@@ -312,6 +312,7 @@ def _union_of_ragged(node_features, edges, node_labels, graph_labels):
         "edge_source": flat_edges[:, 0],
         "edge_target": flat_edges[:, 1],
         "node_graph_ids": tf.cast(node_features.value_rowids(), "int32"),
+        "nodes_per_graph": tf.cast(node_counts, "int32"),
     }
     targets = {
         "node_outputs": node_labels.values,
