@@ -317,22 +317,23 @@ def baseline_model(graphs):
         "edge_source": keras.Input((), dtype="int32", name="edge_source"),
         "edge_target": keras.Input((), dtype="int32", name="edge_target"),
         "node_graph_ids": keras.Input((), dtype="int32", name="node_graph_ids"),
+        "nodes_per_graph": keras.Input(
+            (), dtype="int32", name="nodes_per_graph"
+        ),
     }
 
-    def constant_rows(ids, means):
-        # (rows, tasks): `means` repeated once per id.
-        rows = keras.ops.ones_like(keras.ops.cast(ids, "float32"))[:, None]
+    def constant_rows(per_row, means):
+        # (rows, tasks): `means` repeated once per entry of `per_row`.
+        rows = keras.ops.ones_like(keras.ops.cast(per_row, "float32"))[:, None]
         return rows * keras.ops.convert_to_tensor(means, "float32")[None]
 
     node_outputs = keras.layers.Lambda(
         lambda ids: constant_rows(ids, node_means), name="node_outputs"
     )(inputs["node_graph_ids"])
     graph_outputs = keras.layers.Lambda(
-        lambda ids: constant_rows(
-            keras.ops.arange(keras.ops.max(ids) + 1), graph_means
-        ),
+        lambda counts: constant_rows(counts, graph_means),
         name="graph_outputs",
-    )(inputs["node_graph_ids"])
+    )(inputs["nodes_per_graph"])
     return keras.Model(
         inputs,
         {"node_outputs": node_outputs, "graph_outputs": graph_outputs},

@@ -174,6 +174,7 @@ def test_graphs_baseline_predicts_the_training_means():
             "edge_source": np.zeros(0, "int32"),
             "edge_target": np.zeros(0, "int32"),
             "node_graph_ids": np.array([0, 0, 1, 2], "int32"),
+            "nodes_per_graph": np.array([2, 1, 1], "int32"),
         }
     )
     np.testing.assert_allclose(outputs["node_outputs"], [[3.0, 4.0, 5.0]] * 4)

@@ -243,6 +243,7 @@ def test_disjoint_union():
             {"graph_labels": np.zeros((3, 1))},
             r"one row per graph.*3 rows for 2 graphs",
         ),
+        ([], [], {}, r"at least one graph.*Received: 0 graphs"),
     ],
     ids=[
         "edge-index-2xE",
@@ -252,6 +253,7 @@ def test_disjoint_union():
         "features-rank",
         "node-labels",
         "graph-labels",
+        "no-graphs",
     ],
 )
 def test_disjoint_union_names_bad_graphs(features, edges, labels, match):
@@ -286,6 +288,20 @@ def test_dataset_batches_are_disjoint_unions():
     )
     with pytest.raises(ValueError, match="batch_size"):
         graphs.to_dataset(batch_size=0)
+
+
+def test_property_graphs_with_a_bad_edge_fail_when_made():
+    # `to_dataset` skips `disjoint_union`, whose checks would catch this.
+    graphs = make_property_graphs(2, sizes=(4, 5), seed=0)
+    bad_edges = (graphs.edges[0], np.array([[0, 9]], "int32"))
+    with pytest.raises(ValueError, match="graph 1 .*Received indices"):
+        graph_properties.PropertyGraphs(
+            graphs.node_features,
+            bad_edges,
+            graphs.node_labels,
+            graphs.graph_labels,
+            graphs.graph_types,
+        )
 
 
 def test_average_log_degree():

@@ -127,6 +127,11 @@ def disjoint_union(node_features, edges, node_labels=None, graph_labels=None):
             "`node_features` and `edges` must hold one entry per graph. "
             f"Received: {len(node_features)} and {len(edges)} entries"
         )
+    if not len(node_features):
+        raise ValueError(
+            "`disjoint_union` needs at least one graph (the features' size "
+            "comes from them). Received: 0 graphs"
+        )
     _check_node_features(node_features)
     node_counts = np.array([len(f) for f in node_features], dtype="int64")
     _check_labels(node_labels, graph_labels, node_counts)

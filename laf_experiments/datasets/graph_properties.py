@@ -352,6 +352,13 @@ class PropertyGraphs:
         default_factory=lambda: np.ones(3, "float32")
     )
 
+    def __post_init__(self):
+        # `to_dataset` batches without `disjoint_union`: check every graph
+        # once here, as it does, since inside `jax.jit` a bad edge index
+        # would be dropped or clamped without an error.
+        if len(self):
+            disjoint_union(self.node_features, self.edges)
+
     def __len__(self):
         return len(self.node_features)
 
