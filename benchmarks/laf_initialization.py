@@ -146,29 +146,6 @@ class KeepLargeInnerExponents(keras_laf.constraints.ClosedFormExponents):
         return keras.ops.where(kept, clipped, pulled)
 
 
-class DegreeFloorExponents(keras_laf.constraints.ClosedFormExponents):
-    """The default pull, then every max/min-like term (inner exponent at
-    least `large_inner`) keeps a degree outer * inner of at least
-    `floor_degree`. Under Adam an outer exponent moves by about the
-    learning rate per step, 1e-3, which is 5% of an anchor's 1/50: in the
-    first epoch the gradient can drive it to 0, and the term becomes a
-    constant. With the floor it stays max(x)^floor_degree at least."""
-
-    def __init__(self, large_inner=5.0, floor_degree=0.5, **kwargs):
-        super().__init__(**kwargs)
-        self.large_inner = large_inner
-        self.floor_degree = floor_degree
-
-    def __call__(self, w):
-        outer, inner = terms(super().__call__(w))
-        floor = self.floor_degree / keras.ops.maximum(inner, self.large_inner)
-        outer = keras.ops.where(
-            inner >= self.large_inner, keras.ops.maximum(outer, floor), outer
-        )
-        pairs = keras.ops.stack([outer, inner], axis=1)
-        return keras.ops.reshape(pairs, keras.ops.shape(w))
-
-
 class GatedClosedFormExponents(KeepLargeInnerExponents):
     """The default pull on units already within `gate` of a closed form.
 
@@ -302,12 +279,20 @@ CANDIDATES = {
         }
         for large in (1.5, 5.0)
     },
-    # The default's pull, max/min-like terms kept at a least degree.
-    **{
-        f"degree_floor_{floor:g}": {
-            "exponent_constraint": DegreeFloorExponents(floor_degree=floor)
-        }
-        for floor in (0.25, 0.5, 1.0)
+    # The default before max/min-like terms kept a least degree (the
+    # records named "anchored" up to c8ed171 are this, or older defaults).
+    "anchored_without_floor": {
+        "exponent_constraint": keras_laf.constraints.ClosedFormExponents()
+    },
+    # The current default ("anchored" in later records): max/min-like
+    # terms (inner exponent >= 5) keep a degree of at least 0.25. At c8ed171 floors of 0.5 and 1 were
+    # also run (records "degree_floor_0.5", "degree_floor_1"), with a
+    # class of this script that floored the degree apart from
+    # keep_degree; they were no better.
+    "degree_floor_0.25": {
+        "exponent_constraint": keras_laf.constraints.ClosedFormExponents(
+            anchor_inner=5.0
+        )
     },
     # The default's pull on units near a closed form only.
     **{

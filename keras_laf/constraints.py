@@ -140,6 +140,18 @@ class ClosedFormExponents(keras.constraints.Constraint):
     (a = 1/50, b = 50), and pulling it to 0 would turn the maximum into a
     constant.
 
+    With `anchor_inner`, a term whose inner exponent is at least
+    `anchor_inner` (a max- or min-like term, as the anchors of LAF's
+    default start) also keeps its degree at `keep_degree` or more: its
+    outer exponent is raised to `keep_degree / inner` when below. Adam
+    moves an exponent by about the learning rate per step, which for the
+    anchors' outer exponent 1/50 is 5% of its value per step: in the
+    first epoch the gradient can drive it to 0, where the term is a
+    constant and the pull keeps it (with or without the pull, half of the
+    restarts of a 9-unit min then failed). With the floor the term stays
+    at least max(x)^keep_degree and its unit can still learn a max or a
+    min; its coefficient can still turn it off.
+
     Applied to LAF's `(8, units)` exponents, rows a..h (outer and inner
     exponents alternate). `pull` is per optimizer step; the default suits
     Adam at the paper's learning rate, 1e-3 (scale it with the learning
@@ -159,6 +171,10 @@ class ClosedFormExponents(keras.constraints.Constraint):
         keep_degree: float > 0. Outer exponents of terms whose degree
             outer * inner reaches this are not pulled towards 0. Defaults
             to `0.25`.
+        anchor_inner: None or float > 0. Terms whose inner exponent is at
+            least this keep a degree of at least `keep_degree`. Defaults to
+            None (no floor, as layers saved before this option);
+            `keras_laf.LAF`'s default start uses 5.
 
     Example:
 
@@ -186,6 +202,7 @@ class ClosedFormExponents(keras.constraints.Constraint):
         outer_window=0.5,
         inner_window=0.5,
         keep_degree=0.25,
+        anchor_inner=None,
     ):
         self.max_value = _positive_number("max_value", max_value)
         if _is_not_number(pull) or not pull >= 0:
@@ -205,6 +222,11 @@ class ClosedFormExponents(keras.constraints.Constraint):
         self.outer_window = float(outer_window)
         self.inner_window = float(inner_window)
         self.keep_degree = _positive_number("keep_degree", keep_degree)
+        self.anchor_inner = (
+            None
+            if anchor_inner is None
+            else _positive_number("anchor_inner", anchor_inner)
+        )
 
     def __call__(self, w):
         w = ops.clip(w, 0.0, self.max_value)
@@ -231,7 +253,17 @@ class ClosedFormExponents(keras.constraints.Constraint):
         pulled = nearest + ops.sign(distance) * ops.maximum(
             ops.abs(distance) - self.pull, 0.0
         )
-        return ops.where(ops.abs(distance) < window, pulled, w)
+        w = ops.where(ops.abs(distance) < window, pulled, w)
+        if self.anchor_inner is None:
+            return w
+        # (4, units) each: max/min-like terms get their least outer
+        # exponent.
+        pairs = ops.reshape(w, (4, 2, units))
+        outer, inner = pairs[:, 0], pairs[:, 1]
+        anchors = inner >= self.anchor_inner
+        floor = self.keep_degree / ops.where(anchors, inner, 1.0)
+        outer = ops.where(anchors, ops.maximum(outer, floor), outer)
+        return ops.reshape(ops.stack([outer, inner], axis=1), (8, units))
 
     def get_config(self):
         return {
@@ -240,6 +272,7 @@ class ClosedFormExponents(keras.constraints.Constraint):
             "outer_window": self.outer_window,
             "inner_window": self.inner_window,
             "keep_degree": self.keep_degree,
+            "anchor_inner": self.anchor_inner,
         }
 
 

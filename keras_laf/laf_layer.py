@@ -21,6 +21,10 @@ INITIALIZATIONS = ("anchored", "paper")
 # (`PositiveDenominator(pull=...)`), chosen with the seed study of
 # `benchmarks/laf_initialization.py`.
 COEFFICIENT_PULL = 2e-4
+# Terms whose inner exponent is at least this (max/min-like, as the
+# anchors) keep their degree (`ClosedFormExponents(anchor_inner=...)`),
+# chosen with the same seed study.
+ANCHOR_INNER = 5.0
 
 
 @keras.saving.register_keras_serializable(package="keras_laf")
@@ -69,7 +73,9 @@ class LAF(SetAggregation):
             uniform in [0.5, 1], alpha, beta normal with standard deviation
             0.01; see `keras_laf.initializers.AnchoredLAF`). After every
             step `keras_laf.constraints.ClosedFormExponents` pulls the
-            exponents near 0 or 1 onto them and
+            exponents near 0 or 1 onto them (max/min-like terms, inner
+            exponent 5 or more, keep a degree of at least 0.25, so that
+            the anchors are not lost in the first epoch) and
             `keras_laf.constraints.PositiveDenominator(pull=2e-4)` keeps
             gamma, delta >= 0 with gamma + delta >= 1 (no pole on large
             sets) and pulls the coefficients the data does not need onto
@@ -85,10 +91,11 @@ class LAF(SetAggregation):
             `(4, units)`. Defaults to the `initialization` preset's.
         exponent_constraint: constraint applied by the optimizer after each
             update of the exponents. Defaults to the `initialization`
-            preset's: `keras_laf.constraints.ClosedFormExponents()` for
-            `"anchored"` (the paper's projection onto [0, 100], then a pull
-            of the exponents near 0 or 1 onto them, so that units settle
-            on exact closed forms that extrapolate), and
+            preset's: `keras_laf.constraints.ClosedFormExponents(
+            anchor_inner=5.0)` for `"anchored"` (the paper's projection
+            onto [0, 100], then a pull of the exponents near 0 or 1 onto
+            them, so that units settle on exact closed forms that
+            extrapolate, and a least degree for max/min-like terms), and
             `keras_laf.constraints.BoundedNonNeg(max_value=100.0)`, the
             projection alone, for `"paper"`. Pass a constraint that keeps
             the exponents non-negative.
@@ -181,7 +188,9 @@ class LAF(SetAggregation):
         else:
             default_exponents = AnchoredLAF("exponents")
             default_coefficients = AnchoredLAF("coefficients")
-            default_exponent_constraint = ClosedFormExponents()
+            default_exponent_constraint = ClosedFormExponents(
+                anchor_inner=ANCHOR_INNER
+            )
             default_coefficient_constraint = PositiveDenominator(
                 pull=COEFFICIENT_PULL
             )

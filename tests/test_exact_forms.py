@@ -15,9 +15,12 @@ def apply(constraint, weights):
     return keras.ops.convert_to_numpy(constraint(tensor))
 
 
-def pull_reference(weights, pull, outer_window, inner_window, keep_degree):
+def pull_reference(
+    weights, pull, outer_window, inner_window, keep_degree, anchor_inner=None
+):
     # Element by element: clip, then the L1 proximal step towards the
-    # nearest of 0 and 1 inside the row's window.
+    # nearest of 0 and 1 inside the row's window, then the floor of the
+    # outer exponents of terms with a large inner one.
     weights = np.clip(np.asarray(weights, "float64"), 0.0, 100.0)
     result = weights.copy()
     for row in range(8):
@@ -36,6 +39,14 @@ def pull_reference(weights, pull, outer_window, inner_window, keep_degree):
                 result[row, unit] = nearest + np.sign(distance) * max(
                     abs(distance) - pull, 0.0
                 )
+    if anchor_inner is not None:
+        for row in range(0, 8, 2):
+            for unit in range(weights.shape[1]):
+                inner = result[row + 1, unit]
+                if inner >= anchor_inner:
+                    result[row, unit] = max(
+                        result[row, unit], keep_degree / inner
+                    )
     return result
 
 
@@ -44,10 +55,18 @@ def test_exponents_match_the_reference():
     weights = rng.uniform(-0.2, 1.6, size=(8, 40))
     weights[1, :5] = 50.0  # max-like terms with a small outer exponent
     weights[0, :5] = [0.02, 0.01, 0.004, 0.6, 0.3]
+    weights[3, :3] = [5.0, 20.0, 4.9]  # the floor's edge
+    weights[2, :3] = 0.0
     for kwargs in (
         {"pull": 0.01, "outer_window": 0.5, "inner_window": 0.1},
         {"pull": 0.2, "outer_window": 0.25, "inner_window": 0.0},
         {"pull": 0.0, "outer_window": 0.5, "inner_window": 0.5},
+        {"pull": 0.01, "outer_window": 0.5, "inner_window": 0.5}
+        | {"anchor_inner": 5.0},
+        # Inner exponents inside the pull's window: the floor reads them
+        # after the pull.
+        {"pull": 0.3, "outer_window": 0.5, "inner_window": 0.5}
+        | {"anchor_inner": 1.2},
     ):
         constraint = ClosedFormExponents(**kwargs)
         np.testing.assert_allclose(
@@ -55,6 +74,18 @@ def test_exponents_match_the_reference():
             pull_reference(weights, keep_degree=0.25, **kwargs),
             atol=1e-6,
         )
+
+
+def test_anchors_keep_their_degree():
+    # Table 1's min term, its outer exponent driven to 0 by the gradient:
+    # the floor gives it back the degree keep_degree, 0.25 / 50.
+    exponents = np.zeros((8, 2), "float32")
+    exponents[2:4, 0] = [0.0, 50.0]
+    exponents[2:4, 1] = [0.0, 2.0]  # not max-like: left at 0
+    floored = apply(ClosedFormExponents(anchor_inner=5.0), exponents)
+    np.testing.assert_allclose(floored[2:4, 0], [0.005, 50.0])
+    np.testing.assert_array_equal(floored[2:4, 1], [0.0, 2.0])
+    assert apply(ClosedFormExponents(), exponents)[2, 0] == 0.0
 
 
 def test_exponents_within_the_pull_land_exactly_and_max_anchor_is_kept():
@@ -118,6 +149,8 @@ def test_coefficient_pull_matches_the_reference():
         ({"outer_window": 0.6}, "Received: outer_window=0.6"),
         ({"inner_window": -0.1}, "Received: inner_window=-0.1"),
         ({"keep_degree": 0}, "Received: keep_degree=0"),
+        ({"anchor_inner": -5.0}, "Received: anchor_inner=-5.0"),
+        ({"anchor_inner": "5"}, "Received: anchor_inner='5'"),
         ({"max_value": True}, "Received: max_value=True"),
     ],
 )
@@ -135,6 +168,7 @@ def test_bad_coefficient_pull(pull):
 def test_constraints_round_trip_their_config():
     for constraint in (
         ClosedFormExponents(pull=1e-3, outer_window=0.2, keep_degree=0.5),
+        ClosedFormExponents(anchor_inner=5.0),
         PositiveDenominator(pull=1e-3),
     ):
         restored = keras.constraints.deserialize(
