@@ -285,10 +285,10 @@ CANDIDATES = {
         "exponent_constraint": keras_laf.constraints.ClosedFormExponents()
     },
     # The current default ("anchored" in later records): max/min-like
-    # terms (inner exponent >= 5) keep a degree of at least 0.25. At c8ed171 floors of 0.5 and 1 were
-    # also run (records "degree_floor_0.5", "degree_floor_1"), with a
-    # class of this script that floored the degree apart from
-    # keep_degree; they were no better.
+    # terms (inner exponent >= 5) keep a degree of at least 0.25. At
+    # c8ed171 floors of 0.5 and 1 were also run (records
+    # "degree_floor_0.5", "degree_floor_1") with a class of this script
+    # that floored the degree apart from keep_degree; they were no better.
     "degree_floor_0.25": {
         "exponent_constraint": keras_laf.constraints.ClosedFormExponents(
             anchor_inner=5.0

@@ -309,7 +309,7 @@ def peer_epochs(num_sets, epochs):
         }
         for name in names
     }
-    batches = -(-num_sets // 64)
+    batches = -(-num_sets // fit_data["batch_size"])
     results["exponentials"] = {
         "seconds_per_epoch": exponential_pass_seconds(batches, epochs)
     }

@@ -570,13 +570,12 @@ class GraphReadout(keras.layers.Layer):
         self._check_inputs(
             node_features, node_graph_ids, num_graphs, nodes_per_graph
         )
-        num_graphs = (
-            None if nodes_per_graph is None else nodes_per_graph.shape[0]
+        shape = self.compute_output_shape(
+            node_features.shape,
+            node_graph_ids.shape,
+            None if nodes_per_graph is None else nodes_per_graph.shape,
         )
-        features = node_features.shape[-1] * self.num_aggregates
-        return keras.KerasTensor(
-            (num_graphs, features), dtype=self.compute_dtype
-        )
+        return keras.KerasTensor(shape, dtype=self.compute_dtype)
 
     def compute_output_shape(
         self,

@@ -142,9 +142,8 @@ def disjoint_union(node_features, edges, node_labels=None, graph_labels=None):
             zip(edges, node_counts, offsets)
         )
     ]
-    all_edges = (
-        np.concatenate(shifted) if shifted else np.zeros((0, 2))
-    ).astype("int32")
+    # At least one graph: `shifted` is never empty.
+    all_edges = np.concatenate(shifted).astype("int32")
     inputs = {
         "node_features": np.concatenate(node_features).astype("float32"),
         "edge_source": all_edges[:, 0],
