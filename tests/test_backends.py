@@ -271,15 +271,13 @@ def test_backend_hooks_match_the_plain_keras_ops_ones():
     log_mask = np.where(padding, -np.inf, 0).astype("float32")
     q = rng.uniform(0, 2, (2, 2 * units)).astype("float32")
     weights = rng.normal(size=(2, 2 * units, rows)).astype("float32")
-    weighted = rng.normal(size=(2, 2 * units, num_elements, rows))
-    y, log_mask, q, weights, weighted = (
+    y, log_mask, q, weights = (
         ops.convert_to_tensor(array, "float32")
-        for array in (y, log_mask, q, weights, weighted)
+        for array in (y, log_mask, q, weights)
     )
     exponentials = PaddedPowerSums.exponentials
     for hook, args in [
         ("weighted_sum_over_units", (exponentials, y, log_mask, q, weights)),
-        ("q_gradient_of_chunk", (weights, weighted)),
         ("materialized", (y,)),
     ]:
         np.testing.assert_allclose(

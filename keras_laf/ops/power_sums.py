@@ -267,7 +267,8 @@ class PaddedPowerSums:
     @staticmethod
     def exponentials(y, log_mask, q):
         """exp(y q) `(2, 2 * units, n, rows)`, zero at padding, for y `(2,
-        1, n, rows)` and the log of the mask `(n, rows)`.
+        1, n, rows)` and the log of the mask `(n, rows)` (or any term added
+        to the exponent, in a shape that broadcasts to y's).
 
         Padding is excluded by adding the log of the mask to the exponent,
         which is exact (exp(-inf) = 0 whatever y q is) and, unlike
@@ -290,19 +291,32 @@ class PaddedPowerSums:
         gradient `upstream` of the sums.
 
         The gradient of q sums y exp(y q) over each set, chunk by chunk
-        like `sums`. The gradient of x sums exp(y q) over the units and
-        sources: one pass over the whole set, which XLA fuses with the
-        exponentials and so stores none of them, whatever the set size.
+        like `sums`, then weighs these sums by `upstream`. The gradient of
+        x sums exp(y q) over the units and sources: one pass over the
+        whole set, which XLA fuses with the exponentials and so stores
+        none of them, whatever the set size.
         """
         y = self._shifted_logs(x, m)
         chunk = self._chunks(y)
 
-        def chunk_gradient(index):
+        def chunk_weighted_sums(index):
             y, log_mask = chunk(index)
-            weighted = y * self.exponentials(y, log_mask, q)
-            return (backend.q_gradient_of_chunk(upstream, weighted),)
+            # y <= 0 at real elements, so y exp(y q) = -exp(y q + log(-y))
+            # (0 where y = 0): the sums of `sums` with one more term in the
+            # exponent, which XLA runs as fast as them, unlike the product
+            # (RESULTS.md, "Layout of the power sums"). Padding, where y may
+            # be > 0 (1 - x = 1), is excluded by the log of the mask. The
+            # logs are computed once per element, not fused into the
+            # exponentials and computed once per unit.
+            log_terms = ops.log(ops.maximum(-y, 0.0)) + log_mask
+            log_terms = backend.materialized(log_terms)
+            exponentials = self.exponentials(y, log_terms, q)
+            return (-ops.sum(exponentials, axis=-2),)
 
-        (grad_q,) = backend.sum_over_chunks(chunk_gradient, self.num_chunks)
+        (weighted_sums,) = backend.sum_over_chunks(
+            chunk_weighted_sums, self.num_chunks
+        )
+        grad_q = ops.sum(upstream * weighted_sums, axis=-1)
         # (2, set_size, sets * features), then combined per source.
         grad_y = backend.weighted_sum_over_units(
             self.exponentials, y, self.log_mask, q, upstream * q[:, :, None]

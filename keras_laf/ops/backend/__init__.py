@@ -65,20 +65,6 @@ def weighted_sum_over_units(exponentials, y, log_mask, q, weights):
     )
 
 
-def q_gradient_of_chunk(upstream, weighted):
-    """sum over the elements and the rows of `upstream * weighted`: the
-    gradient of the inner exponents from one chunk of padded sets.
-
-    Args:
-        upstream: `(2, 2 * units, rows)`, the gradient of the sums.
-        weighted: `(2, 2 * units, chunk, rows)`, y exp(y q).
-
-    Returns:
-        `(2, 2 * units)`.
-    """
-    return _module().q_gradient_of_chunk(upstream, weighted)
-
-
 def laf_over_sets(values, sets, exponents, coefficients, epsilon, limit):
     """`keras_laf.ops.laf_over_sets` on the backend's fastest path."""
     return _module().laf_over_sets(

@@ -47,11 +47,6 @@ def weighted_sum_over_units(exponentials, y, log_mask, q, weights):
     )
 
 
-def q_gradient_of_chunk(upstream, weighted):
-    # The set axis first, then the units' weighted sum over the rows.
-    return ops.sum(upstream * ops.sum(weighted, axis=-2), axis=-1)
-
-
 def laf_over_sets(values, sets, exponents, coefficients, epsilon, limit):
     from keras_laf.ops.formula import laf_math
 

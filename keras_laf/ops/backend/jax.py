@@ -1,7 +1,7 @@
 """The backend hooks on JAX (see `keras_laf.ops.backend`).
 
 LAF runs as plain `keras.ops` (`keras_laf.ops.formula.laf_math`): a JAX
-training step is compiled whole by XLA. Two of its sums run fastest on
+training step is compiled whole by XLA. One of its sums runs fastest on
 JAX's CPU compiler in another layout than on TensorFlow's, and one tensor
 is kept from being fused into the loop over the exponentials; RESULTS.md
 ("Layout of the power sums") has the measurements.
@@ -21,7 +21,6 @@ __all__ = [
     "laf_over_sets",
     "materialized",
     "platform",
-    "q_gradient_of_chunk",
     "sum_over_chunks",
     "weighted_sum_over_units",
 ]
@@ -44,8 +43,3 @@ def weighted_sum_over_units(exponentials, y, log_mask, q, weights):
     )
     weighted_sums = ops.sum(ops.expand_dims(weights, -1) * exponentials, 1)
     return ops.transpose(weighted_sums, (0, 2, 1))
-
-
-def q_gradient_of_chunk(upstream, weighted):
-    # One sum over the elements and the rows together.
-    return ops.sum(ops.expand_dims(upstream, -2) * weighted, (-2, -1))

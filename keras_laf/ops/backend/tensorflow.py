@@ -20,7 +20,6 @@ from keras_laf.ops import formula
 from keras_laf.ops import power_sums
 from keras_laf.ops.backend.generic import chunk_summer
 from keras_laf.ops.backend.generic import materialized
-from keras_laf.ops.backend.generic import q_gradient_of_chunk
 from keras_laf.ops.backend.generic import weighted_sum_over_units
 from keras_laf.sets import PaddedSets
 from keras_laf.sets import SegmentSets
@@ -36,7 +35,6 @@ __all__ = [
     "laf_over_sets",
     "materialized",
     "platform",
-    "q_gradient_of_chunk",
     "sum_over_chunks",
     "weighted_sum_over_units",
 ]
