@@ -301,6 +301,12 @@ class PaddedPowerSums:
 
         def chunk_weighted_sums(index):
             y, log_mask = chunk(index)
+            if is_one(self.num_chunks):
+                # The exponentials of `sums`, which XLA computes once for
+                # both when it compiles the forward and backward passes
+                # together.
+                weighted = y * self.exponentials(y, log_mask, q)
+                return (ops.sum(weighted, axis=-2),)
             # y <= 0 at real elements, so y exp(y q) = -exp(y q + log(-y))
             # (0 where y = 0): the sums of `sums` with one more term in the
             # exponent, which XLA runs as fast as them, unlike the product
