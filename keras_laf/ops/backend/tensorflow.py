@@ -61,12 +61,14 @@ sum_over_chunks = chunk_summer(_bounded_loop)
 
 
 def padded_laf_forward(
-    values, mask, log_mask, exponents, coefficients, epsilon, limit, budget
+    values, mask, log_mask, exponents, inner, coefficients, *args
 ):
     """LAF of padded sets, and what its gradient needs besides the inputs
     (`per_set_gradients`, `power_sum_gradients`): the power sums, the
-    largest logs and the sets made NaN."""
-    _, inner = formula.outer_and_inner(exponents)
+    largest logs and the sets made NaN. `inner` is `exponents`' inner
+    exponents (`compiled_padded_laf` says why they are an argument); `args`
+    are epsilon, the output limit and the chunk budget."""
+    epsilon, limit, budget = args
     layout = power_sums.padded_power_sums(
         values, log_mask, epsilon, inner.shape[-1] // 2, budget
     )
@@ -100,20 +102,14 @@ def per_set_gradients(
 
 
 def power_sum_gradients(
-    values, log_mask, max_logs, exponents, upstream, epsilon, budget
+    values, log_mask, max_logs, inner, upstream, epsilon, budget
 ):
     """Gradients of the power sums of padded sets with respect to the values
-    and the exponents, given their gradient `upstream`."""
-    with tf.GradientTape() as tape:
-        tape.watch(exponents)
-        _, inner = formula.outer_and_inner(exponents)
+    and the inner exponents, given their gradient `upstream`."""
     layout = power_sums.padded_power_sums(
         values, log_mask, epsilon, inner.shape[-1] // 2, budget
     )
-    grad_values, grad_inner = power_sums.gradients(
-        layout, values, max_logs, inner, upstream
-    )
-    return grad_values, tape.gradient(inner, exponents, grad_inner)
+    return power_sums.gradients(layout, values, max_logs, inner, upstream)
 
 
 @functools.cache
@@ -151,23 +147,29 @@ def compiled_padded_laf(values, mask, exponents, coefficients, epsilon, limit):
     per-set tensors for the gradient, besides the inputs. The chunk budget
     (`keras_laf.config`) is an argument of the compiled functions, so that
     a new budget traces them anew.
+
+    The inner exponents are selected from `exponents` before the compiled
+    functions, which take them as an argument: selected inside, XLA fuses
+    the selection into the loops over the exponentials and redoes it for
+    every element.
     """
     forward, set_gradients, sum_gradients = padded_laf_kernels()
     budget = config.chunk_budget("padded")
     log_mask = power_sums.element_log_mask(mask, power_sums.shape(values)[-1])
 
     @ops.custom_gradient
-    def padded_laf(values, exponents, coefficients):
+    def padded_laf(values, exponents, inner, coefficients):
         # The compiled functions are never differentiated (see above).
-        values, exponents, coefficients = (
+        values, exponents, inner, coefficients = (
             ops.stop_gradient(tensor)
-            for tensor in (values, exponents, coefficients)
+            for tensor in (values, exponents, inner, coefficients)
         )
         outputs, residuals = forward(
             values,
             mask,
             log_mask,
             exponents,
+            inner,
             coefficients,
             epsilon,
             limit,
@@ -186,26 +188,19 @@ def compiled_padded_laf(values, mask, exponents, coefficients, epsilon, limit):
                 limit,
             )
             max_logs = residuals[1]
-            grad_values, grad_exponents_of_sums = sum_gradients(
-                values,
-                log_mask,
-                max_logs,
-                exponents,
-                grad_sums,
-                epsilon,
-                budget,
+            grad_values, grad_inner = sum_gradients(
+                values, log_mask, max_logs, inner, grad_sums, epsilon, budget
             )
-            return (
-                grad_values,
-                grad_exponents + grad_exponents_of_sums,
-                grad_coefficients,
-            )
+            return grad_values, grad_exponents, grad_inner, grad_coefficients
 
         return outputs, grad
 
+    exponents = ops.cast(exponents, "float32")
+    _, inner = formula.outer_and_inner(exponents)
     return padded_laf(
         ops.cast(values, "float32"),
-        ops.cast(exponents, "float32"),
+        exponents,
+        inner,
         ops.cast(coefficients, "float32"),
     )
 
