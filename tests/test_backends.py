@@ -274,7 +274,7 @@ def test_backend_hooks_compute_what_numpy_computes():
         "skr,sknr->snr",
         weights,
         np.exp(y * q[:, :, None, None]) * ~padding,
-    )[:, None]
+    )
     computed = backend.weighted_sum_over_units(
         PaddedPowerSums.exponentials,
         *(ops.convert_to_tensor(array) for array in (y, log_mask, q, weights)),

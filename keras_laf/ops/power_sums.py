@@ -323,12 +323,12 @@ class PaddedPowerSums:
             chunk_weighted_sums, self.num_chunks
         )
         grad_q = ops.sum(upstream * weighted_sums, axis=-1)
-        # (2, 1, set_size, sets * features), then combined per source.
+        # (2, set_size, sets * features), then combined per source.
         grad_y = backend.weighted_sum_over_units(
             self.exponentials, y, self.log_mask, q, upstream * q[:, :, None]
         )
         derivatives = log_derivatives(x, self.epsilon, 0)
-        grad_x = grad_y[0, 0] * derivatives[0] + grad_y[1, 0] * derivatives[1]
+        grad_x = grad_y[0] * derivatives[0] + grad_y[1] * derivatives[1]
         return grad_x, grad_q
 
 

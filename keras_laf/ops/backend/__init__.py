@@ -50,8 +50,8 @@ def materialized(tensor):
 
 def weighted_sum_over_units(exponentials, y, log_mask, q, weights):
     """sum_k weights_k exp(y q_k) over the units and terms k of padded
-    sets, `(2, 1, set_size, rows)`, in one pass over the elements that
-    stores none of the exponentials.
+    sets: `(2, set_size, rows)`, in one pass that XLA fuses with the
+    exponentials.
 
     Args:
         exponentials: `PaddedPowerSums.exponentials`.

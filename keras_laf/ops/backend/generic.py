@@ -41,15 +41,10 @@ def materialized(tensor):
 
 
 def weighted_sum_over_units(exponentials, y, log_mask, q, weights):
-    # One term k at a time: a compiler fuses the terms into one pass over
-    # the elements in their layout, and an eager backend holds one term's
-    # exponentials at a time.
-    total = 0.0
-    for k in range(q.shape[-1]):
-        total += weights[:, k : k + 1, None] * exponentials(
-            y, log_mask, q[:, k : k + 1]
-        )
-    return total
+    # The set axis before the (set, feature) pairs, as they are laid out.
+    return ops.sum(
+        ops.expand_dims(weights, -2) * exponentials(y, log_mask, q), 1
+    )
 
 
 def laf_over_sets(values, sets, exponents, coefficients, epsilon, limit):

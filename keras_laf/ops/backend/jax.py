@@ -1,14 +1,16 @@
 """The backend hooks on JAX (see `keras_laf.ops.backend`).
 
 LAF runs as plain `keras.ops` (`keras_laf.ops.formula.laf_math`): a JAX
-training step is compiled whole by XLA. The only hook of its own keeps a
-tensor from being fused into the loop over the exponentials; RESULTS.md
+training step is compiled whole by XLA. One of its sums runs fastest on
+JAX's CPU compiler in another layout than on TensorFlow's, and one tensor
+is kept from being fused into the loop over the exponentials; RESULTS.md
 ("Layout of the power sums") has the measurements.
 """
 
+from keras import ops
+
 from keras_laf.ops.backend.generic import laf_over_sets
 from keras_laf.ops.backend.generic import sum_over_chunks
-from keras_laf.ops.backend.generic import weighted_sum_over_units
 
 try:
     import jax
@@ -32,3 +34,12 @@ def materialized(tensor):
     # XLA fuses cheap producers into their consumers and recomputes them
     # for every element of the consumer; the barrier stores the tensor.
     return jax.lax.optimization_barrier(tensor)
+
+
+def weighted_sum_over_units(exponentials, y, log_mask, q, weights):
+    # The sum over the units runs with the set axis minor.
+    exponentials = exponentials(
+        ops.transpose(y, (0, 1, 3, 2)), ops.transpose(log_mask), q
+    )
+    weighted_sums = ops.sum(ops.expand_dims(weights, -1) * exponentials, 1)
+    return ops.transpose(weighted_sums, (0, 2, 1))

@@ -20,6 +20,7 @@ from keras_laf.ops import formula
 from keras_laf.ops import power_sums
 from keras_laf.ops.backend.generic import chunk_summer
 from keras_laf.ops.backend.generic import materialized
+from keras_laf.ops.backend.generic import weighted_sum_over_units
 from keras_laf.sets import PaddedSets
 from keras_laf.sets import SegmentSets
 
@@ -41,14 +42,6 @@ __all__ = [
 
 def platform():
     return "gpu" if tf.config.list_logical_devices("GPU") else "cpu"
-
-
-def weighted_sum_over_units(exponentials, y, log_mask, q, weights):
-    # All terms' exponentials as one tensor, summed over the terms: in the
-    # compiled gradient, TensorFlow's XLA runs this faster than the terms
-    # one at a time, which XLA as JAX ships it runs faster.
-    exponentials = exponentials(y, log_mask, q)
-    return ops.sum(ops.expand_dims(weights, -2) * exponentials, 1, keepdims=True)
 
 
 def _bounded_loop(num_chunks, add_chunk, totals):
