@@ -301,23 +301,10 @@ class PaddedPowerSums:
 
         def chunk_weighted_sums(index):
             y, log_mask = chunk(index)
-            if is_one(self.num_chunks):
-                # The exponentials of `sums`, which XLA computes once for
-                # both when it compiles the forward and backward passes
-                # together.
-                weighted = y * self.exponentials(y, log_mask, q)
-                return (ops.sum(weighted, axis=-2),)
-            # y <= 0 at real elements, so y exp(y q) = -exp(y q + log(-y))
-            # (0 where y = 0): the sums of `sums` with one more term in the
-            # exponent, which XLA runs as fast as them, unlike the product
-            # (RESULTS.md, "Layout of the power sums"). Padding, where y may
-            # be > 0 (1 - x = 1), is excluded by the log of the mask. The
-            # logs are computed once per element, not fused into the
-            # exponentials and computed once per unit.
-            log_terms = ops.log(ops.maximum(-y, 0.0)) + log_mask
-            log_terms = backend.materialized(log_terms)
-            exponentials = self.exponentials(y, log_terms, q)
-            return (-ops.sum(exponentials, axis=-2),)
+            terms = backend.logs_times_exponentials(
+                self.exponentials, y, log_mask, q
+            )
+            return (ops.sum(terms, axis=-2),)
 
         (weighted_sums,) = backend.sum_over_chunks(
             chunk_weighted_sums, self.num_chunks

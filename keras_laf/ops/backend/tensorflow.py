@@ -19,6 +19,7 @@ from keras_laf import config
 from keras_laf.ops import formula
 from keras_laf.ops import power_sums
 from keras_laf.ops.backend.generic import chunk_summer
+from keras_laf.ops.backend.generic import logs_times_exponentials
 from keras_laf.ops.backend.generic import materialized
 from keras_laf.ops.backend.generic import weighted_sum_over_units
 from keras_laf.sets import PaddedSets
@@ -33,6 +34,7 @@ __all__ = [
     "bucket_size",
     "compiled_padded_laf",
     "laf_over_sets",
+    "logs_times_exponentials",
     "materialized",
     "platform",
     "sum_over_chunks",
