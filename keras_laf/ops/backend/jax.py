@@ -50,7 +50,7 @@ def logs_times_exponentials(exponentials, y, log_mask, q):
     # of the elements.
     v = ops.maximum(-y, 0.0)
     log_terms = materialized(ops.log(v) + log_mask)
-    return -ops.exp(log_terms + ops.negative(q)[:, :, None, None] * v)
+    return -exponentials(v, log_terms, ops.negative(q))
 
 
 def weighted_sum_over_units(exponentials, y, log_mask, q, weights):
