@@ -205,8 +205,60 @@ class SoftGatedClosedFormExponents(KeepLargeInnerExponents):
         return clipped + nearness[None, :] * (pulled - clipped)
 
 
+def unpulled_variant(
+    anchors=("max", "min", "mean"), anchor_every=3, numerator_stddev=0.01
+):
+    """The default start and degree floor with no pull onto closed forms:
+    exponents projected onto [0, 100] (max/min-like terms keep a degree of
+    0.25), denominators kept positive, coefficients not pulled."""
+    return {
+        "exponent_initializer": keras_laf.initializers.AnchoredLAF(
+            "exponents", anchors=anchors, anchor_every=anchor_every
+        ),
+        "coefficient_initializer": keras_laf.initializers.AnchoredLAF(
+            "coefficients",
+            anchors=anchors,
+            anchor_every=anchor_every,
+            numerator_stddev=numerator_stddev,
+        ),
+        "exponent_constraint": keras_laf.constraints.ClosedFormExponents(
+            pull=0.0, anchor_inner=5.0
+        ),
+        "coefficient_constraint": keras_laf.constraints.PositiveDenominator(),
+    }
+
+
+SECOND_MOMENT = {"name": "moment", "k": 2}
+# Distinct aggregators of Table 1 for a start where every unit is one.
+AGGREGATOR_BANK = (
+    "max",
+    "min",
+    "mean",
+    SECOND_MOMENT,
+    {"name": "max", "r": 5},
+    {"name": "min", "r": 5},
+    {"name": "moment", "k": 3},
+    {"name": "moment", "k": 0.5},
+)
+
 # Name -> keyword arguments of `keras_laf.LAF`.
 CANDIDATES = {
+    # Candidates of the pooling preset (issue 28): no pull onto the closed
+    # forms; PNA's anchors (max, min, mean and the second moment behind
+    # the standard deviation) at every other unit; random units whose
+    # numerators start live (standard deviation 1) rather than near 0;
+    # or every unit a distinct aggregator.
+    "no_pull": unpulled_variant(),
+    "no_pull_live": unpulled_variant(numerator_stddev=1.0),
+    "no_pull_pna": unpulled_variant(
+        anchors=("max", "min", "mean", SECOND_MOMENT), anchor_every=2
+    ),
+    "no_pull_pna_live": unpulled_variant(
+        anchors=("max", "min", "mean", SECOND_MOMENT),
+        anchor_every=2,
+        numerator_stddev=1.0,
+    ),
+    "no_pull_bank": unpulled_variant(anchors=AGGREGATOR_BANK, anchor_every=1),
     "anchored": {},
     "paper": {"initialization": "paper"},
     # Random units with positive denominators only, no max/min anchors.

@@ -6,6 +6,7 @@ from keras_laf import aggregations
 from keras_laf import config
 from keras_laf import constraints
 from keras_laf import initializers
+from keras_laf import presets
 from keras_laf.aggregation import SetAggregation
 from keras_laf.attention import ISAB
 from keras_laf.attention import MAB
@@ -63,6 +64,7 @@ __all__ = [
     "config",
     "constraints",
     "initializers",
+    "presets",
     "from_padded",
     "laf",
     "to_padded",

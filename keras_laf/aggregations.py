@@ -74,7 +74,7 @@ def check(identifier, allowed=None):
     )
 
 
-def get(identifier, units=None, **kwargs):
+def get(identifier, units=None, preset=None, **kwargs):
     """Returns a new aggregation layer for `identifier`.
 
     Args:
@@ -83,6 +83,9 @@ def get(identifier, units=None, **kwargs):
         units: int. Units of a `"laf"` or `"lstm"` aggregation; fixed
             aggregations have none and ignore it. Defaults to `None`:
             `DEFAULT_UNITS`.
+        preset: str. The `keras_laf.LAF` preset of a `"laf"` aggregation
+            (see `keras_laf.presets`); the others ignore it. Defaults to
+            `None`: the layer's default.
         **kwargs: further arguments of the layer, such as `name` and
             `dtype`.
 
@@ -96,6 +99,8 @@ def get(identifier, units=None, **kwargs):
     ['mean', 'max']
     >>> get("laf", units=4).units
     4
+    >>> get("laf", preset="closed_forms").preset
+    'closed_forms'
     """
     if isinstance(identifier, (FixedAggregation, LAF, LSTMAggregation)):
         return identifier
@@ -103,6 +108,8 @@ def get(identifier, units=None, **kwargs):
     if isinstance(identifier, str) and identifier in _LEARNED:
         if units is None:
             units = DEFAULT_UNITS[identifier]
+        if identifier == "laf" and preset is not None:
+            kwargs["preset"] = preset
         return _LEARNED[identifier](units=units, **kwargs)
     return FixedAggregation(identifier, **kwargs)
 

@@ -26,8 +26,9 @@ class AnchoredLAF(keras.initializers.Initializer):
     the aggregators of `anchors` in turn (by default the maximum, the
     minimum and the mean of Table 1). The other units are random:
     exponents uniform in [0, 1] as in the paper, numerator coefficients
-    alpha, beta normal with standard deviation 0.01 as in the paper, and
-    denominator coefficients gamma, delta uniform in [0.5, 1], so that
+    alpha, beta normal with standard deviation `numerator_stddev` (0.01 as
+    in the paper by default), and denominator coefficients gamma, delta
+    uniform in [0.5, 1], so that
     every denominator starts positive (and stays so under
     `keras_laf.constraints.PositiveDenominator`).
 
@@ -43,6 +44,10 @@ class AnchoredLAF(keras.initializers.Initializer):
             anchors.
         anchor_every: int. Every `anchor_every`-th unit is an anchor.
             Defaults to `3`.
+        numerator_stddev: float > 0. Standard deviation of the random
+            units' alpha and beta. The paper's 0.01 starts them near 0, so
+            that the data decides which terms a unit keeps; about 1 starts
+            them as live features of the set. Defaults to `0.01`.
         seed: optional int seed of the random units.
 
     Example:
@@ -57,6 +62,7 @@ class AnchoredLAF(keras.initializers.Initializer):
         part,
         anchors=("max", "min", "mean"),
         anchor_every=3,
+        numerator_stddev=0.01,
         seed=None,
     ):
         if part not in _PARTS:
@@ -76,6 +82,16 @@ class AnchoredLAF(keras.initializers.Initializer):
             ClosedForm(self.anchors, part=part).table() if anchors else None
         )
         self.anchor_every = check_positive_int("anchor_every", anchor_every)
+        if (
+            isinstance(numerator_stddev, bool)
+            or not isinstance(numerator_stddev, (int, float))
+            or not numerator_stddev > 0
+        ):
+            raise ValueError(
+                "`numerator_stddev` must be a positive number. Received: "
+                f"numerator_stddev={numerator_stddev!r}"
+            )
+        self.numerator_stddev = float(numerator_stddev)
         if seed is not None and (
             isinstance(seed, bool) or not isinstance(seed, int)
         ):
@@ -89,7 +105,9 @@ class AnchoredLAF(keras.initializers.Initializer):
             return keras.initializers.RandomUniform(0.0, 1.0, seed=self.seed)(
                 (8, units), dtype=dtype
             )
-        numerator = keras.initializers.RandomNormal(0.0, 0.01, seed=self.seed)(
+        numerator = keras.initializers.RandomNormal(
+            0.0, self.numerator_stddev, seed=self.seed
+        )(
             (2, units), dtype=dtype
         )
         denominator = keras.initializers.RandomUniform(
@@ -130,5 +148,6 @@ class AnchoredLAF(keras.initializers.Initializer):
             "part": self.part,
             "anchors": self.anchors,
             "anchor_every": self.anchor_every,
+            "numerator_stddev": self.numerator_stddev,
             "seed": self.seed,
         }

@@ -1,5 +1,7 @@
 """The LAF layer: learnable aggregation functions over sets."""
 
+import warnings
+
 import keras
 import numpy as np
 from keras import ops
@@ -7,24 +9,13 @@ from keras import ops
 from keras_laf.aggregation import SetAggregation
 from keras_laf.closed_forms import ClosedForm
 from keras_laf.closed_forms import identify_closed_forms
-from keras_laf.constraints import BoundedNonNeg
 from keras_laf.constraints import ClosedFormExponents
-from keras_laf.constraints import PositiveDenominator
-from keras_laf.initializers import AnchoredLAF
 from keras_laf.ops import laf_over_sets
 from keras_laf.ops import largest_finite
+from keras_laf.presets import DEFAULT_PRESET
+from keras_laf.presets import preset_arguments
+from keras_laf.presets import standardize_preset
 from keras_laf.validation import check_positive_int
-
-# Presets of the starting parameters and the constraints.
-INITIALIZATIONS = ("anchored", "paper")
-# The default start's pull of the coefficients towards 0 per step
-# (`PositiveDenominator(pull=...)`), chosen with the seed study of
-# `benchmarks/laf_initialization.py`.
-COEFFICIENT_PULL = 2e-4
-# Terms whose inner exponent is at least this (max/min-like, as the
-# anchors) keep their degree (`ClosedFormExponents(anchor_inner=...)`),
-# chosen with the same seed study.
-ANCHOR_INNER = 5.0
 
 
 @keras.saving.register_keras_serializable(package="keras_laf")
@@ -65,49 +56,39 @@ class LAF(SetAggregation):
             else `(batch, features, units)`. Defaults to `True`.
         epsilon: float. Floor of x and 1 - x inside the logarithm and of
             the magnitude of the denominator. Defaults to `1e-7`.
-        initialization: str. How the units start and how their parameters
-            are constrained, `"anchored"` or `"paper"`. Defaults to
-            `"anchored"`: every third unit starts as the maximum, the
-            minimum or the mean of Table 1 in turn, the others at random
-            exponents in [0, 1] with a positive denominator (gamma, delta
-            uniform in [0.5, 1], alpha, beta normal with standard deviation
-            0.01; see `keras_laf.initializers.AnchoredLAF`). After every
-            step `keras_laf.constraints.ClosedFormExponents` pulls the
-            exponents near 0 or 1 onto them (max/min-like terms, inner
-            exponent 5 or more, keep a degree of at least 0.25, so that
-            the anchors are not lost in the first epoch) and
-            `keras_laf.constraints.PositiveDenominator(pull=2e-4)` keeps
-            gamma, delta >= 0 with gamma + delta >= 1 (no pole on large
-            sets) and pulls the coefficients the data does not need onto
-            0, so that units settle on exact closed forms (a sum, a count,
-            a mean) that hold on sets much larger than the training sets.
+        preset: str. How the units start and how their parameters are
+            constrained, by purpose (see `keras_laf.presets`):
+            `"pooling"`, `"closed_forms"` or `"paper"`. Defaults to
+            `"pooling"`, a pooling inside a model: every third unit starts
+            as the maximum, the minimum or the mean of Table 1 in turn, the
+            others at random exponents in [0, 1] with a positive
+            denominator (see `keras_laf.initializers.AnchoredLAF`); the
+            exponents are projected onto [0, 100], max/min-like terms
+            keep a least degree, and `gamma, delta >= 0` with
+            `gamma + delta >= 1` (no pole on large sets).
+            `"closed_forms"`, for targets that are closed forms (a count,
+            a sum, a mean) and must hold on larger sets, adds pulls after
+            every step that settle exponents near 0 or 1 and coefficients
+            the data does not need exactly there
+            (`keras_laf.constraints.ClosedFormExponents`,
+            `keras_laf.constraints.PositiveDenominator(pull=2e-4)`).
             `"paper"` is the paper's scheme exactly: exponents uniform in
             [0, 1], coefficients normal with standard deviation 0.01, only
-            the exponents projected onto >= 0. The README gives the seed
-            study behind the default.
+            the exponents projected onto [0, 100]. `"anchored"`, the name
+            of `"closed_forms"` before presets, is accepted for it.
         exponent_initializer: initializer of the exponents, shape
-            `(8, units)`. Defaults to the `initialization` preset's.
+            `(8, units)`. Defaults to the preset's.
         coefficient_initializer: initializer of the coefficients, shape
-            `(4, units)`. Defaults to the `initialization` preset's.
+            `(4, units)`. Defaults to the preset's.
         exponent_constraint: constraint applied by the optimizer after each
-            update of the exponents. Defaults to the `initialization`
-            preset's: `keras_laf.constraints.ClosedFormExponents(
-            anchor_inner=5.0)` for `"anchored"` (the paper's projection
-            onto [0, 100], then a pull of the exponents near 0 or 1 onto
-            them, so that units settle on exact closed forms that
-            extrapolate, and a least degree for max/min-like terms), and
-            `keras_laf.constraints.BoundedNonNeg(max_value=100.0)`, the
-            projection alone, for `"paper"`. Pass a constraint that keeps
-            the exponents non-negative.
+            update of the exponents. Defaults to the preset's. Pass a
+            constraint that keeps the exponents non-negative.
         coefficient_constraint: constraint of the coefficients. Defaults to
-            the `initialization` preset's:
-            `PositiveDenominator(pull=2e-4)` for `"anchored"` (positive
-            denominators, and coefficients the data does not need pulled
-            to exactly 0), none for `"paper"`. Pass
-            `keras.constraints.Constraint()` (the identity) to leave the
-            signs free with the anchored start.
+            the preset's. Pass `keras.constraints.Constraint()` (the
+            identity) to leave the signs free.
         exponent_regularizer: optional regularizer of the exponents.
         coefficient_regularizer: optional regularizer of the coefficients.
+        initialization: deprecated name of `preset`.
         **kwargs: base layer keyword arguments, such as `name` and `dtype`.
 
     Call arguments:
@@ -154,13 +135,14 @@ class LAF(SetAggregation):
         units=1,
         flatten=True,
         epsilon=1e-7,
-        initialization="anchored",
+        preset=DEFAULT_PRESET,
         exponent_initializer=None,
         coefficient_initializer=None,
         exponent_constraint=None,
         coefficient_constraint=None,
         exponent_regularizer=None,
         coefficient_regularizer=None,
+        initialization=None,
         **kwargs,
     ):
         # The layer computes in float32 and casts its output itself.
@@ -172,39 +154,35 @@ class LAF(SetAggregation):
                 "`epsilon` must be a number in (0, 0.5). "
                 f"Received: epsilon={epsilon}"
             )
-        if initialization not in INITIALIZATIONS:
-            raise ValueError(
-                f"`initialization` must be one of {list(INITIALIZATIONS)}. "
-                f"Received: initialization={initialization!r}"
+        if initialization is not None:
+            warnings.warn(
+                "`LAF(initialization=...)` is deprecated; use `preset=` "
+                "instead.",
+                DeprecationWarning,
+                stacklevel=2,
             )
+            if preset != DEFAULT_PRESET and preset != initialization:
+                raise ValueError(
+                    "Give `preset` only (`initialization` is its old name). "
+                    f"Received: preset={preset!r}, "
+                    f"initialization={initialization!r}"
+                )
+            preset = initialization
         self.num_aggregates = self.units
         self.epsilon = float(epsilon)
-        self.initialization = initialization
-        if initialization == "paper":
-            default_exponents = keras.initializers.RandomUniform(0.0, 1.0)
-            default_coefficients = keras.initializers.RandomNormal(0.0, 0.01)
-            default_exponent_constraint = BoundedNonNeg()
-            default_coefficient_constraint = None
-        else:
-            default_exponents = AnchoredLAF("exponents")
-            default_coefficients = AnchoredLAF("coefficients")
-            default_exponent_constraint = ClosedFormExponents(
-                anchor_inner=ANCHOR_INNER
-            )
-            default_coefficient_constraint = PositiveDenominator(
-                pull=COEFFICIENT_PULL
-            )
+        self.preset = standardize_preset(preset)
+        defaults = preset_arguments(self.preset)
         self.exponent_initializer = keras.initializers.get(
-            exponent_initializer or default_exponents
+            exponent_initializer or defaults["exponent_initializer"]
         )
         self.coefficient_initializer = keras.initializers.get(
-            coefficient_initializer or default_coefficients
+            coefficient_initializer or defaults["coefficient_initializer"]
         )
         self.exponent_constraint = keras.constraints.get(
-            exponent_constraint or default_exponent_constraint
+            exponent_constraint or defaults["exponent_constraint"]
         )
         self.coefficient_constraint = keras.constraints.get(
-            coefficient_constraint or default_coefficient_constraint
+            coefficient_constraint or defaults["coefficient_constraint"]
         )
         self.exponent_regularizer = keras.regularizers.get(exponent_regularizer)
         self.coefficient_regularizer = keras.regularizers.get(
@@ -396,16 +374,20 @@ class LAF(SetAggregation):
 
     @classmethod
     def from_config(cls, config):
-        # Layers saved before `initialization` existed were built with the
-        # paper's scheme and no coefficient constraint; keep them so.
-        return super().from_config({"initialization": "paper", **config})
+        # Layers saved before presets name theirs `initialization`
+        # ("anchored" is now "closed_forms"); layers saved before that were
+        # built with the paper's scheme and no coefficient constraint.
+        config = dict(config)
+        if "preset" not in config:
+            config["preset"] = config.pop("initialization", "paper")
+        return super().from_config(config)
 
     def get_config(self):
         return {
             **super().get_config(),
             "units": self.units,
             "epsilon": self.epsilon,
-            "initialization": self.initialization,
+            "preset": self.preset,
             "exponent_initializer": keras.initializers.serialize(
                 self.exponent_initializer
             ),
