@@ -42,6 +42,9 @@ import numpy as np  # noqa: E402
 import keras_laf  # noqa: E402
 import keras_laf.constraints  # noqa: E402
 import keras_laf.initializers  # noqa: E402
+from keras_laf.datasets import ragged_set_dataset  # noqa: E402
+from keras_laf.datasets import to_padded_batches  # noqa: E402
+from keras_laf.models import deep_sets  # noqa: E402
 from laf_experiments.datasets import TEST_PROTOCOLS  # noqa: E402
 from laf_experiments.datasets import make_test_sets  # noqa: E402
 from laf_experiments.datasets import make_training_sets  # noqa: E402
@@ -259,8 +262,12 @@ CANDIDATES = {
         numerator_stddev=1.0,
     ),
     "no_pull_bank": unpulled_variant(anchors=AGGREGATOR_BANK, anchor_every=1),
-    "anchored": {},
-    "paper": {"initialization": "paper"},
+    # The layer's presets; "anchored" is the records' name of
+    # "closed_forms", the default before the presets.
+    "anchored": {"preset": "closed_forms"},
+    "closed_forms": {"preset": "closed_forms"},
+    "pooling": {"preset": "pooling"},
+    "paper": {"preset": "paper"},
     # Random units with positive denominators only, no max/min anchors.
     "positive": anchored_variant(anchors=()),
     # Anchors at every other unit.
@@ -370,8 +377,33 @@ CANDIDATES = {
     },
 }
 
+
+def laf_arguments(candidate):
+    """The `keras_laf.LAF` keyword arguments of a candidate. A candidate
+    gives what differs from the `"closed_forms"` preset, the default when
+    the candidates were written."""
+    if candidate not in CANDIDATES:
+        raise ValueError(
+            f"Unknown candidate {candidate!r}. Expected one of "
+            f"{sorted(CANDIDATES)}."
+        )
+    return {"preset": "closed_forms", **CANDIDATES[candidate]}
+
+
 VALIDATION_SEED = 10_000
 TEST_SEED = 1
+
+
+def tf_dataset(sets, labels, pipeline, shuffle=False, seed=None):
+    """Batches of 64 sets from `tf.data`, ragged or padded with a mask."""
+    dataset = ragged_set_dataset(
+        [np.asarray(elements, "int32") for elements in sets],
+        np.asarray(labels, "float32"),
+        batch_size=64,
+        shuffle=shuffle,
+        seed=seed,
+    )
+    return dataset if pipeline == "ragged" else to_padded_batches(dataset)
 
 
 def padded(sets, labels):
@@ -385,7 +417,23 @@ def padded(sets, labels):
     return (digits, mask), np.asarray(labels, "float32")[:, None]
 
 
-def build_model(initialization, units):
+def build_model(initialization, units, pipeline="arrays"):
+    """The integer model; for the `ragged` and `padded` pipelines built by
+    `keras_laf.models.deep_sets`, as a user would."""
+    if pipeline != "arrays":
+        aggregation = (
+            "deepsets"
+            if initialization == "deepsets"
+            else keras_laf.LAF(
+                units, name="laf", **laf_arguments(initialization)
+            )
+        )
+        return deep_sets(
+            vocabulary_size=10,
+            phi_units=(),
+            aggregation=aggregation,
+            ragged=pipeline == "ragged",
+        )
     digits = keras.Input(shape=(None,), dtype="int32", name="digits")
     mask = keras.Input(shape=(None,), dtype="float32", name="mask")
     elements = keras.layers.Embedding(10, 10, name="embedding")(digits)
@@ -395,14 +443,22 @@ def build_model(initialization, units):
         aggregation = keras_laf.FixedAggregation("deepsets", name="deepsets")
     else:
         aggregation = keras_laf.LAF(
-            units, name="laf", **CANDIDATES[initialization]
+            units, name="laf", **laf_arguments(initialization)
         )
     aggregated = aggregation(elements, mask=keras.ops.cast(mask, "bool"))
     output = keras.layers.Dense(1, name="output")(aggregated)
     return keras.Model([digits, mask], output, name="integer_laf")
 
 
-def probe_sizes(model, target, sizes, num_sets=500, seed=5):
+def predict(model, sets, labels, pipeline):
+    """The model's predictions `(num_sets, 1)` for sets fed as it trained."""
+    if pipeline == "arrays":
+        inputs, _ = padded(sets, labels)
+        return model.predict(inputs, batch_size=512, verbose=0)
+    return model.predict(tf_dataset(sets, labels, pipeline), verbose=0)
+
+
+def probe_sizes(model, target, sizes, settings, num_sets=500, seed=5):
     """Mean label, mean prediction and MAE on sets of exactly each size.
 
     Shows how a trained model extrapolates: uniform random digits, the
@@ -413,8 +469,7 @@ def probe_sizes(model, target, sizes, num_sets=500, seed=5):
     for size in sizes:
         sets = rng.integers(0, 10, size=(num_sets, size))
         labels = target_values(target, sets)
-        inputs, _ = padded(sets, labels)
-        predictions = model.predict(inputs, batch_size=512, verbose=0)[:, 0]
+        predictions = predict(model, sets, labels, settings["pipeline"])[:, 0]
         rows.append(
             {
                 "size": int(size),
@@ -439,28 +494,48 @@ def run_one(initialization, target, seed, settings, sizes_to_probe=()):
         seed=TEST_SEED,
         protocol=settings["test_protocol"],
     )
-    model = build_model(initialization, settings["units"])
-    model.compile(
-        optimizer=keras.optimizers.Adam(settings["learning_rate"]),
-        loss="mae",
-        steps_per_execution=16,
-    )
+    pipeline = settings["pipeline"]
+    model = build_model(initialization, settings["units"], pipeline)
     started = time.perf_counter()
-    history = model.fit(
-        *padded(train.sets, train.labels),
-        validation_data=padded(validation.sets, validation.labels),
-        batch_size=64,
-        epochs=settings["epochs"],
-        shuffle=True,
-        verbose=0,
-    )
+    if pipeline == "arrays":
+        model.compile(
+            optimizer=keras.optimizers.Adam(settings["learning_rate"]),
+            loss="mae",
+            steps_per_execution=16,
+        )
+        history = model.fit(
+            *padded(train.sets, train.labels),
+            validation_data=padded(validation.sets, validation.labels),
+            batch_size=64,
+            epochs=settings["epochs"],
+            shuffle=True,
+            verbose=0,
+        )
+    else:
+        # Plain `compile` and `fit` on `tf.data` batches, as a user would.
+        model.compile(
+            optimizer=keras.optimizers.Adam(settings["learning_rate"]),
+            loss="mae",
+        )
+        history = model.fit(
+            tf_dataset(
+                train.sets, train.labels, pipeline, shuffle=True, seed=seed
+            ),
+            validation_data=tf_dataset(
+                validation.sets, validation.labels, pipeline
+            ),
+            epochs=settings["epochs"],
+            verbose=0,
+        )
     seconds = time.perf_counter() - started
-    inputs, labels = padded(test.sets, test.labels)
-    predictions = model.predict(inputs, batch_size=512, verbose=0)
+    labels = np.asarray(test.labels, "float32")[:, None]
+    predictions = predict(model, test.sets, test.labels, pipeline)
     errors = np.abs(predictions - labels)[:, 0]
     probes = {}
     if sizes_to_probe:
-        probes = {"probes": probe_sizes(model, target, sizes_to_probe)}
+        probes = {
+            "probes": probe_sizes(model, target, sizes_to_probe, settings)
+        }
     largest_label = float(np.max(np.abs(labels)))
     parameters = {}
     if initialization != "deepsets":
@@ -517,6 +592,18 @@ def summarize(records):
     return rows
 
 
+# Settings that records made before them lack, and their value then.
+SETTINGS_BEFORE = {"test_protocol": "diversified", "pipeline": "arrays"}
+
+
+def matches(record, settings):
+    """Whether a record was made with these settings."""
+    return all(
+        record.get(key, SETTINGS_BEFORE.get(key)) == value
+        for key, value in settings.items()
+    )
+
+
 def parse_list(text):
     return [item for item in text.split(",") if item]
 
@@ -546,6 +633,15 @@ def main(argv=None):
         "--test-protocol", choices=TEST_PROTOCOLS, default="authors"
     )
     parser.add_argument(
+        "--pipeline",
+        choices=("arrays", "ragged", "padded"),
+        default="arrays",
+        help="how the sets reach `fit`: NumPy arrays padded with a mask, "
+        "shuffled by Keras (the seed study's harness), or batches of 64 "
+        "from tf.data into `keras_laf.models.deep_sets`, ragged or padded "
+        "with a mask",
+    )
+    parser.add_argument(
         "--probe-sizes",
         type=lambda text: [int(size) for size in parse_list(text)],
         default=[],
@@ -567,6 +663,7 @@ def main(argv=None):
         "max_size": args.max_size,
         "learning_rate": args.learning_rate,
         "test_protocol": args.test_protocol,
+        "pipeline": args.pipeline,
     }
     args.output.parent.mkdir(parents=True, exist_ok=True)
     records = []
@@ -582,10 +679,7 @@ def main(argv=None):
             record["initialization"] == initialization
             and record["target"] == target
             and record["seed"] == seed
-            and all(
-                record.get(key, "diversified") == value
-                for key, value in settings.items()
-            )
+            and matches(record, settings)
             for record in records
         )
 
@@ -612,14 +706,7 @@ def main(argv=None):
             f"|pred|/max label {poles:.3g}, {record['train_seconds']:.0f} s",
             flush=True,
         )
-    selected = [
-        record
-        for record in records
-        if all(
-            record.get(key, "diversified") == value
-            for key, value in settings.items()
-        )
-    ]
+    selected = [record for record in records if matches(record, settings)]
     rows = summarize(selected)
     args.output.with_suffix(".summary.json").write_text(
         json.dumps(rows, indent=1)

@@ -27,7 +27,7 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 import keras  # noqa: E402
 import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402
-from laf_initialization import CANDIDATES  # noqa: E402
+from laf_initialization import laf_arguments  # noqa: E402
 
 import keras_laf  # noqa: E402
 from keras_laf.models import point_cloud_classifier  # noqa: E402
@@ -38,14 +38,15 @@ def pooling_layer(pooling):
     """A name of `point_cloud_classifier`; `laf_before_pull`, LAF(10) as
     the default was before the pulls onto the closed forms; or
     `laf:<candidate>`, LAF(10) with the keyword arguments of a candidate of
-    `laf_initialization.CANDIDATES` or with a preset (`laf:closed_forms`)."""
+    `laf_initialization.CANDIDATES`, a preset among them
+    (`laf:closed_forms`)."""
     if pooling == "laf_before_pull":
         pooling = "laf:anchored_before_pull"
     if not pooling.startswith("laf:"):
         return pooling
-    name = pooling.split(":", 1)[1]
-    arguments = CANDIDATES.get(name, {"preset": name})
-    return keras_laf.LAF(10, name="laf", **arguments)
+    return keras_laf.LAF(
+        10, name="laf", **laf_arguments(pooling.split(":", 1)[1])
+    )
 
 
 def padded_with_mask(clouds, batch_size, shuffle=False, seed=None):
