@@ -33,6 +33,7 @@ import numpy as np
 from keras import ops
 
 from keras_laf import aggregations
+from keras_laf import presets
 from keras_laf.sets import SegmentSets
 from keras_laf.sets import checked_indices
 from keras_laf.sets import count_segments
@@ -67,6 +68,11 @@ def _prepare_graph(node_features, edge_source, edge_target, dtype):
     source = checked_indices(edge_source, num_nodes, "edge_source", "nodes")
     target = checked_indices(edge_target, num_nodes, "edge_target", "nodes")
     return node_features, source, target, num_nodes
+
+
+def _check_preset(preset):
+    """None (the LAF layer's default) or the preset's standard name."""
+    return None if preset is None else presets.standardize_preset(preset)
 
 
 def _clone_initializer(initializer):
@@ -125,6 +131,9 @@ class MessagePassing(keras.layers.Layer):
             to `"laf"`.
         laf_units: int. Number of LAF units, when `aggregation="laf"`.
             Defaults to `16`.
+        laf_preset: str. The `keras_laf.LAF` preset (`"pooling"`,
+            `"closed_forms"` or `"paper"`, see `keras_laf.presets`), when
+            `aggregation="laf"`. Defaults to `None`: the layer's default.
         message_units: int. Features of each message. Defaults to `units`.
         scalers: list of str from `"identity"`, `"amplification"`,
             `"attenuation"`. The aggregates are repeated once per scaler.
@@ -178,6 +187,7 @@ class MessagePassing(keras.layers.Layer):
         units,
         aggregation="laf",
         laf_units=16,
+        laf_preset=None,
         message_units=None,
         scalers=("identity",),
         average_log_degree=DEFAULT_AVERAGE_LOG_DEGREE,
@@ -194,6 +204,7 @@ class MessagePassing(keras.layers.Layer):
             aggregation, allowed=aggregations.PER_FEATURE_NAMES
         )
         self.laf_units = check_positive_int("laf_units", laf_units)
+        self.laf_preset = _check_preset(laf_preset)
         self.message_units = check_positive_int(
             "message_units", units if message_units is None else message_units
         )
@@ -258,6 +269,7 @@ class MessagePassing(keras.layers.Layer):
         self._aggregation = aggregations.get(
             self.aggregation,
             units=self.laf_units,
+            preset=self.laf_preset,
             name="aggregation",
             dtype=self.dtype_policy,
         )
@@ -376,6 +388,7 @@ class MessagePassing(keras.layers.Layer):
             "units": self.units,
             "aggregation": self.aggregation,
             "laf_units": self.laf_units,
+            "laf_preset": self.laf_preset,
             "message_units": self.message_units,
             "scalers": self.scalers,
             "average_log_degree": self.average_log_degree,
@@ -416,6 +429,9 @@ class GraphReadout(keras.layers.Layer):
             Defaults to `"sum"`.
         laf_units: int. Number of LAF units, when `aggregation="laf"`.
             Defaults to `16`.
+        laf_preset: str. The `keras_laf.LAF` preset (`"pooling"`,
+            `"closed_forms"` or `"paper"`, see `keras_laf.presets`), when
+            `aggregation="laf"`. Defaults to `None`: the layer's default.
         **kwargs: base layer keyword arguments, such as `name` and `dtype`.
 
     Call arguments:
@@ -467,12 +483,15 @@ class GraphReadout(keras.layers.Layer):
            [5. ]], dtype=float32)
     """
 
-    def __init__(self, aggregation="sum", laf_units=16, **kwargs):
+    def __init__(
+        self, aggregation="sum", laf_units=16, laf_preset=None, **kwargs
+    ):
         super().__init__(**kwargs)
         self.aggregation = aggregations.check(
             aggregation, allowed=aggregations.PER_FEATURE_NAMES
         )
         self.laf_units = check_positive_int("laf_units", laf_units)
+        self.laf_preset = _check_preset(laf_preset)
         # The node features; the indices are checked in call.
         self.input_spec = keras.layers.InputSpec(ndim=2)
         # Segment reductions over a run-time number of graphs.
@@ -493,6 +512,7 @@ class GraphReadout(keras.layers.Layer):
         self._aggregation = aggregations.get(
             self.aggregation,
             units=self.laf_units,
+            preset=self.laf_preset,
             name="aggregation",
             dtype=self.dtype_policy,
         )
@@ -594,4 +614,5 @@ class GraphReadout(keras.layers.Layer):
             **super().get_config(),
             "aggregation": self.aggregation,
             "laf_units": self.laf_units,
+            "laf_preset": self.laf_preset,
         }

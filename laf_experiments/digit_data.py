@@ -21,8 +21,8 @@ from laf_experiments.settings import VALIDATION_SEED
 from laf_experiments.settings import resolve_settings
 from laf_experiments.store import prepare_output_directory
 
-# Methods run only when named: LAF started with the paper's scheme
-# (`LAF(initialization="paper")`) instead of the layer's default.
+# Methods run only when named: LAF with the paper's preset
+# (`LAF(preset="paper")`) whatever `--laf-preset` says.
 OPTIONAL_METHODS = ("laf-paper",)
 
 
@@ -31,7 +31,7 @@ def aggregation(method, laf_units):
     if method == "laf-paper":
         from keras_laf import LAF
 
-        return LAF(laf_units, initialization="paper", name="aggregation")
+        return LAF(laf_units, preset="paper", name="aggregation")
     return method
 
 
@@ -171,7 +171,8 @@ def run_digit_regression(
 
     Args:
         args: the parsed arguments of `scalars` or `mnist`.
-        build_model: function `(method)` returning an uncompiled model.
+        build_model: function `(method, laf_preset)` returning an
+            uncompiled model.
         default_targets: the targets without `--targets`.
         quick_targets: the targets with `--quick` and without `--targets`.
         images: whether the digits are images (`load_digit_pools`).

@@ -349,7 +349,7 @@ def expansion_records(runs):
     ]
 
 
-def build_model(method, data, laf_units):
+def build_model(method, data, laf_units, laf_preset=None):
     """The `set_expansion` model of a trained method."""
     from keras_laf.models import set_expansion
 
@@ -360,6 +360,7 @@ def build_model(method, data, laf_units):
         train_embeddings=not data.given_vectors,
         aggregation=TRAINED[method],
         laf_units=laf_units,
+        laf_preset=laf_preset,
         name=f"set_expansion_{method}",
     )
 
@@ -422,7 +423,7 @@ def run(args):
         settings,
         training_data,
         build_model=lambda key: build_model(
-            key["method"], data(key), args.laf_units
+            key["method"], data(key), args.laf_units, args.laf_preset
         ),
         loss=keras.losses.BinaryCrossentropy(from_logits=True),
         callbacks=lambda: [keras.callbacks.TerminateOnNaN()],

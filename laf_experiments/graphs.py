@@ -267,7 +267,15 @@ def add_arguments(parser):
         )
 
 
-def build_model(method, laf_units, hidden_units, num_layers, readout, delta):
+def build_model(
+    method,
+    laf_units,
+    hidden_units,
+    num_layers,
+    readout,
+    delta,
+    laf_preset=None,
+):
     """The benchmark's network with the method's neighbour aggregation.
 
     Args:
@@ -278,6 +286,8 @@ def build_model(method, laf_units, hidden_units, num_layers, readout, delta):
         readout: one of `READOUTS`.
         delta: the scalers' average of log(degree + 1) over the training
             graphs.
+        laf_preset: the preset of the LAF layers. Defaults to `None`: the
+            layer's default.
     """
     from keras_laf.models import graph_network
 
@@ -287,6 +297,7 @@ def build_model(method, laf_units, hidden_units, num_layers, readout, delta):
     return graph_network(
         aggregation=aggregation,
         laf_units=laf_units,
+        laf_preset=laf_preset,
         hidden_units=hidden_units,
         num_layers=num_layers,
         scalers=SCALERS.get(method, ("identity",)),
@@ -496,6 +507,7 @@ def run(args):
             args.num_layers,
             args.readout,
             splits(key)["train"].average_log_degree(),
+            laf_preset=args.laf_preset,
         ),
         loss={"node_outputs": "mse", "graph_outputs": "mse"},
         callbacks=lambda: [keras.callbacks.TerminateOnNaN()],

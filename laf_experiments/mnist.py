@@ -83,7 +83,7 @@ def add_arguments(parser):
     add_common_arguments(parser, "mnist", DEFAULTS, QUICK)
 
 
-def build_model(method):
+def build_model(method, laf_preset=None):
     """The paper's DeepSets model of image sets with an aggregation."""
     from keras_laf.models import deep_sets
 
@@ -93,6 +93,7 @@ def build_model(method):
         rho_units=(1000, 100),
         aggregation=digit_data.aggregation(method, laf_units=9),
         laf_units=9,
+        laf_preset=laf_preset,
         name=f"deep_sets_{method.replace('-', '_')}",
     )
 

@@ -153,7 +153,7 @@ def add_arguments(parser):
     add_common_arguments(parser, "pointcloud", DEFAULTS, QUICK)
 
 
-def build_model(method, num_classes, width=256):
+def build_model(method, num_classes, width=256, laf_preset=None):
     """The DeepSets point-cloud classifier with the method's pooling."""
     from keras_laf.models import point_cloud_classifier
 
@@ -162,6 +162,7 @@ def build_model(method, num_classes, width=256):
         pooling=POOLINGS[method],
         hidden_units=width,
         laf_units=10,
+        laf_preset=laf_preset,
         ragged=False,
         name=f"point_cloud_{method}",
     )
@@ -340,7 +341,10 @@ def run(args):
                 lambda key: (key["num_points"], key["seed"]),
             ),
             build_model=lambda key: build_model(
-                key["method"], data_by_points(key).num_classes, args.width
+                key["method"],
+                data_by_points(key).num_classes,
+                args.width,
+                laf_preset=args.laf_preset,
             ),
             loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
             metrics=["accuracy"],

@@ -85,7 +85,9 @@ def run_regression(
         make_test_data: function `(target)` returning the test dataset of
             all maximum sizes together (unshuffled), the labels and the
             maximum size of every test set, as NumPy arrays.
-        build_model: function `(method)` returning an uncompiled model.
+        build_model: function `(method, laf_preset)` returning an
+            uncompiled model whose LAF layers have the preset
+            `args.laf_preset`.
         method_labels: optional dict of the methods' names in the plots.
     """
     keys = [
@@ -138,7 +140,9 @@ def run_regression(
             args,
             settings,
             training_data,
-            build_model=lambda key: build_model(key["method"]),
+            build_model=lambda key: build_model(
+                key["method"], laf_preset=args.laf_preset
+            ),
             loss="mean_absolute_error",
         ),
         evaluate=evaluate,

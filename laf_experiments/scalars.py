@@ -89,7 +89,7 @@ def add_arguments(parser):
     add_common_arguments(parser, "scalars", DEFAULTS, QUICK)
 
 
-def build_model(method):
+def build_model(method, laf_preset=None):
     """The paper's DeepSets model of integer sets with an aggregation."""
     from keras_laf.models import deep_sets
 
@@ -99,6 +99,7 @@ def build_model(method):
         phi_units=(),
         aggregation=digit_data.aggregation(method, laf_units=9),
         laf_units=9,
+        laf_preset=laf_preset,
         ragged=False,
         name=f"deep_sets_{method.replace('-', '_')}",
     )

@@ -27,6 +27,10 @@ PREDICT_BATCH_SIZE = 256
 # steps of the small set models are short enough that Python's per-step
 # overhead would otherwise dominate.
 STEPS_PER_EXECUTION = 16
+# The presets of `keras_laf.LAF` (`keras_laf.presets.PRESETS`, named here
+# so that `--help` needs no Keras) and the layer's default.
+LAF_PRESETS = ("pooling", "closed_forms", "paper")
+DEFAULT_LAF_PRESET = "pooling"
 
 # (attribute, flag, type, help) of the settings every subcommand takes; the
 # experiment gives their default and `--quick` values.
@@ -238,6 +242,15 @@ def add_common_arguments(parser, experiment, defaults, quick):
     group = parser.add_argument_group("training")
     add_setting_flags(group, _SETTING_FLAGS, _TYPES, defaults, quick)
     group.add_argument(
+        "--laf-preset",
+        choices=LAF_PRESETS,
+        default=DEFAULT_LAF_PRESET,
+        help="the preset of every LAF layer trained: 'pooling' (the "
+        "layer's default), 'closed_forms' (pulls the units onto closed "
+        "forms that extrapolate) or 'paper' (the paper's initialisation; "
+        f"default: {DEFAULT_LAF_PRESET})",
+    )
+    group.add_argument(
         "--seeds",
         type=positive_int,
         metavar="N",
@@ -261,8 +274,8 @@ def resolve_settings(args, extra_names=()):
 
     Returns:
         Dict of the settings that determine the results (everything but
-        the choice of methods, targets and seeds), as recorded in
-        `results.json`.
+        the choice of methods, targets and seeds, with the LAF preset), as
+        recorded in `results.json`.
     """
     chosen = args.quick_settings if args.quick else args.setting_defaults
     names = [name for name, *_ in _SETTING_FLAGS] + ["seeds", *extra_names]
@@ -276,6 +289,7 @@ def resolve_settings(args, extra_names=()):
         )
     settings = {name: getattr(args, name) for name in names}
     del settings["seeds"]
+    settings["laf_preset"] = args.laf_preset
     return settings
 
 

@@ -305,6 +305,7 @@ def run(args):
             units_step=args.units_step,
             learning_rates=(args.learning_rate,),
             aggregations=("laf",),
+            laf_presets=(args.laf_preset,),
             model_kwargs={"phi_units": (), "embedding_dim": 10},
         )
         tuner = make_tuner(

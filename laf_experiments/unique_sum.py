@@ -80,7 +80,7 @@ def add_arguments(parser):
     add_common_arguments(parser, "unique-sum", DEFAULTS, QUICK)
 
 
-def build_model(method):
+def build_model(method, laf_preset=None):
     """The paper's Set Transformer with a PMA (`st-pma`) or LAF head."""
     from keras_laf.models import set_transformer
 
@@ -89,6 +89,7 @@ def build_model(method):
         phi_units=(300, 100, 30),
         head=method.removeprefix("st-"),
         laf_units=10,
+        laf_preset=laf_preset,
         name=f"set_transformer_{method.removeprefix('st-')}",
     )
 

@@ -132,7 +132,7 @@ def make_sets(num_sets, target, seed):
     return sets, labels
 
 
-def build_model(units):
+def build_model(units, laf_preset=None):
     """LAF with `units` units on padded sets of reals, then a linear layer.
 
     The model takes the sets padded to `MAX_SIZE` elements and their
@@ -144,9 +144,9 @@ def build_model(units):
 
     sets = keras.Input(shape=(MAX_SIZE, 1), name="sets")
     mask = keras.Input(shape=(MAX_SIZE,), name="mask")
-    aggregated = aggregations.get("laf", units=units, name="laf")(
-        sets, mask=keras.ops.cast(mask, "bool")
-    )
+    aggregated = aggregations.get(
+        "laf", units=units, preset=laf_preset, name="laf"
+    )(sets, mask=keras.ops.cast(mask, "bool"))
     outputs = keras.layers.Dense(1, name="output")(aggregated)
     return keras.Model([sets, mask], outputs, name=f"laf_{units}_units")
 
@@ -220,7 +220,9 @@ def run(args):
             args,
             settings,
             training_data=make_training_data,
-            build_model=lambda key: build_model(key["units"]),
+            build_model=lambda key: build_model(
+                key["units"], laf_preset=args.laf_preset
+            ),
             loss="mean_absolute_error",
         ),
         evaluate=evaluate,

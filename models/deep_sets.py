@@ -18,6 +18,7 @@ def deep_sets(
     output_dim=1,
     aggregation="laf",
     laf_units=9,
+    laf_preset=None,
     vocabulary_size=None,
     embedding_dim=10,
     phi_units=(30,),
@@ -57,6 +58,9 @@ def deep_sets(
             a list of fixed aggregator names, or `"lstm"` (an LSTM over the
             elements, order-dependent). Defaults to `"laf"`.
         laf_units: int. LAF units (formerly `units`). Defaults to `9`.
+        laf_preset: str. The `keras_laf.LAF` preset (`"pooling"`,
+            `"closed_forms"` or `"paper"`, see `keras_laf.presets`) when
+            LAF is used. Defaults to `None`: the layer's default.
         vocabulary_size: int. For sets of integers in `[0, vocabulary_size)`:
             each element is embedded first. As with `keras.layers.Embedding`,
             an element outside that range is found only when the model runs:
@@ -115,6 +119,7 @@ def deep_sets(
     aggregate = aggregations.get(
         aggregation,
         units=lstm_units if aggregation == "lstm" else laf_units,
+        preset=laf_preset,
         name="aggregation",
     )
 

@@ -44,6 +44,7 @@ def graph_network(
     num_graph_outputs=3,
     aggregation="laf",
     laf_units=100,
+    laf_preset=None,
     hidden_units=16,
     message_units=None,
     num_layers=4,
@@ -99,6 +100,9 @@ def graph_network(
             `["mean", "max", "min", "std"]`. Defaults to `"laf"`.
         laf_units: int. LAF units of each layer (and of a LAF readout).
             Defaults to `100`, as in the paper.
+        laf_preset: str. The `keras_laf.LAF` preset (`"pooling"`,
+            `"closed_forms"` or `"paper"`, see `keras_laf.presets`) of the
+            LAF aggregations. Defaults to `None`: the layer's default.
         hidden_units: int. Node state size. Defaults to `16`, as PNA.
         message_units: int. Message size. Defaults to `hidden_units`.
         num_layers: int. Message-passing layers. Defaults to `4`.
@@ -216,6 +220,7 @@ def graph_network(
                 hidden_units,
                 aggregation=aggregation,
                 laf_units=laf_units,
+                laf_preset=laf_preset,
                 message_units=message_units,
                 scalers=scalers,
                 average_log_degree=average_log_degree,
@@ -248,7 +253,10 @@ def graph_network(
             hidden_units, activation="sigmoid", name="readout_projection"
         )(states)
     graph_states = GraphReadout(
-        readout_aggregation, laf_units=laf_units, name="graph_readout"
+        readout_aggregation,
+        laf_units=laf_units,
+        laf_preset=laf_preset,
+        name="graph_readout",
     )(
         readout_inputs,
         inputs["node_graph_ids"],

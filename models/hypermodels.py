@@ -11,11 +11,16 @@ a default and a range that the caller can change:
 - `"laf_units"`: `hp.Int` from `min_units` to `max_units` by `units_step`
   (1 to 21 by 1 unless changed), 9 by default, present only when the
   aggregation is `"laf"`; the builders' argument of the same name;
+- `"laf_preset"`: the `keras_laf.LAF` preset, `hp.Choice` among
+  `laf_presets` (all of `keras_laf.presets.PRESETS` unless changed), the
+  layer's default `"pooling"` by default, present only when the
+  aggregation is `"laf"`; the builders' argument of the same name;
 - `"learning_rate"`: Adam's rate, `hp.Choice` among `learning_rates`
   (1e-2, 1e-3, 1e-4 unless changed), 1e-3 by default.
 
 A hyperparameter is fixed either through the constructor (`min_units=6,
-max_units=6`, `learning_rates=(1e-3,)`, `aggregations=("laf",)`) or by
+max_units=6`, `learning_rates=(1e-3,)`, `aggregations=("laf",)`,
+`laf_presets=("closed_forms",)`) or by
 declaring it before `build`, e.g. `hp.Fixed("laf_units", 6)` in the
 `HyperParameters` given to `build` or to a tuner. The hyperparameter was
 called `"units"` before; a `"units"` declared before `build` still sets the
@@ -41,6 +46,8 @@ from keras_laf import aggregations
 from keras_laf.models.deep_sets import deep_sets
 from keras_laf.models.set_transformer import HEADS
 from keras_laf.models.set_transformer import set_transformer
+from keras_laf.presets import DEFAULT_PRESET
+from keras_laf.presets import PRESETS
 from keras_laf.validation import check_positive_int
 
 # The paper's choice, in the middle of the stable range of 6 to 9 units.
@@ -52,6 +59,8 @@ LEARNING_RATES = (1e-2, 1e-3, 1e-4)
 # argument; `DEPRECATED_UNITS` is its former name.
 UNITS = "laf_units"
 DEPRECATED_UNITS = "units"
+# The hyperparameter of the LAF preset, named like the builders' argument.
+PRESET = "laf_preset"
 
 
 class SetHyperModel(keras_tuner.HyperModel):
@@ -59,7 +68,7 @@ class SetHyperModel(keras_tuner.HyperModel):
 
     Subclasses set `AGGREGATIONS` (the allowed choices), `_builder` and
     `_reserved` (the builder arguments the hypermodel sets itself), and
-    implement `_build_model(aggregation, units)`.
+    implement `_build_model(aggregation, units, preset)`.
 
     Args:
         min_units: int. Fewest LAF units tried. Defaults to `1`.
@@ -77,6 +86,11 @@ class SetHyperModel(keras_tuner.HyperModel):
             subclass's `AGGREGATIONS`. Defaults to `("laf",)`.
         default_aggregation: str. One of `aggregations`. Defaults to
             `None`: `"laf"` if tried, else the first.
+        laf_presets: sequence of str. `keras_laf.LAF` presets tried (see
+            `keras_laf.presets`); one value fixes it. Defaults to `None`:
+            every preset, `("pooling", "closed_forms", "paper")`.
+        default_laf_preset: str. One of `laf_presets`. Defaults to `None`:
+            the layer's default, `"pooling"`, if tried, else the first.
         loss: the Keras loss. Defaults to `"mae"`.
         metrics: Keras metrics. Defaults to `("mae",)`, logged as `mae`
             and `val_mae`.
@@ -103,6 +117,8 @@ class SetHyperModel(keras_tuner.HyperModel):
         default_learning_rate=None,
         aggregations=(DEFAULT_AGGREGATION,),
         default_aggregation=None,
+        laf_presets=None,
+        default_laf_preset=None,
         loss="mae",
         metrics=("mae",),
         compile_kwargs=None,
@@ -168,6 +184,20 @@ class SetHyperModel(keras_tuner.HyperModel):
                 f"default_aggregation={default_aggregation!r}"
             )
 
+        laf_presets = _check_laf_presets(laf_presets)
+        if default_laf_preset is None:
+            default_laf_preset = (
+                DEFAULT_PRESET
+                if DEFAULT_PRESET in laf_presets
+                else laf_presets[0]
+            )
+        elif default_laf_preset not in laf_presets:
+            raise ValueError(
+                "`default_laf_preset` must be one of `laf_presets` "
+                f"{list(laf_presets)}. Received: "
+                f"default_laf_preset={default_laf_preset!r}"
+            )
+
         compile_kwargs = dict(compile_kwargs or {})
         for argument in ("optimizer", "loss", "metrics"):
             if argument in compile_kwargs:
@@ -197,6 +227,8 @@ class SetHyperModel(keras_tuner.HyperModel):
         self.default_learning_rate = default_learning_rate
         self.aggregations = aggregations
         self.default_aggregation = default_aggregation
+        self.laf_presets = laf_presets
+        self.default_laf_preset = default_laf_preset
         self.loss = loss
         if metrics is None:
             metrics = []
@@ -215,6 +247,7 @@ class SetHyperModel(keras_tuner.HyperModel):
             default=self.default_aggregation,
         )
         units = self._units(hp)
+        preset = self._preset(hp)
         learning_rate = hp.Choice(
             "learning_rate",
             list(self.learning_rates),
@@ -223,7 +256,7 @@ class SetHyperModel(keras_tuner.HyperModel):
         if units is None:
             # The aggregation is not LAF: the builder ignores `units`.
             units = self.default_units
-        model = self._build_model(aggregation, units)
+        model = self._build_model(aggregation, units, preset)
         model.compile(
             optimizer=keras.optimizers.Adam(learning_rate=learning_rate),
             loss=self.loss,
@@ -265,7 +298,24 @@ class SetHyperModel(keras_tuner.HyperModel):
                 default=self.default_units,
             )
 
-    def _build_model(self, aggregation, units):
+    def _preset(self, hp):
+        """The LAF preset of this trial, or None where LAF is not used."""
+        # As for "laf_units": a "laf_preset" declared before `build` wins
+        # for every aggregation, otherwise it exists only in LAF trials.
+        if PRESET in {
+            hyperparameter.name
+            for hyperparameter in hp.space
+            if not hyperparameter.conditions
+        }:
+            return hp.get(PRESET)
+        with hp.conditional_scope("aggregation", ["laf"]):
+            return hp.Choice(
+                PRESET,
+                list(self.laf_presets),
+                default=self.default_laf_preset,
+            )
+
+    def _build_model(self, aggregation, units, preset):
         raise NotImplementedError
 
 
@@ -323,6 +373,7 @@ class DeepSetsHyperModel(SetHyperModel):
     _reserved = (
         "aggregation",
         "laf_units",
+        "laf_preset",
         "vocabulary_size",
         "input_dim",
         "output_dim",
@@ -349,12 +400,13 @@ class DeepSetsHyperModel(SetHyperModel):
         self.input_dim = input_dim
         self.output_dim = output_dim
 
-    def _build_model(self, aggregation, units):
+    def _build_model(self, aggregation, units, preset):
         return deep_sets(
             input_dim=self.input_dim,
             output_dim=self.output_dim,
             aggregation=aggregation,
             laf_units=units,
+            laf_preset=preset,
             vocabulary_size=self.vocabulary_size,
             **self.model_kwargs,
         )
@@ -392,7 +444,7 @@ class SetTransformerHyperModel(SetHyperModel):
 
     AGGREGATIONS = HEADS
     _builder = staticmethod(set_transformer)
-    _reserved = ("head", "laf_units", "input_dim", "output_dim")
+    _reserved = ("head", "laf_units", "laf_preset", "input_dim", "output_dim")
 
     def __init__(self, input_dim, output_dim=1, **kwargs):
         input_dim = check_positive_int("input_dim", input_dim)
@@ -401,12 +453,13 @@ class SetTransformerHyperModel(SetHyperModel):
         self.input_dim = input_dim
         self.output_dim = output_dim
 
-    def _build_model(self, aggregation, units):
+    def _build_model(self, aggregation, units, preset):
         return set_transformer(
             input_dim=self.input_dim,
             output_dim=self.output_dim,
             head=aggregation,
             laf_units=units,
+            laf_preset=preset,
             **self.model_kwargs,
         )
 
@@ -439,6 +492,31 @@ def _check_learning_rates(learning_rates):
         )
     # Largest first, as an ordered choice.
     return tuple(sorted(rates, reverse=True))
+
+
+def _check_laf_presets(laf_presets):
+    if laf_presets is None:
+        return tuple(PRESETS)
+    error = ValueError(
+        f"`laf_presets` must be a non-empty sequence of names among "
+        f"{list(PRESETS)}, e.g. ('closed_forms',) to fix it. "
+        f"Received: laf_presets={laf_presets!r}"
+    )
+    if isinstance(laf_presets, str):
+        raise error
+    try:
+        names = tuple(laf_presets)
+    except TypeError:
+        raise error from None
+    if not names or len(set(names)) != len(names):
+        raise error
+    for name in names:
+        if not isinstance(name, str) or name not in PRESETS:
+            raise ValueError(
+                f"Unknown LAF preset {name!r}. Expected one of "
+                f"{list(PRESETS)}. Received: laf_presets={laf_presets!r}"
+            )
+    return names
 
 
 def _check_aggregations(aggregations, allowed):

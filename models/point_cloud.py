@@ -20,6 +20,7 @@ def point_cloud_classifier(
     hidden_units=256,
     num_equivariant_layers=3,
     laf_units=10,
+    laf_preset=None,
     dropout=0.5,
     input_dim=3,
     ragged=None,
@@ -51,6 +52,9 @@ def point_cloud_classifier(
         num_equivariant_layers: int. Defaults to `3`.
         laf_units: int. LAF units of the `"laf"` pooling (formerly
             `units`). Defaults to `10`.
+        laf_preset: str. The `keras_laf.LAF` preset (`"pooling"`,
+            `"closed_forms"` or `"paper"`, see `keras_laf.presets`) when
+            LAF is used. Defaults to `None`: the layer's default.
         dropout: float in [0, 1). Dropout rate. Defaults to `0.5`.
         input_dim: int. Coordinates per point. Defaults to `3`.
         ragged: bool or None. Ragged input (TensorFlow only), or padded
@@ -97,6 +101,7 @@ def point_cloud_classifier(
     pooled = aggregations.get(
         aggregation,
         units=hidden_units if pooling == "lstm" else laf_units,
+        preset=laf_preset,
         name="laf" if pooling == "laf" else "pooling",
     )(points, mask=mask)
     features = keras.layers.Dropout(dropout, name="dropout_0")(pooled)

@@ -23,6 +23,7 @@ def set_expansion(
     train_embeddings=False,
     aggregation="laf",
     laf_units=9,
+    laf_preset=None,
     phi_units=(64,),
     scorer_units=(64,),
     name="set_expansion",
@@ -63,6 +64,9 @@ def set_expansion(
             (DeepSets) or `"pna"` (PNA's aggregators: mean, max, sum, std,
             var, skewness, kurtosis). Defaults to `"laf"`.
         laf_units: int. LAF units. Defaults to `9`.
+        laf_preset: str. The `keras_laf.LAF` preset (`"pooling"`,
+            `"closed_forms"` or `"paper"`, see `keras_laf.presets`) when
+            LAF is used. Defaults to `None`: the layer's default.
         phi_units: widths of phi's dense layers, the last with a sigmoid.
             Defaults to `(64,)`.
         scorer_units: widths of the scorer's projections (the first) and
@@ -131,7 +135,7 @@ def set_expansion(
             name=f"phi_{index + 1}",
         )(elements)
     aggregate = aggregations.get(
-        aggregation, units=laf_units, name="aggregation"
+        aggregation, units=laf_units, preset=laf_preset, name="aggregation"
     )(elements)
     set_encoder = keras.Model(query_vectors, aggregate, name="set_encoder")
 

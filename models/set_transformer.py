@@ -30,6 +30,7 @@ def set_transformer(
     num_inducing=16,
     num_seeds=1,
     laf_units=10,
+    laf_preset=None,
     layer_norm=True,
     phi_units=(),
     phi_activation="relu",
@@ -65,6 +66,9 @@ def set_transformer(
         num_seeds: int. Seed vectors of PMA. Defaults to `1`.
         laf_units: int. LAF units of the `"laf"` head (formerly `units`).
             Defaults to `10`.
+        laf_preset: str. The `keras_laf.LAF` preset (`"pooling"`,
+            `"closed_forms"` or `"paper"`, see `keras_laf.presets`) when
+            LAF is used. Defaults to `None`: the layer's default.
         layer_norm: bool. Layer normalisation in the attention blocks.
             Defaults to `True`.
         phi_units: widths of the dense layers applied to each element
@@ -131,8 +135,8 @@ def set_transformer(
         pooled = keras.layers.Flatten(name="flatten")(pooled)
     else:
         elements = element_network(elements, (), None, "sigmoid", "squash")
-        pooled = aggregations.get("laf", units=laf_units, name="laf")(
-            elements, mask=mask
-        )
+        pooled = aggregations.get(
+            "laf", units=laf_units, preset=laf_preset, name="laf"
+        )(elements, mask=mask)
     outputs = dense_head(pooled, rho_units, rho_activation, output_dim, "rho")
     return keras.Model(inputs, outputs, name=name)

@@ -62,6 +62,7 @@ def test_scalars_records_every_method_target_and_size(scalars_output):
     assert results["experiment"] == "scalars"
     assert results["settings"]["epochs"] == 1
     assert results["settings"]["max_sizes"] == [5, 10]
+    assert results["settings"]["laf_preset"] == "pooling"
     records = results["records"]
     assert {record["method"] for record in records} == {
         "laf",
@@ -237,10 +238,10 @@ def test_paper_initialization_is_an_optional_method(tmp_path):
     assert "laf-paper" not in scalars.METHODS
     paper = scalars.build_model("laf-paper").get_layer("aggregation")
     default = scalars.build_model("laf").get_layer("aggregation")
-    assert (paper.initialization, default.initialization) == (
-        "paper",
-        "anchored",
-    )
+    assert (paper.preset, default.preset) == ("paper", "pooling")
+    # `--laf-preset` sets the "laf" method's preset, not "laf-paper"'s.
+    paper = scalars.build_model("laf-paper", laf_preset="closed_forms")
+    assert paper.get_layer("aggregation").preset == "paper"
     argv = ["scalars", *QUIET, "--targets", "sum", "--methods", "laf-paper"]
     assert cli.main([*argv, "--output", str(tmp_path)]) == 0
     records = read_json(tmp_path)["records"]
@@ -645,6 +646,44 @@ def test_units_targets_match_numpy(target):
         "max_over_min": [x.max() / x.min() for x in values],
     }[target]
     np.testing.assert_allclose(labels, expected, rtol=1e-5)
+
+
+def test_laf_preset_flag_reaches_every_experiment():
+    from keras_laf.presets import PRESETS
+    from laf_experiments import expansion
+    from laf_experiments import graphs
+    from laf_experiments import mnist
+    from laf_experiments import pointcloud
+    from laf_experiments import unique_sum
+    from laf_experiments.settings import LAF_PRESETS
+
+    assert LAF_PRESETS == tuple(PRESETS)
+    parser = cli.build_parser()
+    for command in cli.SUBCOMMANDS:
+        args = parser.parse_args([command])
+        assert args.laf_preset == "pooling"
+        args = parser.parse_args([command, "--laf-preset", "closed_forms"])
+        assert args.laf_preset == "closed_forms"
+    preset = "closed_forms"
+    laf_layers = {
+        "scalars": scalars.build_model("laf", preset).get_layer("aggregation"),
+        "mnist": mnist.build_model("laf", preset).get_layer("aggregation"),
+        "unique-sum": unique_sum.build_model("st-laf", preset).get_layer("laf"),
+        "pointcloud": pointcloud.build_model(
+            "laf", 3, width=4, laf_preset=preset
+        ).get_layer("laf"),
+        "units": units.build_model(2, laf_preset=preset).get_layer("laf"),
+    }
+    for command, layer in laf_layers.items():
+        assert layer.preset == preset, command
+    network = graphs.build_model("laf", 2, 4, 1, "method", 1.0, preset)
+    message_passing = network.get_layer("message_passing_1")
+    assert message_passing.laf_preset == preset
+    data = argparse.Namespace(num_words=10, vectors=None, given_vectors=False)
+    model = expansion.build_model("laf", data, 2, preset)
+    assert model.get_layer("set_encoder").get_layer("aggregation").preset == (
+        preset
+    )
 
 
 def test_units_model_is_laf_then_linear():

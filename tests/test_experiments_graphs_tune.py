@@ -248,7 +248,8 @@ def test_graphs_without_networkx(tmp_path, capsys, monkeypatch):
 @pytest.fixture(scope="module")
 def tune_output(tmp_path_factory):
     directory = tmp_path_factory.mktemp("tune")
-    assert cli.main(["tune", *QUIET, "--output", str(directory)]) == 0
+    argv = ["tune", *QUIET, "--laf-preset", "closed_forms"]
+    assert cli.main([*argv, "--output", str(directory)]) == 0
     return directory
 
 
@@ -257,10 +258,12 @@ def test_tune_records_the_best_configuration(tune_output):
     results = read_json(tune_output)
     assert results["experiment"] == "tune"
     assert results["settings"]["tuner"] == "random"
+    assert results["settings"]["laf_preset"] == "closed_forms"
     [search] = results["runs"]
     assert search["target"] == tune.DEFAULT_TARGET
     assert 1 <= search["best_units"] <= 3
     assert search["best_hyperparameters"]["laf_units"] == search["best_units"]
+    assert search["best_hyperparameters"]["laf_preset"] == "closed_forms"
     assert [item["max_size"] for item in search["test"]] == [10, 50]
     assert all(math.isfinite(item["mae"]) for item in search["test"])
     trials = search["trials"]
@@ -279,7 +282,8 @@ def test_tune_records_the_best_configuration(tune_output):
 
 @pytest.mark.slow
 def test_tune_rerun_prints_the_recorded_result(tune_output, capsys):
-    status, out, _ = run(["tune", *QUIET, "--output", str(tune_output)], capsys)
+    argv = ["tune", *QUIET, "--laf-preset", "closed_forms"]
+    status, out, _ = run([*argv, "--output", str(tune_output)], capsys)
     assert status == 0
     assert "already recorded" in out
     assert "search of" not in out

@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
+from keras_laf import LAF
 from keras_laf.datasets import disjoint_union
 from keras_laf.graphs import GraphReadout
 from keras_laf.graphs import MessagePassing
@@ -388,6 +389,37 @@ def test_config_round_trip():
     readout = GraphReadout("laf", laf_units=5, name="readout")
     config = readout.get_config()
     assert GraphReadout.from_config(config).get_config() == config
+
+
+def test_laf_preset_reaches_the_layers():
+    layer = MessagePassing(4, laf_units=2, laf_preset="closed_forms")
+    readout = GraphReadout("laf", laf_units=2, laf_preset="paper")
+    assert MessagePassing.from_config(layer.get_config()).laf_preset == (
+        "closed_forms"
+    )
+    assert GraphReadout.from_config(readout.get_config()).laf_preset == (
+        "paper"
+    )
+    model = graph_network(
+        laf_units=2,
+        hidden_units=4,
+        num_layers=1,
+        readout_aggregation="laf",
+        laf_preset="closed_forms",
+    )
+    laf_layers = [
+        sublayer
+        for layer in model.layers
+        for sublayer in layer._flatten_layers()
+        if isinstance(sublayer, LAF)
+    ]
+    assert len(laf_layers) == 2
+    assert {laf.preset for laf in laf_layers} == {"closed_forms"}
+    assert MessagePassing(4).laf_preset is None
+    with pytest.raises(ValueError, match="preset='median'"):
+        MessagePassing(4, laf_preset="median")
+    with pytest.raises(ValueError, match="preset='median'"):
+        GraphReadout("laf", laf_preset="median")
 
 
 def test_mixed_precision():

@@ -23,7 +23,12 @@ SET_TRANSFORMER = {
     "model_kwargs": {"hidden_units": 8, "num_heads": 2, "num_blocks": 1},
     "compile_kwargs": {"run_eagerly": True},
 }
-DEFAULTS = {"aggregation": "laf", "laf_units": 9, "learning_rate": 1e-3}
+DEFAULTS = {
+    "aggregation": "laf",
+    "laf_units": 9,
+    "laf_preset": "pooling",
+    "learning_rate": 1e-3,
+}
 
 
 def learning_rate(model):
@@ -41,6 +46,7 @@ def test_deep_sets_defaults_with_empty_hyperparameters():
     aggregation = model.get_layer("aggregation")
     assert isinstance(aggregation, LAF)
     assert aggregation.units == 9
+    assert aggregation.preset == "pooling"
     assert isinstance(model.optimizer, keras.optimizers.Adam)
     np.testing.assert_allclose(learning_rate(model), 1e-3)
     assert model.loss == "mae"
@@ -54,6 +60,7 @@ def test_deep_sets_search_space():
     assert list(hyperparameters) == [
         "aggregation",
         "laf_units",
+        "laf_preset",
         "learning_rate",
     ]
     aggregation = hyperparameters["aggregation"]
@@ -66,6 +73,12 @@ def test_deep_sets_search_space():
     assert [c.get_config() for c in units.conditions] == [
         {"name": "aggregation", "values": ["laf"]}
     ]
+    preset = hyperparameters["laf_preset"]
+    assert list(preset.values) == ["pooling", "closed_forms", "paper"]
+    assert preset.default == "pooling"
+    assert [c.get_config() for c in preset.conditions] == [
+        {"name": "aggregation", "values": ["laf"]}
+    ]
     assert list(hyperparameters["learning_rate"].values) == [1e-2, 1e-3, 1e-4]
 
 
@@ -74,6 +87,7 @@ def test_set_transformer_defaults_with_empty_hyperparameters():
     model = SetTransformerHyperModel(**SET_TRANSFORMER).build(hp)
     assert hp.values == DEFAULTS
     assert model.get_layer("laf").units == 9
+    assert model.get_layer("laf").preset == "pooling"
     np.testing.assert_allclose(learning_rate(model), 1e-3)
     assert model.output_shape == (None, 1)
 
@@ -81,14 +95,17 @@ def test_set_transformer_defaults_with_empty_hyperparameters():
 def test_fixed_hyperparameters_override_the_defaults():
     hp = kt.HyperParameters()
     hp.Fixed("laf_units", 3)
+    hp.Fixed("laf_preset", "closed_forms")
     hp.Fixed("learning_rate", 1e-2)
     model = DeepSetsHyperModel(**DEEP_SETS).build(hp)
     assert hp.values == {
         "laf_units": 3,
+        "laf_preset": "closed_forms",
         "learning_rate": 1e-2,
         "aggregation": "laf",
     }
     assert model.get_layer("aggregation").units == 3
+    assert model.get_layer("aggregation").preset == "closed_forms"
     np.testing.assert_allclose(learning_rate(model), 1e-2)
 
 
@@ -108,6 +125,7 @@ def test_other_aggregation_has_no_units():
         hp
     )
     assert "laf_units" not in hp
+    assert "laf_preset" not in hp
     assert isinstance(model.get_layer("aggregation"), FixedAggregation)
 
 
@@ -118,8 +136,17 @@ def test_set_transformer_pma_head():
         **SET_TRANSFORMER, aggregations=("laf", "pma")
     ).build(hp)
     assert "laf_units" not in hp
+    assert "laf_preset" not in hp
     assert isinstance(model.get_layer("pma"), PMA)
     assert not any(isinstance(layer, LAF) for layer in model.layers)
+
+
+def test_laf_presets_constructor_fixes_the_preset():
+    hp = kt.HyperParameters()
+    model = DeepSetsHyperModel(**DEEP_SETS, laf_presets=("paper",)).build(hp)
+    assert hp.get("laf_preset") == "paper"
+    assert model.get_layer("aggregation").preset == "paper"
+    assert list(space(hp)["laf_preset"].values) == ["paper"]
 
 
 def test_constructor_overrides():
@@ -268,6 +295,14 @@ def test_search_keeps_fixed_units(tmp_path):
         ({"default_aggregation": "sum"}, "default_aggregation='sum'"),
         ({"compile_kwargs": {"optimizer": "sgd"}}, "optimizer"),
         ({"model_kwargs": {"laf_units": 3}}, "units=3"),
+        ({"model_kwargs": {"laf_preset": "paper"}}, "laf_preset='paper'"),
+        ({"laf_presets": ()}, r"laf_presets=\(\)"),
+        ({"laf_presets": "paper"}, "laf_presets='paper'"),
+        ({"laf_presets": ("paper", "median")}, "Unknown LAF preset 'median'"),
+        (
+            {"laf_presets": ("paper",), "default_laf_preset": "pooling"},
+            "default_laf_preset='pooling'",
+        ),
         ({"model_kwargs": {"aggregation": "sum"}}, "aggregation='sum'"),
         ({"model_kwargs": {"dropout": 0.5}}, "dropout=0.5"),
     ],

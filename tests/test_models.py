@@ -199,6 +199,36 @@ def test_paper_configurations():
         assert model.output_shape == (None, 1)
 
 
+@pytest.mark.parametrize(
+    "builder, kwargs, layer_name",
+    [
+        (models.deep_sets, {"input_dim": 3}, "aggregation"),
+        (
+            models.set_transformer,
+            {"input_dim": 3, "hidden_units": 8, "num_heads": 2, "head": "laf"},
+            "laf",
+        ),
+        (
+            models.point_cloud_classifier,
+            {"num_classes": 4, "pooling": "laf", "hidden_units": 8},
+            "laf",
+        ),
+        (models.set_expansion, {"vocabulary_size": 10}, "aggregation"),
+    ],
+)
+def test_laf_preset_reaches_the_layer(builder, kwargs, layer_name):
+    def laf_layer(model):
+        if layer_name == "aggregation" and builder is models.set_expansion:
+            model = model.get_layer("set_encoder")
+        return model.get_layer(layer_name)
+
+    assert laf_layer(builder(**kwargs)).preset == "pooling"
+    model = builder(**kwargs, laf_preset="closed_forms")
+    assert laf_layer(model).preset == "closed_forms"
+    with pytest.raises(ValueError, match="preset='median'"):
+        builder(**kwargs, laf_preset="median")
+
+
 def test_point_cloud_pooling_may_be_a_layer():
     # A LAF with other arguments is used as given, after the sigmoid.
     pooling = keras_laf.LAF(3, name="my_laf")
