@@ -1,17 +1,57 @@
-"""An LSTM run over the elements of each set: the paper's LSTM baseline."""
+"""Recurrent networks run over the elements of each set: the paper's LSTM
+baseline, `LSTMAggregation`, and `GRUAggregation`."""
 
 import keras
 
+from keras_laf.set_pooling import SetPooling
 from keras_laf.sets import SegmentSets
-from keras_laf.sets import as_set_batch
 from keras_laf.validation import aggregation_input_spec
 from keras_laf.validation import check_positive_int
-from keras_laf.validation import check_set_inputs
 from keras_laf.validation import check_set_shape
 
 
+class _RecurrentAggregation(SetPooling):
+    """A recurrent layer read over each set; its last state is the output.
+
+    Padded sets go to the recurrent layer with their mask, so padded
+    elements are skipped. Sets given by segment ids are padded first, which
+    needs the TensorFlow backend (`SegmentSets.to_padded`); on JAX and
+    PyTorch a ValueError says how to pad them.
+    """
+
+    # The Keras recurrent layer and the name of the sub-layer.
+    recurrent_layer = None
+    recurrent_name = None
+
+    def __init__(self, units=32, **kwargs):
+        super().__init__(**kwargs)
+        self.units = check_positive_int("units", units)
+
+    def build(self, input_shape):
+        features = check_set_shape(self, input_shape)[-1]
+        self.input_spec = aggregation_input_spec(features)
+        recurrent = self.recurrent_layer(
+            self.units, name=self.recurrent_name, dtype=self.dtype_policy
+        )
+        setattr(self, self.recurrent_name, recurrent)
+        recurrent.build((None, None, features))
+
+    def output_width(self, features):
+        return self.units
+
+    def pool(self, values, sets, training=None):
+        if isinstance(sets, SegmentSets):
+            values, sets = sets.to_padded(values)
+        recurrent = getattr(self, self.recurrent_name)
+        # (num_sets, units)
+        return recurrent(values, mask=sets.mask, training=training)
+
+    def get_config(self):
+        return {**super().get_config(), "units": self.units}
+
+
 @keras.saving.register_keras_serializable(package="keras_laf")
-class LSTMAggregation(keras.layers.Layer):
+class LSTMAggregation(_RecurrentAggregation):
     """Aggregates each set by running an LSTM over its elements.
 
     The LSTM baseline of the LAF paper: the set is read as a sequence and
@@ -29,7 +69,9 @@ class LSTMAggregation(keras.layers.Layer):
     Call arguments:
         inputs, mask, segment_ids, num_segments: as for `keras_laf.LAF`. With
             segment ids, the elements of a set are read in their order of
-            appearance.
+            appearance; this pads the sets, which needs the TensorFlow
+            backend (on JAX and PyTorch, pass padded sets with a mask).
+        training: bool, passed to the LSTM.
 
     Input shape:
         `(batch, set_size, features)` (dense or ragged), or
@@ -46,36 +88,44 @@ class LSTMAggregation(keras.layers.Layer):
     (2, 4)
     """
 
-    def __init__(self, units=32, **kwargs):
-        super().__init__(**kwargs)
-        self.units = check_positive_int("units", units)
-        self.supports_masking = True
-        self.input_spec = aggregation_input_spec()
+    recurrent_layer = keras.layers.LSTM
+    recurrent_name = "lstm"
 
-    def __call__(self, inputs, *args, **kwargs):
-        check_set_inputs(self, inputs, kwargs.get("segment_ids"))
-        return super().__call__(inputs, *args, **kwargs)
 
-    def build(self, input_shape):
-        features = check_set_shape(self, input_shape)[-1]
-        self.input_spec = aggregation_input_spec(features)
-        self.lstm = keras.layers.LSTM(
-            self.units, name="lstm", dtype=self.dtype_policy
-        )
-        self.lstm.build((None, None, features))
+@keras.saving.register_keras_serializable(package="keras_laf")
+class GRUAggregation(_RecurrentAggregation):
+    """Aggregates each set by running a GRU over its elements.
 
-    def call(self, inputs, mask=None, segment_ids=None, num_segments=None):
-        values, sets = as_set_batch(inputs, mask, segment_ids, num_segments)
-        if isinstance(sets, SegmentSets):
-            values, sets = sets.to_padded(values)
-        return self.lstm(values, mask=sets.mask)
+    As `LSTMAggregation`, with a gated recurrent unit (Cho et al., 2014;
+    the `GRUAggregation` of PyTorch Geometric): the last hidden state is
+    the aggregate. It depends on the order of the elements. Padded
+    elements are skipped; an empty set gives the initial state (zeros).
 
-    def compute_output_shape(self, input_shape):
-        num_sets = input_shape[0] if len(input_shape) == 3 else None
-        return (num_sets, self.units)
+    Args:
+        units: int. Size of the GRU state, the output width. Defaults to
+            `32`.
+        **kwargs: base layer keyword arguments, such as `name` and `dtype`.
 
-    def compute_mask(self, inputs, mask=None):
-        return None
+    Call arguments:
+        inputs, mask, segment_ids, num_segments: as for `keras_laf.LAF`. With
+            segment ids, the elements of a set are read in their order of
+            appearance; this pads the sets, which needs the TensorFlow
+            backend (on JAX and PyTorch, pass padded sets with a mask).
+        training: bool, passed to the GRU.
 
-    def get_config(self):
-        return {**super().get_config(), "units": self.units}
+    Input shape:
+        `(batch, set_size, features)` (dense or ragged), or
+        `(num_elements, features)` with `segment_ids`.
+
+    Output shape:
+        `(num_sets, units)`.
+
+    Example:
+
+    >>> layer = GRUAggregation(units=4)
+    >>> tuple(layer(np.random.rand(2, 3, 1)).shape)
+    (2, 4)
+    """
+
+    recurrent_layer = keras.layers.GRU
+    recurrent_name = "gru"

@@ -1,0 +1,225 @@
+"""Several aggregations of the same sets, combined: `MultiAggregation`."""
+
+import keras
+from keras import ops
+
+from keras_laf.aggregation import SetAggregation
+from keras_laf.set_pooling import SetPooling
+from keras_laf.validation import check_positive_int
+
+MODES = ("cat", "proj", "sum", "mean", "max", "min")
+_ELEMENTWISE = {"sum": ops.sum, "mean": ops.mean, "max": ops.max}
+
+
+@keras.saving.register_keras_serializable(package="keras_laf")
+class MultiAggregation(SetPooling):
+    """Aggregates each set with several aggregations and combines them.
+
+    Each aggregation, given by name (anything `keras_laf.aggregations.get`
+    knows, `"laf"` included) or as a layer, aggregates the same sets; the
+    outputs are concatenated (`"cat"`), concatenated and projected by a
+    `Dense` layer to `units` (`"proj"`), or combined elementwise (`"sum"`,
+    `"mean"`, `"max"`, `"min"`; their widths must then agree), as in PyTorch
+    Geometric's `MultiAggregation` (Corso et al., "Principal Neighbourhood
+    Aggregation for Graph Nets", NeurIPS 2020, combine aggregators so).
+
+    LAF expects elements in [0, 1] (`keras_laf.aggregations.
+    needs_unit_interval`): the aggregations that do get
+    `laf_activation(x)`, a sigmoid by default, as the model builders give
+    LAF, while the others get the elements as they are.
+
+    Args:
+        aggregations: a non-empty list of aggregation identifiers of
+            `keras_laf.aggregations.get` (e.g. `["laf", "max"]`) or
+            aggregation layers (`keras_laf.SetAggregation` subclasses, such
+            as `keras_laf.LAF(4)`).
+        mode: str. How the outputs are combined: `"cat"`, `"proj"`,
+            `"sum"`, `"mean"`, `"max"` or `"min"`. Defaults to `"cat"`.
+        units: int. Width of the projection of `"proj"`; only for that
+            mode. Defaults to `None`.
+        laf_activation: activation applied to the elements given to the
+            aggregations that expect them in [0, 1] (LAF); `None` gives
+            them the elements unchanged. Defaults to `"sigmoid"`.
+        **kwargs: base layer keyword arguments, such as `name` and `dtype`.
+
+    Call arguments:
+        inputs, mask, segment_ids, num_segments: as for `keras_laf.LAF`.
+        training: bool, passed to the aggregations that take it.
+
+    Input shape:
+        `(batch, set_size, features)` (dense or ragged), or
+        `(num_elements, features)` with `segment_ids`.
+
+    Output shape:
+        `(num_sets, width)`: the sum of the aggregations' widths for
+        `"cat"`, `units` for `"proj"`, their common width otherwise.
+
+    Example:
+
+    >>> layer = MultiAggregation(["sum", "max"])
+    >>> layer(np.array([[[1.0], [3.0]]], "float32")).numpy()
+    array([[4., 3.]], dtype=float32)
+    >>> tuple(MultiAggregation(["laf", "max"])(np.random.rand(2, 5, 3)).shape)
+    (2, 30)
+    """
+
+    def __init__(
+        self,
+        aggregations,
+        mode="cat",
+        units=None,
+        laf_activation="sigmoid",
+        **kwargs,
+    ):
+        super().__init__(**kwargs)
+        from keras_laf import aggregations as registry
+
+        if isinstance(aggregations, (str, SetAggregation)) or not (
+            isinstance(aggregations, (list, tuple)) and aggregations
+        ):
+            raise ValueError(
+                "`aggregations` must be a non-empty list of aggregation "
+                "names or layers, e.g. ['laf', 'max']. Received: "
+                f"aggregations={aggregations!r}"
+            )
+        if mode not in MODES:
+            raise ValueError(
+                f"`mode` must be one of {list(MODES)}. Received: mode={mode!r}"
+            )
+        if mode == "proj":
+            units = check_positive_int("units", units)
+        elif units is not None:
+            raise ValueError(
+                "`units` is the width of the projection of mode='proj'. "
+                f"Received: units={units!r} with mode={mode!r}"
+            )
+        self.identifiers = list(aggregations)
+        self.members = []
+        for index, identifier in enumerate(self.identifiers):
+            if isinstance(identifier, keras.layers.Layer):
+                if not isinstance(identifier, SetAggregation):
+                    raise ValueError(
+                        "Each aggregation layer must be a "
+                        "`keras_laf.SetAggregation` (LAF, FixedAggregation, "
+                        "SoftmaxAggregation, ...). Received: "
+                        f"{type(identifier).__name__} at index {index}"
+                    )
+                member = identifier
+            else:
+                member = registry.get(
+                    identifier,
+                    name=f"aggregation_{index}",
+                    dtype=self.dtype_policy,
+                )
+            self.members.append(member)
+        self.mode = mode
+        self.units = units
+        self.laf_activation = (
+            None
+            if laf_activation is None
+            else keras.activations.get(laf_activation)
+        )
+        self._unit_interval = [
+            registry.needs_unit_interval(member) for member in self.members
+        ]
+        if mode == "proj":
+            self.projection = keras.layers.Dense(
+                units, name="projection", dtype=self.dtype_policy
+            )
+
+    def _widths(self, features):
+        shape = (None, None, features)
+        widths = []
+        for index, member in enumerate(self.members):
+            output_shape = member.compute_output_shape(shape)
+            if len(output_shape) != 2:
+                raise ValueError(
+                    f"Layer '{self.name}' (MultiAggregation) needs "
+                    "aggregations with flat outputs (num_sets, width). "
+                    f"Received: an output of shape {output_shape} from "
+                    f"'{member.name}' at index {index}; create it with "
+                    "`flatten=True`"
+                )
+            widths.append(output_shape[-1])
+        return widths
+
+    def build(self, input_shape):
+        super().build(input_shape)
+        for member in self.members:
+            if not member.built:
+                member.build((None, None, input_shape[-1]))
+        widths = self._widths(input_shape[-1])
+        if self.mode in ("cat", "proj"):
+            if self.mode == "proj":
+                self.projection.build((None, sum(widths)))
+        elif len(set(widths)) != 1:
+            raise ValueError(
+                f"Layer '{self.name}' (MultiAggregation) with "
+                f"mode={self.mode!r} combines outputs elementwise, so they "
+                "must have one width; use mode='cat' or 'proj' otherwise. "
+                f"Received widths {widths} for "
+                f"{[member.name for member in self.members]}"
+            )
+
+    def output_width(self, features):
+        widths = self._widths(features)
+        if self.mode == "cat":
+            return sum(widths)
+        if self.mode == "proj":
+            return self.units
+        return widths[0]
+
+    def pool(self, values, sets, training=None):
+        outputs = []
+        for member, unit_interval in zip(
+            self.members, self._unit_interval, strict=True
+        ):
+            inputs = values
+            if unit_interval and self.laf_activation is not None:
+                inputs = self.laf_activation(values)
+            if isinstance(member, SetPooling):
+                output = member.aggregate_sets(inputs, sets, training=training)
+            else:
+                output = member.aggregate_sets(inputs, sets)
+            # (num_sets, width)
+            outputs.append(ops.cast(output, self.compute_dtype))
+        if self.mode in ("cat", "proj"):
+            combined = ops.concatenate(outputs, axis=-1)
+            if self.mode == "proj":
+                combined = self.projection(combined)
+            return combined
+        stacked = ops.stack(outputs, axis=0)
+        if self.mode == "min":
+            return -ops.max(-stacked, axis=0)
+        return _ELEMENTWISE[self.mode](stacked, axis=0)
+
+    def get_config(self):
+        return {
+            **super().get_config(),
+            "aggregations": [
+                keras.saving.serialize_keras_object(member)
+                if isinstance(identifier, keras.layers.Layer)
+                else identifier
+                for identifier, member in zip(
+                    self.identifiers, self.members, strict=True
+                )
+            ],
+            "mode": self.mode,
+            "units": self.units,
+            "laf_activation": (
+                None
+                if self.laf_activation is None
+                else keras.activations.serialize(self.laf_activation)
+            ),
+        }
+
+    @classmethod
+    def from_config(cls, config):
+        config = dict(config)
+        config["aggregations"] = [
+            keras.saving.deserialize_keras_object(identifier)
+            if isinstance(identifier, dict)
+            else identifier
+            for identifier in config["aggregations"]
+        ]
+        return cls(**config)
