@@ -1,4 +1,6 @@
-"""LAF's starting parameters: the anchored default and the paper's scheme."""
+"""LAF's presets: how the units start and are constrained."""
+
+import pathlib
 
 import keras
 import numpy as np
@@ -62,19 +64,19 @@ def test_fresh_default_layer_has_no_pole_on_large_sets():
     values = rng.random((64, 1000, 1)).astype("float32")
     mask = np.arange(1000)[None, :] < rng.integers(1, 1000, (64, 1))
     worst = {}
-    for initialization in ("anchored", "paper"):
+    for preset in ("pooling", "closed_forms", "paper"):
         outputs = []
         for seed in range(20):
             keras.utils.set_random_seed(seed)
-            layer = LAF(units=9, initialization=initialization)
+            layer = LAF(units=9, preset=preset)
             outputs.append(keras.ops.convert_to_numpy(layer(values, mask=mask)))
-        worst[initialization] = np.abs(np.array(outputs)).max()
-    assert worst["anchored"] < 10
-    assert worst["paper"] > 10 * worst["anchored"]
+        worst[preset] = np.abs(np.array(outputs)).max()
+    assert worst["pooling"] < 10 and worst["closed_forms"] < 10
+    assert worst["paper"] > 10 * worst["pooling"]
 
 
 def test_paper_initialization_is_exactly_the_papers():
-    layer = LAF(units=3000, initialization="paper")
+    layer = LAF(units=3000, preset="paper")
     exponents, coefficients = built(layer)
     assert isinstance(
         layer.exponent_initializer, keras.initializers.RandomUniform
@@ -90,12 +92,57 @@ def test_paper_initialization_is_exactly_the_papers():
     assert abs(coefficients.std() - 0.01) < 0.001
 
 
-def test_default_is_anchored_with_non_negative_denominator():
+def test_default_preset_is_pooling_without_pulls():
     layer = LAF(units=2)
-    assert layer.initialization == "anchored"
+    assert layer.preset == "pooling"
     assert isinstance(layer.exponent_initializer, AnchoredLAF)
     assert isinstance(layer.coefficient_constraint, PositiveDenominator)
+    assert layer.coefficient_constraint.pull == 0.0
     assert isinstance(layer.exponent_constraint, ClosedFormExponents)
+    assert layer.exponent_constraint.pull == 0.0
+    assert layer.exponent_constraint.anchor_inner == 5.0
+
+
+def test_closed_forms_preset_pulls_onto_the_closed_forms():
+    layer = LAF(units=2, preset="closed_forms")
+    assert layer.exponent_constraint.get_config() == {
+        **ClosedFormExponents().get_config(),
+        "anchor_inner": 5.0,
+    }
+    assert layer.coefficient_constraint.pull == 2e-4
+
+
+def test_pooling_exponents_are_only_projected_and_floored():
+    # No pull: an exponent near 0 or 1 stays where it is; values are
+    # clipped into [0, 100]; max-like terms (inner exponent 50, and 100
+    # after the clip) keep a degree of 0.25.
+    constraint = LAF(units=2).exponent_constraint
+    exponents = np.array(
+        [[0.98, 0.001], [0.03, 50.0], [-1.0, 0.0], [200.0, 0.0]]
+        + [[0.0, 0.0]] * 4,
+        "float32",
+    )
+    projected = keras.ops.convert_to_numpy(constraint(exponents))
+    expected = exponents.copy()
+    expected[0, 1] = 0.25 / 50.0
+    expected[2, 0], expected[3, 0] = 0.25 / 100.0, 100.0
+    np.testing.assert_allclose(projected, expected, rtol=1e-6)
+
+
+def test_old_names_of_the_presets_still_work():
+    with pytest.warns(DeprecationWarning, match="use `preset=`"):
+        layer = LAF(units=2, initialization="anchored")
+    assert layer.preset == "closed_forms"
+    assert layer.exponent_constraint.pull == 5e-4
+    with pytest.warns(DeprecationWarning):
+        assert LAF(units=2, initialization="paper").preset == "paper"
+    assert LAF(units=2, preset="anchored").preset == "closed_forms"
+
+
+def test_preset_and_its_old_name_must_agree():
+    with pytest.raises(ValueError, match="Give `preset` only"):
+        with pytest.warns(DeprecationWarning):
+            LAF(units=2, preset="paper", initialization="closed_forms")
 
 
 def test_positive_denominator_is_projected_after_each_step():
@@ -154,10 +201,13 @@ def test_positive_denominator_keeps_each_units_function():
 
 
 def test_config_round_trip_keeps_the_preset():
-    for initialization in ("anchored", "paper"):
-        layer = LAF(units=4, initialization=initialization)
+    for preset in ("pooling", "closed_forms", "paper"):
+        layer = LAF(units=4, preset=preset)
         restored = LAF.from_config(layer.get_config())
-        assert restored.initialization == initialization
+        assert restored.preset == preset
+        assert restored.exponent_constraint.get_config() == (
+            layer.exponent_constraint.get_config()
+        )
         assert type(restored.coefficient_constraint) is type(
             layer.coefficient_constraint
         )
@@ -166,12 +216,38 @@ def test_config_round_trip_keeps_the_preset():
         )
 
 
-def test_config_saved_before_presets_keeps_the_papers_behaviour():
-    config = LAF(units=2, initialization="paper").get_config()
-    del config["initialization"]
+def test_config_saved_before_initialization_keeps_the_papers_behaviour():
+    config = LAF(units=2, preset="paper").get_config()
+    del config["preset"]
     restored = LAF.from_config(config)
-    assert restored.initialization == "paper"
+    assert restored.preset == "paper"
     assert restored.coefficient_constraint is None
+
+
+def test_config_saved_with_initialization_names_its_preset():
+    config = LAF(units=2, preset="closed_forms").get_config()
+    del config["preset"]
+    config["initialization"] = "anchored"
+    restored = LAF.from_config(config)
+    assert restored.preset == "closed_forms"
+    assert restored.exponent_constraint.pull == 5e-4
+
+
+def test_model_saved_before_presets_loads_and_predicts_as_it_did():
+    # Saved by keras-laf at bc6b816 (before the presets) after three
+    # epochs of training: a default LAF ("anchored") and a paper LAF.
+    data = pathlib.Path(__file__).parent / "data"
+    saved = np.load(data / "laf_model_saved_before_presets.npz")
+    model = keras.models.load_model(
+        data / "laf_model_saved_before_presets.keras"
+    )
+    predictions = model.predict([saved["sets"], saved["mask"]], verbose=0)
+    np.testing.assert_allclose(predictions, saved["predictions"], rtol=1e-5)
+    default = model.get_layer("laf_default")
+    assert default.preset == "closed_forms"
+    assert default.exponent_constraint.pull == 5e-4
+    assert default.coefficient_constraint.pull == 2e-4
+    assert model.get_layer("laf_paper").preset == "paper"
 
 
 def test_saved_model_keeps_the_constraint(tmp_path):
@@ -230,10 +306,23 @@ def test_anchored_initializer_rejects_wrong_shape():
         AnchoredLAF("exponents")((4, 3))
 
 
-@pytest.mark.parametrize("initialization", ["Paper", "default", None, 1])
-def test_bad_initialization_is_rejected(initialization):
-    with pytest.raises(ValueError, match="Received: initialization="):
-        LAF(units=2, initialization=initialization)
+@pytest.mark.parametrize("preset", ["Paper", "default", None, 1])
+def test_bad_preset_is_rejected(preset):
+    with pytest.raises(ValueError, match="Received: preset="):
+        LAF(units=2, preset=preset)
+
+
+def test_every_preset_has_a_purpose_and_its_arguments():
+    assert keras_laf.presets.DEFAULT_PRESET in keras_laf.presets.PRESETS
+    for preset in keras_laf.presets.PRESETS:
+        arguments = keras_laf.presets.preset_arguments(preset)
+        layer = LAF(units=3, preset=preset)
+        for name, value in arguments.items():
+            assert type(getattr(layer, name)) is type(
+                keras.constraints.get(value)
+                if name.endswith("constraint")
+                else keras.initializers.get(value)
+            )
 
 
 def test_initializer_is_exported():
