@@ -7,7 +7,14 @@
   `keras_laf` under its installed name.
 - `KerasSections`: the Keras docstring sections that Google style does not
   know ("Call arguments:", "Input shape:", ...) are shown as admonitions;
-  their `name: text` items become a list rather than one paragraph.
+  their `name: text` items become a list rather than one paragraph. The
+  doctest examples (`>>>` lines, their `...` continuations and outputs)
+  become highlighted `pycon` code blocks, as keras.io shows them: left as
+  text, Markdown reads `>>>` as three nested blockquotes and a `# comment`
+  inside an example as a heading. An unindented `Example:` line before
+  them becomes an `Example` heading, listed in the page's table of
+  contents. Only the rendered text changes; the doctests run on the
+  docstrings as written.
 """
 
 import pathlib
@@ -59,7 +66,55 @@ def list_items(docstring):
     return "\n".join(lines)
 
 
+PROMPT = re.compile(r"^(\s*)>>>( |$)")
+EXAMPLE_TITLE = re.compile(r"^(Examples?):\s*$")
+
+
+def fence_examples(docstring):
+    """Puts every doctest example of `docstring` in a `pycon` code block.
+
+    An example starts at a `>>>` line and ends, as in `doctest`, at the
+    first blank line; its `...` lines and outputs stay inside. An
+    unindented `Example:` or `Examples:` line followed by an example
+    becomes a Markdown heading.
+    """
+    lines = docstring.splitlines()
+    output = []
+    index = 0
+    while index < len(lines):
+        line = lines[index]
+        title = EXAMPLE_TITLE.match(line)
+        if title and _next_text(lines, index + 1, PROMPT):
+            output.append(f"## {title.group(1)}")
+            index += 1
+            continue
+        prompt = PROMPT.match(line)
+        if not prompt:
+            output.append(line)
+            index += 1
+            continue
+        indent = prompt.group(1)
+        if output and output[-1].strip():
+            output.append("")
+        output.append(f"{indent}```pycon")
+        while index < len(lines) and lines[index].strip():
+            output.append(lines[index])
+            index += 1
+        output.append(f"{indent}```")
+    return "\n".join(output)
+
+
+def _next_text(lines, start, pattern):
+    """Whether the first non-blank line from `start` matches `pattern`."""
+    for line in lines[start:]:
+        if line.strip():
+            return bool(pattern.match(line))
+    return False
+
+
 class KerasSections(griffe.Extension):
     def on_instance(self, *, obj, **kwargs):
         if obj.docstring is not None:
-            obj.docstring.value = list_items(obj.docstring.value)
+            obj.docstring.value = fence_examples(
+                list_items(obj.docstring.value)
+            )

@@ -7,7 +7,10 @@ build, so they cannot drift from the code.
   `keras_laf.__all__` and `keras_laf.models.__all__`, the classes of
   `keras_laf.constraints` and `keras_laf.initializers`, and the functions
   of `keras_laf.aggregations` and `keras_laf.datasets`. mkdocstrings
-  renders each page from the docstrings.
+  renders each page from the docstrings, whose heading is the page's one
+  title. Each section (the layers, `keras_laf.models`, the constraints,
+  ...) opens with an overview page: what its module is for and a table of
+  its names with their one-line summaries.
 - `README.md` is the home page, beside `RESULTS.md` and `CHANGELOG.md`;
   the files they link to (figures, `LICENSE`, `CITATION.cff`) are copied.
 - Each tutorial (`tutorials/*.py`, keras-io guides) becomes a page: the
@@ -88,6 +91,50 @@ def api_pages():
         obj = getattr(keras_laf.datasets, name)
         add("Datasets", name, obj, f"keras_laf.datasets.{name}")
     return {section: pages for section, pages in sections.items() if pages}
+
+
+# The module each API section documents, for its overview page.
+SECTION_MODULES = {
+    "Layers": "keras_laf",
+    "Functions": "keras_laf",
+    "Constants": "keras_laf",
+    "Models": "keras_laf.models",
+    "Hypermodels": "keras_laf.models.hypermodels",
+    "Constraints": "keras_laf.constraints",
+    "Initializers": "keras_laf.initializers",
+    "Aggregations": "keras_laf.aggregations",
+    "Datasets": "keras_laf.datasets",
+}
+
+
+def overview_page(section, pages):
+    """The Markdown of a section's overview: its module and its names."""
+    import importlib
+
+    module_name = SECTION_MODULES[section]
+    module = importlib.import_module(module_name)
+    about = inspect.cleandoc(module.__doc__ or "").split("\n\n")[0]
+    lines = [
+        f"# {section}",
+        "",
+        f"In `{module_name}`. {about}",
+        "",
+        "| Name | What it is |",
+        "| --- | --- |",
+    ]
+    for title, page, path in pages:
+        module_path, _, attribute = path.rpartition(".")
+        obj = getattr(importlib.import_module(module_path), attribute, None)
+        summary = ""
+        if inspect.isclass(obj) or inspect.isfunction(obj):
+            summary = (inspect.getdoc(obj) or "").split("\n\n")[0]
+        summary = " ".join(summary.split()).replace("|", "\\|")
+        lines.append(f"| [`{title}`]({page.rpartition('/')[2]}) | {summary} |")
+    return "\n".join(lines) + "\n"
+
+
+def overview_path(section):
+    return f"api/{section.lower()}/index.md"
 
 
 def tutorial_to_markdown(source):
@@ -181,7 +228,12 @@ def on_config(config):
     nav.append(
         {
             "API reference": [
-                {section: [{title: page} for title, page, _ in pages]}
+                {
+                    section: [
+                        overview_path(section),
+                        *({title: page} for title, page, _ in pages),
+                    ]
+                }
                 for section, pages in api_pages().items()
             ]
         }
@@ -201,9 +253,17 @@ def on_files(files, config):
     for _, page, file in tutorial_pages():
         content = tutorial_to_markdown(file.read_text(encoding="utf-8"))
         files.append(File.generated(config, page, content=content))
-    for pages in api_pages().values():
+    for section, pages in api_pages().items():
+        files.append(
+            File.generated(
+                config,
+                overview_path(section),
+                content=overview_page(section, pages),
+            )
+        )
         for title, page, path in pages:
-            content = f"# {title}\n\n::: {path}\n"
+            # The object's heading (`show_root_heading`) is the title.
+            content = f"::: {path}\n"
             files.append(File.generated(config, page, content=content))
     for target in sorted(linked_files):
         files.append(

@@ -147,3 +147,96 @@ def test_call_arguments_become_a_list():
         "        on two lines.\n    - `mask, training`: as usual.\n\n"
         "Args:\n    units: int. Left alone."
     )
+
+
+def load_docs_module(name):
+    spec = importlib.util.spec_from_file_location(
+        f"docs_{name}", ROOT / "docs" / f"{name}.py"
+    )
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_examples_become_code_blocks():
+    extensions = load_docs_module("griffe_extensions")
+    docstring = (
+        "Summary.\n\nExample:\n\n>>> x = [\n...     1,\n... ]\n"
+        ">>> # A comment, not a heading.\n>>> x\n[1]\n\nText after.\n\n"
+        "Args:\n    units: int. Example:\n        >>> units\n        3"
+    )
+    assert extensions.fence_examples(docstring) == (
+        "Summary.\n\n## Example\n\n```pycon\n>>> x = [\n...     1,\n... ]\n"
+        ">>> # A comment, not a heading.\n>>> x\n[1]\n```\n\nText after.\n\n"
+        "Args:\n    units: int. Example:\n\n        ```pycon\n"
+        "        >>> units\n        3\n        ```"
+    )
+    # A docstring without examples is unchanged.
+    assert extensions.fence_examples("Example: none.\n\nText.") == (
+        "Example: none.\n\nText."
+    )
+
+
+def write_site(tmp_path, pages):
+    for relative, body in pages.items():
+        path = tmp_path / relative
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(f"<html><body>{body}</body></html>", "utf-8")
+    return tmp_path
+
+
+GOOD_PAGES = {
+    "index.html": "<pre><code>LAF(x) = (... + delta L_{g,h}(1-x))</code></pre>",
+    "api/layers/index.html": "<h1>Layers</h1>",
+    "api/layers/LAF/index.html": (
+        '<nav class="md-nav md-nav--secondary"><a href="#e">Example</a></nav>'
+        "<h1>LAF</h1><h3 id='e'>Example</h3>"
+        "<pre><code><span>&gt;&gt;&gt; </span>LAF(2)</code></pre>"
+    ),
+}
+
+
+def test_site_check_passes_a_good_site(tmp_path):
+    check = load_docs_module("check_site")
+    assert check.check_site(write_site(tmp_path, GOOD_PAGES)) == []
+    assert check.main([str(tmp_path)]) == 0
+
+
+@pytest.mark.parametrize(
+    "page, body, problem",
+    [
+        (
+            # What Markdown made of a `>>>` example.
+            "api/layers/LAF/index.html",
+            "<h1>LAF</h1><p>Example:</p><blockquote><blockquote><blockquote>"
+            "<p>model = LAF(2)</p></blockquote></blockquote></blockquote>",
+            "nested blockquotes",
+        ),
+        (
+            "api/layers/LAF/index.html",
+            "<h1>LAF</h1><p>&gt;&gt;&gt; LAF(2)</p>",
+            "`>>>` outside a code block",
+        ),
+        ("api/layers/LAF/index.html", "<h1>LAF</h1><h1>LAF</h1>", "2 titles"),
+        (
+            "api/layers/LAF/index.html",
+            '<nav class="md-nav md-nav--secondary"></nav><h1>LAF</h1>'
+            "<h2>call</h2>",
+            "empty table of contents",
+        ),
+        ("api/layers/index.html", "", None),
+        ("index.html", "<p>L_{g,h</p>", "formula is cut"),
+    ],
+)
+def test_site_check_finds_each_problem(tmp_path, page, body, problem):
+    check = load_docs_module("check_site")
+    pages = dict(GOOD_PAGES)
+    pages[page] = body
+    site = write_site(tmp_path, pages)
+    if problem is None:
+        # A section without its overview page.
+        (site / page).unlink()
+        problem = "no overview page"
+    problems = check.check_site(site)
+    assert len(problems) == 1 and problem in problems[0], problems
+    assert check.main([str(site)]) == 1
