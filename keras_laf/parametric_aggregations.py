@@ -213,7 +213,9 @@ class PowerMeanAggregation(_ParametricAggregation):
         p = ops.exp(ops.cast(self.log_p, dtype)) if self.learn else self.p
         clipped = ops.clip(values, *POWER_MEAN_RANGE)
         # (elements..., features): p log x.
-        scores = p * ops.log(ops.maximum(clipped, self.epsilon))
+        logs = ops.log(ops.maximum(clipped, self.epsilon))
+        # NaN stays NaN: TensorFlow's clip and maximum would drop it.
+        scores = p * ops.where(ops.isnan(values), values, logs)
         # (num_sets, features): log sum_i x_i^p, and log n.
         log_sums = set_logsumexp(scores, sets)
         sizes = ops.expand_dims(ops.cast(sets.sizes(), dtype), -1)

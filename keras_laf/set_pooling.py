@@ -45,7 +45,8 @@ def set_logsumexp(scores, sets):
     shifted = ops.where(real, scores - sets.broadcast(maxima), float("-inf"))
     # At least 1 for a non-empty set (its largest score gives exp(0)).
     totals = sets.sum(ops.exp(shifted))
-    nonempty = totals > 0
+    # NaN totals count as non-empty, so that NaN stays visible.
+    nonempty = ops.not_equal(totals, 0)
     log_totals = ops.log(ops.where(nonempty, totals, 1.0))
     return ops.where(nonempty, maxima + log_totals, float("-inf"))
 
