@@ -86,6 +86,44 @@ CASES = {
     "LSTMAggregation": _set_case(
         keras_laf.LSTMAggregation, {"units": 4}, (BATCH, 4)
     ),
+    "GRUAggregation": _set_case(
+        keras_laf.GRUAggregation, {"units": 4}, (BATCH, 4)
+    ),
+    "SoftmaxAggregation": _set_case(
+        keras_laf.SoftmaxAggregation,
+        {"t": 2.0, "learn": True, "channels": FEATURES},
+        (BATCH, FEATURES),
+    ),
+    "PowerMeanAggregation": _set_case(
+        keras_laf.PowerMeanAggregation,
+        {"p": 3.0, "learn": True},
+        (BATCH, FEATURES),
+    ),
+    "AttentionalAggregation": _set_case(
+        keras_laf.AttentionalAggregation,
+        {
+            "gate": keras.layers.Dense(1),
+            "transform": keras.layers.Dense(3),
+        },
+        (BATCH, 3),
+    ),
+    "Set2Set": _set_case(
+        # Three steps: the first two leave the recurrent kernel unused
+        # (the first state is zero, then so is the LSTM's output).
+        keras_laf.Set2Set,
+        {"processing_steps": 3},
+        (BATCH, 2 * FEATURES),
+    ),
+    "GraphMultisetTransformer": _set_case(
+        keras_laf.GraphMultisetTransformer,
+        {"dim": 4, "num_heads": 2, "num_seeds": 2},
+        (BATCH, 4),
+    ),
+    "MultiAggregation": _set_case(
+        keras_laf.MultiAggregation,
+        {"aggregations": ["laf", "max", "softmax"]},
+        (BATCH, FEATURES * (9 + 1 + 1)),
+    ),
     "PerElement": _set_case(
         keras_laf.PerElement,
         {"layer": keras.layers.Dense(4)},
@@ -149,8 +187,8 @@ def test_every_public_layer_has_a_case():
         for name in keras_laf.__all__
         if isinstance(getattr(keras_laf, name), type)
         and issubclass(getattr(keras_laf, name), keras.layers.Layer)
-        # The abstract base of LAF and FixedAggregation.
-        and name != "SetAggregation"
+        # The abstract bases of the aggregations.
+        and name not in ("SetAggregation", "SetPooling")
     }
     assert public_layers == set(CASES)
 
