@@ -216,6 +216,33 @@ def num_aggregates(identifier, units=None):
     return len(AGGREGATOR_PRESETS.get(identifier, [identifier]))
 
 
+def output_width(identifier, features, units=None):
+    """The output width of `get(identifier, units)` on `features` features.
+
+    Args:
+        identifier: an identifier of `get`.
+        features: int, the features of each element.
+        units: int. As for `get`. Defaults to `None`: `DEFAULT_UNITS`.
+
+    Returns:
+        int: `features * num_aggregates(identifier, units)` for the
+        per-feature aggregations, the pooling's width otherwise.
+
+    Example:
+
+    >>> output_width(["laf", "max"], 3, units=4)
+    15
+    >>> output_width("set2set", 3)
+    6
+    """
+    identifier = check(identifier)
+    try:
+        return features * num_aggregates(identifier, units)
+    except ValueError:
+        layer = get(identifier, units=units)
+        return layer.compute_output_shape((None, None, features))[-1]
+
+
 def needs_unit_interval(identifier):
     """Whether the aggregation expects elements in [0, 1] (LAF does).
 

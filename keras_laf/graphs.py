@@ -43,7 +43,13 @@ from keras_laf.validation import check_positive_int
 from keras_laf.validation import check_same_length
 from keras_laf.validation import check_shape
 
-SCALER_NAMES = ("identity", "amplification", "attenuation")
+SCALER_NAMES = (
+    "identity",
+    "amplification",
+    "attenuation",
+    "linear",
+    "inverse_linear",
+)
 # Mean of log(degree + 1) over the nodes of the training graphs of the
 # graph-properties benchmark (15 to 24 nodes), about 1.5.
 DEFAULT_AVERAGE_LOG_DEGREE = 1.5
@@ -115,8 +121,12 @@ class MessagePassing(keras.layers.Layer):
     multiply the aggregates of a node of in-degree d by 1 ("identity"),
     `log(d + 1) / delta` ("amplification") or `delta / log(d + 1)`
     ("attenuation"), with `delta = average_log_degree`, the mean of
-    `log(d + 1)` over the training graphs; as in PyTorch Geometric's
-    `PNAConv`, d is taken as at least 1 in the scalers.
+    `log(d + 1)` over the training graphs, or by `d / average_degree`
+    ("linear") or `average_degree / d` ("inverse_linear"); as in PyTorch
+    Geometric's `PNAConv`, d is taken as at least 1 in the scalers. With
+    `train_average_log_degree=True` delta is a trainable weight (stored as
+    `log(delta)`, so it stays positive), initialised at
+    `average_log_degree`.
 
     A node without incoming edges aggregates the empty set: fixed
     aggregates are 0 and LAF's are finite (see `keras_laf.LAF`), so every
@@ -127,7 +137,9 @@ class MessagePassing(keras.layers.Layer):
         aggregation: str or list of str. `"laf"`, or names of
             `FixedAggregation` aggregators (`"sum"`, `"mean"`, `"max"`,
             `"min"`, `"count"`, `"std"`, `"var"`, `"skewness"`,
-            `"kurtosis"`), or a preset (`"pna"`, `"deepsets"`). Defaults
+            `"kurtosis"`), or a preset (`"pna"`, `"deepsets"`), or
+            `"softmax"`, `"powermean"`, or a list mixing these names (e.g.
+            `["laf", "max"]`, a `keras_laf.MultiAggregation`). Defaults
             to `"laf"`.
         laf_units: int. Number of LAF units, when `aggregation="laf"`.
             Defaults to `16`.
@@ -136,13 +148,18 @@ class MessagePassing(keras.layers.Layer):
             `aggregation="laf"`. Defaults to `None`: the layer's default.
         message_units: int. Features of each message. Defaults to `units`.
         scalers: list of str from `"identity"`, `"amplification"`,
-            `"attenuation"`. The aggregates are repeated once per scaler.
-            Defaults to `("identity",)`.
+            `"attenuation"`, `"linear"`, `"inverse_linear"`. The aggregates
+            are repeated once per scaler. Defaults to `("identity",)`.
         average_log_degree: float. PNA's delta, the mean of
             `log(degree + 1)` over the training nodes
             (`PropertyGraphs.average_log_degree()` computes it). Defaults
             to `1.5`, its value on the training graphs of the
             graph-properties benchmark.
+        average_degree: float. The mean degree of the linear scalers.
+            Defaults to `None`: `exp(average_log_degree) - 1`, the degree
+            whose `log(d + 1)` is delta.
+        train_average_log_degree: bool. Whether delta is trainable.
+            Defaults to `False`.
         message_activation: activation of the messages. Defaults to
             `"sigmoid"` for LAF and to no activation otherwise.
         activation: activation of the node update. Defaults to
@@ -191,6 +208,8 @@ class MessagePassing(keras.layers.Layer):
         message_units=None,
         scalers=("identity",),
         average_log_degree=DEFAULT_AVERAGE_LOG_DEGREE,
+        average_degree=None,
+        train_average_log_degree=False,
         message_activation=None,
         activation="leaky_relu",
         use_bias=True,
@@ -227,6 +246,24 @@ class MessagePassing(keras.layers.Layer):
                 f"Received: average_log_degree={average_log_degree}"
             )
         self.average_log_degree = float(average_log_degree)
+        if average_degree is not None and (
+            isinstance(average_degree, bool)
+            or not isinstance(average_degree, (int, float, np.floating))
+            or not average_degree > 0
+        ):
+            raise ValueError(
+                "`average_degree` must be a positive number or None. "
+                f"Received: average_degree={average_degree}"
+            )
+        self.average_degree = (
+            None if average_degree is None else float(average_degree)
+        )
+        if not isinstance(train_average_log_degree, bool):
+            raise ValueError(
+                "`train_average_log_degree` must be a bool. Received: "
+                f"train_average_log_degree={train_average_log_degree}"
+            )
+        self.train_average_log_degree = train_average_log_degree
         if message_activation is None:
             message_activation = (
                 "sigmoid" if self.aggregation == "laf" else "linear"
@@ -279,6 +316,14 @@ class MessagePassing(keras.layers.Layer):
         )
         self._update_dense = _dense(self, self.units, "update", self.activation)
         self._update_dense.build((None, features + aggregate_features))
+        if self.train_average_log_degree:
+            self.log_average_log_degree = self.add_weight(
+                name="log_average_log_degree",
+                shape=(),
+                initializer=keras.initializers.Constant(
+                    np.log(self.average_log_degree)
+                ),
+            )
 
     def _check_inputs(self, node_features, edge_source, edge_target, edges):
         _check_edges(node_features, edge_source, edge_target, self)
@@ -337,11 +382,20 @@ class MessagePassing(keras.layers.Layer):
         )
         # (num_nodes, 1); degrees below 1 count as 1, keeping attenuation
         # finite for nodes without incoming edges.
-        log_degrees = ops.log(ops.maximum(in_degrees, 1.0) + 1.0)[:, None]
+        degrees = ops.maximum(in_degrees, 1.0)[:, None]
+        log_degrees = ops.log(degrees + 1.0)
+        delta = self.average_log_degree
+        if self.train_average_log_degree:
+            delta = ops.exp(ops.cast(self.log_average_log_degree, "float32"))
+        average_degree = self.average_degree
+        if average_degree is None:
+            average_degree = float(np.expm1(self.average_log_degree))
         factors = {
             "identity": ops.ones_like(log_degrees),
-            "amplification": log_degrees / self.average_log_degree,
-            "attenuation": self.average_log_degree / log_degrees,
+            "amplification": log_degrees / delta,
+            "attenuation": delta / log_degrees,
+            "linear": degrees / average_degree,
+            "inverse_linear": average_degree / degrees,
         }
         return ops.concatenate(
             [
@@ -392,6 +446,8 @@ class MessagePassing(keras.layers.Layer):
             "message_units": self.message_units,
             "scalers": self.scalers,
             "average_log_degree": self.average_log_degree,
+            "average_degree": self.average_degree,
+            "train_average_log_degree": self.train_average_log_degree,
             "message_activation": keras.activations.serialize(
                 self.message_activation
             ),
@@ -424,9 +480,13 @@ class GraphReadout(keras.layers.Layer):
     which a JAX trace cannot take.
 
     Args:
-        aggregation: str or list of str. `"laf"`, or names or a preset of
-            `FixedAggregation` aggregators, as for `MessagePassing`.
-            Defaults to `"sum"`.
+        aggregation: str or list of str. Any identifier of
+            `keras_laf.aggregations.get`: `"laf"`, names or a preset of
+            `FixedAggregation` aggregators, `"softmax"`, `"powermean"`,
+            the poolings `"attention"`, `"set2set"`, `"gmt"`, `"gru"` and
+            `"lstm"` (the last two and `"gmt"` need TensorFlow, which pads
+            the graphs' nodes for them), or a list mixing them (e.g.
+            `["laf", "max"]`). Defaults to `"sum"`.
         laf_units: int. Number of LAF units, when `aggregation="laf"`.
             Defaults to `16`.
         laf_preset: str. The `keras_laf.LAF` preset (`"pooling"`,
@@ -487,9 +547,7 @@ class GraphReadout(keras.layers.Layer):
         self, aggregation="sum", laf_units=16, laf_preset=None, **kwargs
     ):
         super().__init__(**kwargs)
-        self.aggregation = aggregations.check(
-            aggregation, allowed=aggregations.PER_FEATURE_NAMES
-        )
+        self.aggregation = aggregations.check(aggregation)
         self.laf_units = check_positive_int("laf_units", laf_units)
         self.laf_preset = _check_preset(laf_preset)
         # The node features; the indices are checked in call.
@@ -607,7 +665,12 @@ class GraphReadout(keras.layers.Layer):
         num_graphs = (
             None if nodes_per_graph_shape is None else nodes_per_graph_shape[0]
         )
-        return (num_graphs, node_shape[-1] * self.num_aggregates)
+        return (
+            num_graphs,
+            aggregations.output_width(
+                self.aggregation, node_shape[-1], self.laf_units
+            ),
+        )
 
     def get_config(self):
         return {

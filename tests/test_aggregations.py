@@ -13,15 +13,23 @@ VALUES = np.random.default_rng(0).uniform(0.1, 0.9, (2, 3, 2)).astype("f4")
 @pytest.mark.parametrize("name", aggregations.NAMES)
 def test_every_name_gives_a_new_layer_of_its_kind(name):
     layer = aggregations.get(name, units=3, name="pooling")
-    expected = {"laf": keras_laf.LAF, "lstm": keras_laf.LSTMAggregation}.get(
-        name, keras_laf.FixedAggregation
-    )
+    expected = {
+        "laf": keras_laf.LAF,
+        "lstm": keras_laf.LSTMAggregation,
+        "gru": keras_laf.GRUAggregation,
+        "softmax": keras_laf.SoftmaxAggregation,
+        "powermean": keras_laf.PowerMeanAggregation,
+        "attention": keras_laf.AttentionalAggregation,
+        "set2set": keras_laf.Set2Set,
+        "gmt": keras_laf.GraphMultisetTransformer,
+    }.get(name, keras_laf.FixedAggregation)
     assert type(layer) is expected
     assert layer.name == "pooling"
     assert aggregations.get(name) is not aggregations.get(name)
     outputs = np.asarray(layer(VALUES))
-    if name == "lstm":
-        assert outputs.shape == (2, 3)
+    if name not in aggregations.PER_FEATURE_NAMES:
+        # The poolings mix the features into a width of their own.
+        assert outputs.shape == (2, aggregations.output_width(name, 2, 3))
     else:
         # The per-feature count that the graph layers size themselves by.
         num = aggregations.num_aggregates(name, units=3)
@@ -57,7 +65,7 @@ def test_layers_pass_through_and_unit_interval():
 
 
 @pytest.mark.parametrize(
-    "identifier", ["median", [], ["mean", "median"], 3, ("laf",), None]
+    "identifier", ["median", [], ["mean", "median"], 3, ("laf", 1), None]
 )
 def test_unknown_identifiers_raise(identifier):
     with pytest.raises(ValueError, match="Unknown aggregation"):

@@ -561,3 +561,74 @@ def test_registry_lists_mixing_laf_in():
         aggregations.check(
             ["laf", "gru"], allowed=aggregations.PER_FEATURE_NAMES
         )
+
+
+def small_graph():
+    # Node 0 receives 3 edges, node 1 one, node 2 none.
+    features = np.random.default_rng(1).uniform(size=(3, 2)).astype("float32")
+    source = np.array([1, 2, 2, 0], "int32")
+    target = np.array([0, 0, 0, 1], "int32")
+    return features, source, target
+
+
+def test_linear_degree_scalers():
+    features, source, target = small_graph()
+    layer = keras_laf.MessagePassing(
+        2,
+        aggregation="sum",
+        scalers=["identity", "linear", "inverse_linear"],
+        average_degree=2.0,
+    )
+    layer(features, source, target)
+    scaled = numpy(layer.aggregate_neighbours(features, source, target))
+    identity, linear, inverse_linear = np.split(scaled, 3, axis=-1)
+    degrees = np.array([[3.0], [1.0], [1.0]])  # at least 1
+    np.testing.assert_allclose(linear, identity * degrees / 2.0, rtol=1e-6)
+    np.testing.assert_allclose(
+        inverse_linear, identity * 2.0 / degrees, rtol=1e-6
+    )
+    # By default the average degree is the one whose log(d + 1) is delta.
+    default = keras_laf.MessagePassing(2, aggregation="sum", scalers="linear")
+    default(features, source, target)
+    assert default.get_config()["average_degree"] is None
+
+
+def test_trainable_average_log_degree():
+    features, source, target = small_graph()
+    layer = keras_laf.MessagePassing(
+        2,
+        aggregation="mean",
+        scalers=["identity", "amplification", "attenuation"],
+        average_log_degree=1.2,
+        train_average_log_degree=True,
+    )
+    layer(features, source, target)
+    assert "log_average_log_degree" in [w.name for w in layer.trainable_weights]
+    layer.log_average_log_degree.assign(np.log(0.8))
+    scaled = numpy(layer.aggregate_neighbours(features, source, target))
+    identity, amplification, attenuation = np.split(scaled, 3, axis=-1)
+    log_degrees = np.log(np.array([[3.0], [1.0], [1.0]]) + 1)
+    np.testing.assert_allclose(
+        amplification, identity * log_degrees / 0.8, rtol=1e-5
+    )
+    np.testing.assert_allclose(
+        attenuation, identity * 0.8 / log_degrees, rtol=1e-5
+    )
+    config = layer.get_config()
+    assert config["train_average_log_degree"] is True
+    with pytest.raises(ValueError, match="average_degree=0"):
+        keras_laf.MessagePassing(2, average_degree=0)
+
+
+@pytest.mark.parametrize(
+    "aggregation", ["softmax", "set2set", "attention", ["laf", "max"]]
+)
+def test_graph_readout_takes_every_aggregation(aggregation):
+    features, _, _ = small_graph()
+    graph_ids = np.array([0, 1, 1], "int32")
+    readout = keras_laf.GraphReadout(aggregation, laf_units=2)
+    outputs = numpy(readout(features, graph_ids))
+    expected_shape = readout.compute_output_shape(features.shape)
+    assert outputs.shape == (2, expected_shape[-1])
+    alone = numpy(readout._aggregation(features[1:][None]))
+    np.testing.assert_allclose(outputs[1], alone[0], rtol=1e-5, atol=1e-6)
