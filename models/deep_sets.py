@@ -55,8 +55,12 @@ def deep_sets(
             `"laf"` (LAF with `laf_units` units), a fixed aggregator such as
             `"sum"`, `"mean"` or `"max"`, `"deepsets"` (3 sum, 3 max and 3
             mean), `"pna"` (mean, max, sum, std, var, skewness, kurtosis),
-            a list of fixed aggregator names, or `"lstm"` (an LSTM over the
-            elements, order-dependent). Defaults to `"laf"`.
+            `"lstm"` or `"gru"` (a recurrent network over the elements,
+            order-dependent), `"softmax"`, `"powermean"`, `"attention"`,
+            `"set2set"`, `"gmt"`, or a list of names (fixed aggregators
+            make one `FixedAggregation`; a list mixing others, e.g.
+            `["laf", "max"]`, a `keras_laf.MultiAggregation`). Defaults to
+            `"laf"`.
         laf_units: int. LAF units (formerly `units`). Defaults to `9`.
         laf_preset: str. The `keras_laf.LAF` preset (`"pooling"`,
             `"closed_forms"` or `"paper"`, see `keras_laf.presets`) when
@@ -77,8 +81,8 @@ def deep_sets(
         rho_units: widths of rho's hidden layers. Defaults to `()`.
         rho_activation: activation of rho's hidden layers. Defaults to
             `"relu"`.
-        lstm_units: int. State size of the `"lstm"` aggregation. Defaults to
-            `32`.
+        lstm_units: int. State size of the `"lstm"` and `"gru"`
+            aggregations, and width of `"gmt"`. Defaults to `32`.
         ragged: bool or None. If True the model takes a
             `tf.RaggedTensor` `(batch, None, input_dim)` (or `(batch,
             None)` integers), on the TensorFlow backend only; if False
@@ -118,7 +122,9 @@ def deep_sets(
     rho_units = check_widths("rho_units", rho_units)
     aggregate = aggregations.get(
         aggregation,
-        units=lstm_units if aggregation == "lstm" else laf_units,
+        units=(
+            lstm_units if aggregation in ("lstm", "gru", "gmt") else laf_units
+        ),
         preset=laf_preset,
         name="aggregation",
     )

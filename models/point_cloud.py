@@ -10,7 +10,21 @@ from keras_laf.models.building_blocks import renamed_arguments
 from keras_laf.models.building_blocks import set_inputs
 from keras_laf.validation import check_positive_int
 
-POOLINGS = ("max", "sum", "pna", "lstm", "laf")
+POOLINGS = (
+    "max",
+    "sum",
+    "pna",
+    "lstm",
+    "laf",
+    "gru",
+    "softmax",
+    "powermean",
+    "attention",
+    "set2set",
+    "gmt",
+)
+# The poolings `hidden_units` wide.
+_HIDDEN_WIDTH_POOLINGS = ("lstm", "gru", "gmt")
 
 
 @renamed_arguments(width="hidden_units", units="laf_units")
@@ -43,8 +57,12 @@ def point_cloud_classifier(
 
     Args:
         num_classes: int. Number of classes. Defaults to `40`.
-        pooling: str. `"max"`, `"sum"`, `"pna"`, `"lstm"` or `"laf"`, or
-            an aggregation layer (a `keras_laf.LAF` with other arguments,
+        pooling: str. `"max"`, `"sum"`, `"pna"`, `"lstm"` or `"laf"`; or
+            the learnable `"gru"`, `"softmax"`, `"powermean"`,
+            `"attention"`, `"set2set"`, `"gmt"` (`"gru"` and `"gmt"`
+            `hidden_units` wide); or a list of aggregation names, e.g.
+            `["laf", "max"]` (a `keras_laf.MultiAggregation`, which puts
+            a sigmoid before LAF itself); or an aggregation layer (a `keras_laf.LAF` with other arguments,
             say), used as given, after a sigmoid if it is a LAF. Defaults
             to `"max"`.
         hidden_units: int. Width of the equivariant and dense layers
@@ -73,7 +91,9 @@ def point_cloud_classifier(
     ...     loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
     ... )
     """
-    if not isinstance(pooling, keras.layers.Layer):
+    if isinstance(pooling, (list, tuple)):
+        pooling = aggregations.check(pooling)
+    elif not isinstance(pooling, keras.layers.Layer):
         check_choice("pooling", pooling, POOLINGS)
     for argument, value in (
         ("num_classes", num_classes),
@@ -100,7 +120,9 @@ def point_cloud_classifier(
         points = element_network(points, (), None, "sigmoid", "squash")
     pooled = aggregations.get(
         aggregation,
-        units=hidden_units if pooling == "lstm" else laf_units,
+        units=(
+            hidden_units if pooling in _HIDDEN_WIDTH_POOLINGS else laf_units
+        ),
         preset=laf_preset,
         name="laf" if pooling == "laf" else "pooling",
     )(points, mask=mask)
