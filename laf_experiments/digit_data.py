@@ -22,16 +22,35 @@ from laf_experiments.settings import resolve_settings
 from laf_experiments.store import prepare_output_directory
 
 # Methods run only when named: LAF with the paper's preset
-# (`LAF(preset="paper")`) whatever `--laf-preset` says.
-OPTIONAL_METHODS = ("laf-paper",)
+# (`LAF(preset="paper")`) whatever `--laf-preset` says; the learnable
+# aggregations of `keras_laf.aggregations`; and LAF with the maximum
+# beside it (a `MultiAggregation`).
+OPTIONAL_METHODS = (
+    "laf-paper",
+    "gru",
+    "softmax",
+    "powermean",
+    "attention",
+    "set2set",
+    "gmt",
+    "laf+max",
+)
 
 
 def aggregation(method, laf_units):
-    """The `aggregation` argument of `deep_sets` for a method name."""
+    """The `aggregation` argument of `deep_sets` for a method name.
+
+    Example:
+
+    >>> aggregation("laf+max", laf_units=9)
+    ['laf', 'max']
+    """
     if method == "laf-paper":
         from keras_laf import LAF
 
         return LAF(laf_units, preset="paper", name="aggregation")
+    if "+" in method:
+        return method.split("+")
     return method
 
 

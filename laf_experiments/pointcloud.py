@@ -35,12 +35,24 @@ from laf_experiments.settings import resolve_settings
 from laf_experiments.store import open_store
 
 METHODS = ("deepsets", "deepsets_sum", "pna", "lstm", "laf")
+# The learnable poolings of `keras_laf.aggregations`, run only when named.
+LEARNABLE_POOLINGS = (
+    "gru",
+    "softmax",
+    "powermean",
+    "attention",
+    "set2set",
+    "gmt",
+)
+OPTIONAL_METHODS = (*LEARNABLE_POOLINGS, "laf+max")
 POOLINGS = {
     "deepsets": "max",
     "deepsets_sum": "sum",
     "pna": "pna",
     "lstm": "lstm",
     "laf": "laf",
+    **{name: name for name in LEARNABLE_POOLINGS},
+    "laf+max": ["laf", "max"],
 }
 METHOD_LABELS = {
     "deepsets": "DeepSets (max pooling)",
@@ -48,6 +60,13 @@ METHOD_LABELS = {
     "pna": "PNA pooling",
     "lstm": "LSTM pooling",
     "laf": "LAF pooling",
+    "gru": "GRU pooling",
+    "softmax": "Softmax pooling",
+    "powermean": "Power-mean pooling",
+    "attention": "Attentional pooling",
+    "set2set": "Set2Set pooling",
+    "gmt": "GMT pooling",
+    "laf+max": "LAF and max pooling",
 }
 KEY_FIELDS = ("method", "num_points", "seed")
 # Seeds of the data: generated training clouds use the run's seed,
@@ -136,11 +155,12 @@ def add_arguments(parser):
     )
     group.add_argument(
         "--methods",
-        type=choice_list(METHODS, "method"),
+        type=choice_list((*METHODS, *OPTIONAL_METHODS), "method"),
         default=METHODS,
         help="comma-separated methods: deepsets (max pooling), "
         "deepsets_sum (sum pooling), pna, lstm, laf "
-        f"(default: {','.join(METHODS)})",
+        f"(default: {','.join(METHODS)}); also the learnable poolings "
+        f"{','.join(OPTIONAL_METHODS)}",
     )
     group.add_argument(
         "--width",
