@@ -109,8 +109,9 @@ class SoftmaxAggregation(_ParametricAggregation):
 
     >>> layer = SoftmaxAggregation(t=1.0)
     >>> values = np.log(np.array([[[1.0], [3.0]]], "float32"))
-    >>> np.exp(layer(values).numpy())  # 0.25 log 1 + 0.75 log 3 = log 3^.75
-    array([[2.2795072]], dtype=float32)
+    >>> outputs = layer(values).numpy()  # 0.25 log 1 + 0.75 log 3
+    >>> np.exp(outputs).round(4)  # 3^0.75
+    array([[2.2795]], dtype=float32)
     """
 
     parameter = "t"
@@ -177,7 +178,8 @@ class PowerMeanAggregation(_ParametricAggregation):
     Example:
 
     >>> layer = PowerMeanAggregation(p=2.0)
-    >>> layer(np.array([[[1.0], [7.0]]], "float32")).numpy()  # sqrt(25)
+    >>> outputs = layer(np.array([[[1.0], [7.0]]], "float32"))
+    >>> outputs.numpy().round(4)  # sqrt((1 + 49) / 2)
     array([[5.]], dtype=float32)
     """
 

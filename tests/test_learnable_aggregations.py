@@ -632,3 +632,32 @@ def test_graph_readout_takes_every_aggregation(aggregation):
     assert outputs.shape == (2, expected_shape[-1])
     alone = numpy(readout._aggregation(features[1:][None]))
     np.testing.assert_allclose(outputs[1], alone[0], rtol=1e-5, atol=1e-6)
+
+
+def test_hypermodel_chooses_among_the_new_aggregations():
+    import keras_tuner
+
+    from keras_laf.models import DeepSetsHyperModel
+
+    hypermodel = DeepSetsHyperModel(
+        input_dim=FEATURES, aggregations=("laf", "softmax", "gru", "gmt")
+    )
+    for name in ("softmax", "gru", "gmt"):
+        hp = keras_tuner.HyperParameters()
+        hp.Fixed("aggregation", name)
+        model = hypermodel.build(hp)
+        assert model.get_layer("aggregation").__class__ is type(
+            aggregations.get(name)
+        )
+
+
+@pytest.mark.parametrize("command", ["pointcloud", "scalars"])
+def test_commands_take_the_new_methods(command):
+    import argparse
+    import importlib
+
+    module = importlib.import_module(f"laf_experiments.{command}")
+    parser = argparse.ArgumentParser()
+    module.add_arguments(parser)
+    args = parser.parse_args(["--methods", "laf+max,softmax,gmt"])
+    assert list(args.methods) == ["laf+max", "softmax", "gmt"]
