@@ -5,9 +5,7 @@ import keras
 
 from keras_laf.set_pooling import SetPooling
 from keras_laf.sets import SegmentSets
-from keras_laf.validation import aggregation_input_spec
 from keras_laf.validation import check_positive_int
-from keras_laf.validation import check_set_shape
 
 
 class _RecurrentAggregation(SetPooling):
@@ -28,8 +26,8 @@ class _RecurrentAggregation(SetPooling):
         self.units = check_positive_int("units", units)
 
     def build(self, input_shape):
-        features = check_set_shape(self, input_shape)[-1]
-        self.input_spec = aggregation_input_spec(features)
+        super().build(input_shape)
+        features = input_shape[-1]
         recurrent = self.recurrent_layer(
             self.units, name=self.recurrent_name, dtype=self.dtype_policy
         )

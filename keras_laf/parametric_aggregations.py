@@ -15,6 +15,7 @@ from keras import ops
 from keras_laf.aggregation import SetAggregation
 from keras_laf.set_pooling import set_logsumexp
 from keras_laf.set_pooling import set_softmax
+from keras_laf.validation import aggregation_input_spec
 from keras_laf.validation import check_positive_int
 
 # PyTorch Geometric clips the inputs of the power mean into this interval.
@@ -65,6 +66,8 @@ class _ParametricAggregation(SetAggregation):
                 f"the number of features, {features}. Received: "
                 f"channels={self.channels}"
             )
+        if self.channels > 1:
+            self.input_spec = aggregation_input_spec(features)
         if self.learn:
             self._add_parameter()
 

@@ -14,6 +14,8 @@ from keras import ops
 
 from keras_laf.aggregation import SetAggregation
 from keras_laf.sets import as_set_batch
+from keras_laf.validation import aggregation_input_spec
+from keras_laf.validation import check_set_shape
 
 
 def _real_elements(per_set, sets):
@@ -98,6 +100,12 @@ class SetPooling(SetAggregation):
 
     def __init__(self, **kwargs):
         super().__init__(flatten=True, **kwargs)
+
+    def build(self, input_shape):
+        # The weights of a pooling are sized by the number of features,
+        # which a wrong input then fails on, naming the layer.
+        features = check_set_shape(self, input_shape)[-1]
+        self.input_spec = aggregation_input_spec(features)
 
     def call(
         self,

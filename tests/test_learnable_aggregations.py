@@ -528,6 +528,11 @@ def test_bad_arguments_raise():
         MultiAggregation(["laf", "max"], mode="sum")(np.ones((1, 2, 2)))
     with pytest.raises(ValueError, match="divisible"):
         GraphMultisetTransformer(dim=5, num_heads=2)
+    # Weights sized by the features fix them.
+    for layer in (Set2Set(), AttentionalAggregation(), GRUAggregation(2)):
+        layer(np.ones((1, 2, 2), "float32"))
+        with pytest.raises(ValueError, match=f"{layer.name}.*value 2"):
+            layer(np.ones((1, 2, 3), "float32"))
 
 
 @pytest.mark.parametrize(
