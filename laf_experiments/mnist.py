@@ -101,5 +101,10 @@ def build_model(method, laf_preset=None):
 def run(args):
     """Runs `keras-laf mnist`."""
     digit_data.run_digit_regression(
-        args, build_model, DEFAULT_TARGETS, QUICK_TARGETS, images=True
+        args,
+        build_model,
+        DEFAULT_TARGETS,
+        QUICK_TARGETS,
+        images=True,
+        padded=True,
     )

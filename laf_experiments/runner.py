@@ -62,6 +62,21 @@ def _keep_history_rows(path, num_epochs):
     path.write_text("".join(lines[: 1 + num_epochs]))
 
 
+def steps_per_execution(requested, train_data):
+    """`requested`, or the batches of one epoch where they are fewer.
+
+    Keras runs `steps_per_execution` batches per call and its progress bar
+    counts them, so more than an epoch holds would draw a bar past its end
+    (`16/4`) before the epoch's real one.
+    """
+    cardinality = getattr(train_data, "cardinality", None)
+    if cardinality is not None:
+        num_batches = int(cardinality())
+        if num_batches > 0:
+            return max(1, min(int(requested), num_batches))
+    return requested
+
+
 def fit(
     model,
     train_data,
@@ -111,7 +126,9 @@ def fit(
         optimizer=keras.optimizers.Adam(settings["learning_rate"]),
         loss=loss,
         metrics=metrics,
-        steps_per_execution=settings.get("steps_per_execution", 1),
+        steps_per_execution=steps_per_execution(
+            settings.get("steps_per_execution", 1), train_data
+        ),
     )
     backup_directory = pathlib.Path(backup_directory)
     resumed_from = backed_up_epoch(backup_directory)
@@ -248,12 +265,61 @@ def run_all(args, store, keys, describe, train, evaluate):
 
 
 def report_written(args, store, figures):
-    """Logs the files of the output directory, the figures last."""
+    """Logs the files of the output directory, then the summary table."""
     names = [RESULTS_JSON, RESULTS_CSV, SUMMARY_CSV]
     log(
         args.experiment,
         f"results in {store.directory}: " + ", ".join([*names, *figures]),
     )
+    table = summary_table(store.summary, store.group_fields, store.value_field)
+    if table:
+        log(args.experiment, f"{store.value_field}, mean ± std over the seeds:")
+        print(table, flush=True)
+
+
+def summary_table(summary, group_fields, value_field):
+    """The summary as a text table: mean ± std of `value_field`.
+
+    One column per value of the first group field (the methods), one row
+    per combination of the others (a target and a test-set size, a split
+    and a task, ...), in the order of the summary.
+
+    Args:
+        summary: the rows of `store.summarize`.
+        group_fields: its group fields, the first one the columns.
+        value_field: its measured field.
+
+    Returns:
+        The table's text, or `""` for an empty summary.
+    """
+    if not summary:
+        return ""
+    column_field, row_fields = group_fields[0], group_fields[1:]
+    columns = list(dict.fromkeys(row[column_field] for row in summary))
+    cells = {}
+    for row in summary:
+        label = ", ".join(str(row[field]) for field in row_fields)
+        cells.setdefault(label, {})[row[column_field]] = (
+            f"{row[f'{value_field}_mean']:.4g} ± "
+            f"{row[f'{value_field}_std']:.2g}"
+        )
+    header = [", ".join(row_fields), *map(str, columns)]
+    lines = [
+        [label, *(values.get(column, "-") for column in columns)]
+        for label, values in cells.items()
+    ]
+    widths = [
+        max(len(line[index]) for line in [header, *lines])
+        for index in range(len(header))
+    ]
+
+    def text(line):
+        return "  ".join(
+            cell.ljust(width) for cell, width in zip(line, widths, strict=True)
+        ).rstrip()
+
+    rule = "  ".join("-" * width for width in widths)
+    return "\n".join([text(header), rule, *map(text, lines)])
 
 
 def cached(make, cache_key):

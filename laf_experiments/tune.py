@@ -215,6 +215,7 @@ def _trials(tuner, epochs):
 
 
 def _test_errors(model, target, args):
+    from keras_laf.datasets import to_padded_batches
     from laf_experiments.datasets import make_test_sets_by_max_size
 
     suite = make_test_sets_by_max_size(
@@ -222,8 +223,9 @@ def _test_errors(model, target, args):
     )
     test = []
     for max_size, data in suite.items():
+        # Padded sets and a mask, the builders' inputs on every backend.
         predictions = model.predict(
-            data.to_dataset(PREDICT_BATCH_SIZE), verbose=0
+            to_padded_batches(data.to_dataset(PREDICT_BATCH_SIZE)), verbose=0
         )[:, 0]
         test.append(
             {
@@ -255,6 +257,7 @@ def run(args):
     import keras
 
     require("keras_tuner", "keras-tuner", "keras-laf tune")
+    from keras_laf.datasets import to_padded_batches
     from keras_laf.models.hypermodels import DeepSetsHyperModel
     from laf_experiments.datasets import make_training_sets
 
@@ -329,8 +332,12 @@ def run(args):
         with warnings.catch_warnings():
             warnings.filterwarnings("ignore", message=_OPTIMIZER_WARNING)
             tuner.search(
-                train.to_dataset(args.batch_size, shuffle=True, seed=seed),
-                validation_data=validation.to_dataset(args.batch_size),
+                to_padded_batches(
+                    train.to_dataset(args.batch_size, shuffle=True, seed=seed)
+                ),
+                validation_data=to_padded_batches(
+                    validation.to_dataset(args.batch_size)
+                ),
                 epochs=args.epochs,
                 # Deep-copied for every trial by KerasTuner.
                 callbacks=[

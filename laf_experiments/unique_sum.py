@@ -96,6 +96,7 @@ def build_model(method, laf_preset=None):
 
 def run(args):
     """Runs `keras-laf unique-sum`."""
+    from keras_laf.datasets import to_padded_batches
     from laf_experiments.datasets import make_unique_digit_sets
 
     settings = resolve_settings(args, extra_names=("max_sizes",))
@@ -120,9 +121,16 @@ def run(args):
 
         train = sets(args.train_size, seed)
         validation = sets(args.val_size, VALIDATION_SEED + seed)
+        # Padded sets and a mask, the model's inputs on every backend.
         return (
-            train.to_dataset(args.batch_size, shuffle=True, seed=seed),
-            validation.to_dataset(args.batch_size),
+            to_padded_batches(
+                train.to_dataset(args.batch_size, shuffle=True, seed=seed),
+                set_size=TRAIN_MAX_SIZE,
+            ),
+            to_padded_batches(
+                validation.to_dataset(args.batch_size),
+                set_size=TRAIN_MAX_SIZE,
+            ),
         )
 
     def make_test_data(target):
@@ -137,7 +145,7 @@ def run(args):
             )
             for max_size in args.max_sizes
         }
-        return digit_data.joined_test_data(suite)
+        return digit_data.joined_test_data(suite, padded=True)
 
     run_regression(
         args,

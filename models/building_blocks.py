@@ -1,16 +1,16 @@
 """Pieces shared by the set model builders: inputs, element networks, heads.
 
-Every builder's `ragged=None` (the default) means ragged sets on the
-TensorFlow backend, `keras.Input(shape=(None, ...), ragged=True)`, and
-padded sets with a mask on the others, where ragged tensors do not exist.
-With `ragged=False` a model takes two inputs instead, the
-padded sets `(batch, set_size, ...)` and an explicit float32 mask
-`(batch, set_size)` (1 for real elements, 0 for padding; float rather than
-bool because Keras 3.15 fails on boolean inputs under `MirroredStrategy`),
-which is passed to every layer that looks across the set.
-`keras_laf.datasets.to_padded_batches` turns a ragged pipeline into that
-form, the way to train with `tf.distribute` (Keras cannot distribute ragged
-batches).
+Every builder's default, `ragged=False`, gives the same model inputs on
+TensorFlow, JAX and PyTorch, so that one `fit` script runs on each: the
+padded sets `(batch, set_size, ...)` and a float32 mask `(batch, set_size)`
+(1 for real elements, 0 for padding; float rather than bool because Keras
+3.15 fails on boolean inputs under `MirroredStrategy`), which is passed to
+every layer that looks across the set. `keras_laf.datasets.pad_sets` makes
+them from a list of sets or a ragged tensor, and
+`keras_laf.datasets.to_padded_batches` from a ragged `tf.data` pipeline
+(the way to train with `tf.distribute` too: Keras cannot distribute ragged
+batches). `ragged=True` is a TensorFlow option: one input,
+`keras.Input(shape=(None, ...), ragged=True)`.
 """
 
 import functools
@@ -85,8 +85,8 @@ def set_inputs(element_shape, ragged, dtype="float32"):
 
     Args:
         element_shape: tuple, the shape of one element.
-        ragged: bool or None, the builder's argument: None is ragged on
-            the TensorFlow backend only.
+        ragged: bool, the builder's argument (None is taken as False,
+            the default).
         dtype: str, the dtype of the elements.
 
     Returns:
@@ -95,19 +95,20 @@ def set_inputs(element_shape, ragged, dtype="float32"):
         tensor or None.
     """
     if ragged is None:
-        ragged = keras.config.backend() == "tensorflow"
+        ragged = False
     if not isinstance(ragged, bool):
         raise ValueError(
-            "`ragged` must be True, False or None (ragged on TensorFlow "
-            f"only). Received: {describe_received('ragged', ragged)}"
+            "`ragged` must be False (padded sets and a mask, the default) or "
+            "True (a ragged tensor, TensorFlow only). Received: "
+            f"{describe_received('ragged', ragged)}"
         )
     if ragged:
         require_tensorflow(
             "Ragged model inputs",
             "ragged=True",
-            instead="build the model with ragged=False (or None) and feed "
-            "padded sets with a mask, e.g. from "
-            "`keras_laf.datasets.to_padded_batches(dataset)`",
+            instead="build the model with ragged=False (the default) and "
+            "feed padded sets with a mask, e.g. from "
+            "`keras_laf.datasets.pad_sets(sets)`",
         )
         sets = keras.Input(
             shape=(None, *element_shape), dtype=dtype, ragged=True, name="sets"

@@ -27,7 +27,7 @@ def deep_sets(
     rho_units=(),
     rho_activation="relu",
     lstm_units=32,
-    ragged=None,
+    ragged=False,
     name="deep_sets",
 ):
     """Builds a DeepSets model: rho(aggregate(phi(x) for x in set)).
@@ -83,12 +83,16 @@ def deep_sets(
             `"relu"`.
         lstm_units: int. State size of the `"lstm"` and `"gru"`
             aggregations, and width of `"gmt"`. Defaults to `32`.
-        ragged: bool or None. If True the model takes a
-            `tf.RaggedTensor` `(batch, None, input_dim)` (or `(batch,
-            None)` integers), on the TensorFlow backend only; if False
-            padded sets and a float mask `(batch, set_size)` (1 for real
-            elements). Defaults to `None`: ragged on TensorFlow, padded
-            with a mask on JAX and PyTorch.
+        ragged: bool. If False (the default), on every backend the model
+            takes two inputs, `[sets, mask]`: the sets padded to one size,
+            float32 `(batch, set_size, input_dim)` (int32
+            `(batch, set_size)` with `vocabulary_size`), and a float32 mask
+            `(batch, set_size)`, 1 for real elements and 0 for padding
+            (`keras_laf.datasets.pad_sets` and
+            `keras_laf.datasets.to_padded_batches` make them). If True, on
+            the TensorFlow backend only, one `tf.RaggedTensor` `(batch, None,
+            input_dim)` (or `(batch, None)` integers) instead.
+            Defaults to `False`.
         name: str. Name of the model. Defaults to `"deep_sets"`.
 
     Returns:

@@ -37,7 +37,7 @@ def point_cloud_classifier(
     laf_preset=None,
     dropout=0.5,
     input_dim=3,
-    ragged=None,
+    ragged=False,
     name="point_cloud_classifier",
 ):
     """Builds the DeepSets point-cloud classifier used for ModelNet40.
@@ -75,9 +75,14 @@ def point_cloud_classifier(
             LAF is used. Defaults to `None`: the layer's default.
         dropout: float in [0, 1). Dropout rate. Defaults to `0.5`.
         input_dim: int. Coordinates per point. Defaults to `3`.
-        ragged: bool or None. Ragged input (TensorFlow only), or padded
-            clouds and a mask. Defaults to `None`: ragged on TensorFlow,
-            padded with a mask on JAX and PyTorch.
+        ragged: bool. If False (the default), on every backend the model
+            takes two inputs, `[sets, mask]`: the clouds padded to one size,
+            float32 `(batch, num_points, input_dim)`, and a float32 mask
+            `(batch, num_points)`, 1 for real points and 0 for padding
+            (`keras_laf.datasets.pad_sets` and
+            `keras_laf.datasets.to_padded_batches` make them). If True, on
+            the TensorFlow backend only, one `tf.RaggedTensor` `(batch,
+            None, input_dim)` instead. Defaults to `False`.
         name: str. Name of the model.
 
     Returns:

@@ -36,7 +36,7 @@ def set_transformer(
     phi_activation="relu",
     rho_units=(100,),
     rho_activation="relu",
-    ragged=None,
+    ragged=False,
     name="set_transformer",
 ):
     """Builds a Set Transformer: attention encoder, PMA or LAF pooling, MLP.
@@ -77,9 +77,14 @@ def set_transformer(
         rho_units: widths of the dense layers after pooling. Defaults to
             `(100,)`.
         rho_activation: their activation. Defaults to `"relu"`.
-        ragged: bool or None. Ragged input (TensorFlow only), or padded
-            sets and a mask. Defaults to `None`: ragged on TensorFlow,
-            padded with a mask on JAX and PyTorch.
+        ragged: bool. If False (the default), on every backend the model
+            takes two inputs, `[sets, mask]`: the sets padded to one size,
+            float32 `(batch, set_size, input_dim)`, and a float32 mask
+            `(batch, set_size)`, 1 for real elements and 0 for padding
+            (`keras_laf.datasets.pad_sets` and
+            `keras_laf.datasets.to_padded_batches` make them). If True, on
+            the TensorFlow backend only, one `tf.RaggedTensor` `(batch, None,
+            input_dim)` instead. Defaults to `False`.
         name: str. Name of the model. Defaults to `"set_transformer"`.
 
     Returns:

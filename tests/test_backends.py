@@ -407,33 +407,56 @@ def test_builders_fit_on_padded_sets(builder):
     assert np.isfinite(history.history["loss"]).all()
 
 
-@pytest.mark.parametrize(
-    "builder",
-    [
-        lambda: models.deep_sets(vocabulary_size=10),
-        lambda: models.deep_sets(input_dim=1),
-        lambda: models.set_transformer(input_dim=1),
-        lambda: models.point_cloud_classifier(num_classes=3, input_dim=1),
+# The builders' default inputs, (name, shape, dtype), the same on every
+# backend: padded sets and a float32 mask.
+DEFAULT_INPUTS = {
+    "deep_sets_integers": [
+        ("sets", (None, None), "int32"),
+        ("mask", (None, None), "float32"),
     ],
-    ids=["deep_sets_integers", "deep_sets", "set_transformer", "point_cloud"],
-)
-def test_builders_defaults_fit(builder):
-    # ragged=None: ragged sets on TensorFlow, padded sets and a mask on the
-    # other backends.
-    digits, mask, sums = integer_sets(32)
-    model = builder()
-    inputs = model.inputs[0]
-    assert len(model.inputs) == (1 if ON_TENSORFLOW else 2)
-    elements = digits if len(inputs.shape) == 2 else digits[..., None]
-    elements = elements.astype(inputs.dtype)
-    if ON_TENSORFLOW:
-        import tensorflow as tf
+    **{
+        name: [
+            ("sets", (None, None, 1), "float32"),
+            ("mask", (None, None), "float32"),
+        ]
+        for name in ("deep_sets", "set_transformer", "point_cloud")
+    },
+}
+DEFAULT_BUILDERS = {
+    "deep_sets_integers": lambda: models.deep_sets(vocabulary_size=10),
+    "deep_sets": lambda: models.deep_sets(input_dim=1),
+    "set_transformer": lambda: models.set_transformer(input_dim=1),
+    "point_cloud": lambda: models.point_cloud_classifier(
+        num_classes=3, input_dim=1
+    ),
+}
 
-        data = tf.RaggedTensor.from_tensor(
-            elements, lengths=mask.sum(1).astype("int32")
-        )
-    else:
-        data = [elements, mask]
+
+def input_specs(model):
+    return [
+        (tensor.name, tuple(tensor.shape), tensor.dtype)
+        for tensor in model.inputs
+    ]
+
+
+@pytest.mark.parametrize("name", sorted(DEFAULT_BUILDERS))
+def test_builders_defaults_take_the_same_inputs_and_fit(name):
+    # The same on TensorFlow, JAX and PyTorch: listed sets of different
+    # sizes, padded with their mask by `pad_sets`, and a plain `fit`.
+    from keras_laf.datasets import pad_sets
+
+    model = DEFAULT_BUILDERS[name]()
+    assert input_specs(model) == DEFAULT_INPUTS[name]
+    rng = np.random.default_rng(0)
+    sets = [rng.integers(0, 10, size) for size in rng.integers(1, 6, 32)]
+    if name != "deep_sets_integers":
+        sets = [elements[:, None] / 10 for elements in sets]
+    padded, mask = pad_sets(sets)
+    assert (padded.dtype, mask.dtype) == (
+        DEFAULT_INPUTS[name][0][2],
+        "float32",
+    )
+    sums = np.array([elements.sum() for elements in sets], "float32")
     classes = model.outputs[0].shape[-1]
     model.compile(
         optimizer="adam",
@@ -442,9 +465,61 @@ def test_builders_defaults_fit(builder):
         if classes == 1
         else keras.losses.SparseCategoricalCrossentropy(from_logits=True),
     )
-    targets = sums if classes == 1 else sums % classes
-    history = model.fit(data, targets, epochs=2, batch_size=16, verbose=0)
+    targets = sums if classes == 1 else np.round(sums) % classes
+    history = model.fit(
+        [padded, mask], targets, epochs=2, batch_size=16, verbose=0
+    )
     assert np.isfinite(history.history["loss"]).all()
+
+
+# A user's script, unchanged on every backend.
+FIT_SCRIPT = textwrap.dedent(
+    """
+    import json
+
+    import numpy as np
+
+    from keras_laf import models
+    from keras_laf.datasets import pad_sets
+
+    rng = np.random.default_rng(0)
+    sets = [rng.integers(0, 10, size) for size in rng.integers(1, 6, 32)]
+    sums = np.array([elements.sum() for elements in sets], "float32")
+    padded, mask = pad_sets(sets)
+    model = models.deep_sets(vocabulary_size=10, laf_units=3)
+    model.compile(optimizer="adam", loss="mae")
+    history = model.fit([padded, mask], sums, epochs=1, batch_size=16)
+    assert np.isfinite(history.history["loss"]).all()
+    inputs = [(x.name, list(x.shape), x.dtype) for x in model.inputs]
+    print("inputs:", json.dumps(inputs))
+    """
+)
+
+
+@pytest.mark.slow
+@pytest.mark.tensorflow_only("runs each backend in its own interpreter")
+def test_one_fit_script_runs_unchanged_on_every_backend():
+    inputs = {}
+    for backend in ("tensorflow", "jax", "torch"):
+        completed = subprocess.run(
+            [sys.executable, "-c", FIT_SCRIPT],
+            capture_output=True,
+            text=True,
+            env={**os.environ, "KERAS_BACKEND": backend},
+            timeout=600,
+        )
+        assert completed.returncode == 0, (backend, completed.stderr[-3000:])
+        [line] = [
+            line
+            for line in completed.stdout.splitlines()
+            if line.startswith("inputs: ")
+        ]
+        inputs[backend] = json.loads(line.removeprefix("inputs: "))
+    assert inputs["jax"] == inputs["tensorflow"] == inputs["torch"]
+    assert inputs["tensorflow"] == [
+        ["sets", [None, None], "int32"],
+        ["mask", [None, None], "float32"],
+    ]
 
 
 @pytest.mark.skipif(ON_TENSORFLOW, reason="checks the non-TensorFlow error")
@@ -892,3 +967,14 @@ def test_import_without_tensorflow_on_other_backends(backend):
     if f"No module named '{backend}'" in completed.stderr:
         pytest.skip(f"{backend} is not installed")
     assert completed.stdout.strip() == "False", completed.stderr[-3000:]
+
+
+@pytest.mark.tensorflow_only("TensorFlow's tf.function retracing warning")
+def test_eager_calls_on_many_set_sizes_do_not_warn_of_retracing(caplog):
+    layer = keras_laf.LAF(units=3)
+    rng = np.random.default_rng(0)
+    with caplog.at_level("WARNING", logger="tensorflow"):
+        for set_size in range(2, 9):
+            values = rng.uniform(size=(2, set_size, 2)).astype("float32")
+            assert np.isfinite(ops.convert_to_numpy(layer(values))).all()
+    assert not [r for r in caplog.records if "retracing" in r.getMessage()]

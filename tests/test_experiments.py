@@ -725,3 +725,58 @@ def test_scalars_with_the_authors_test_protocol(tmp_path, capsys):
             assert abs(labels.mean() - 4.5 * size) < size
     status, _, err = run([*argv[:-2], "--test-protocol", "paper"], capsys)
     assert status == 2 and "invalid choice: 'paper'" in err
+
+
+def test_summary_table_has_methods_as_columns():
+    summary = [
+        {
+            "method": method,
+            "target": "sum",
+            "max_size": size,
+            "mae_mean": m,
+            "mae_std": s,
+            "num_seeds": 2,
+        }
+        for method, size, m, s in (
+            ("laf", 5, 0.5, 0.01),
+            ("deepsets", 5, 1.25, 0.5),
+            ("laf", 10, 0.75, 0.02),
+        )
+    ]
+    table = runner.summary_table(
+        summary, ("method", "target", "max_size"), "mae"
+    )
+    assert table.splitlines() == [
+        "target, max_size  laf          deepsets",
+        "----------------  -----------  ----------",
+        "sum, 5            0.5 ± 0.01   1.25 ± 0.5",
+        "sum, 10           0.75 ± 0.02  -",
+    ]
+    assert runner.summary_table([], ("method",), "mae") == ""
+
+
+def test_steps_per_execution_is_at_most_one_epoch():
+    four_batches = tf.data.Dataset.range(8).batch(2)
+    assert runner.steps_per_execution(16, four_batches) == 4
+    assert runner.steps_per_execution(2, four_batches) == 2
+    unknown = four_batches.filter(lambda x: True)
+    assert runner.steps_per_execution(16, unknown) == 16
+
+
+@pytest.mark.slow
+def test_command_ends_with_its_summary_table(scalars_output, capsys):
+    status, out, _ = run(
+        ["scalars", *QUIET, "--output", str(scalars_output)], capsys
+    )
+    assert status == 0
+    lines = out.strip().splitlines()
+    header = next(i for i, line in enumerate(lines) if "mean ± std" in line)
+    assert lines[header + 1].split() == [
+        "target,",
+        "max_size",
+        "laf",
+        "deepsets",
+        "pna",
+        "lstm",
+    ]
+    assert len(lines) == header + 3 + 2 * len(scalars.QUICK_TARGETS)

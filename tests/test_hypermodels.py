@@ -8,6 +8,7 @@ import pytest
 from keras_laf import LAF
 from keras_laf import PMA
 from keras_laf import FixedAggregation
+from keras_laf.datasets import to_padded_batches
 from keras_laf.models.hypermodels import DeepSetsHyperModel
 from keras_laf.models.hypermodels import SetTransformerHyperModel
 from laf_experiments.datasets import make_training_sets
@@ -197,7 +198,7 @@ def test_default_learning_rate_is_the_nearest_choice():
 def test_model_kwargs_reach_the_builder():
     hypermodel = DeepSetsHyperModel(
         input_dim=3,
-        model_kwargs={"phi_units": (5,), "ragged": False, "name": "tuned"},
+        model_kwargs={"phi_units": (5,), "name": "tuned"},
     )
     model = hypermodel.build(kt.HyperParameters())
     assert model.name == "tuned"
@@ -212,8 +213,12 @@ def test_model_kwargs_reach_the_builder():
     "ignore:Skipping variable loading for optimizer:UserWarning"
 )
 def test_two_trial_search(tmp_path):
-    train = make_training_sets(64, "sum", seed=0).to_dataset(32)
-    validation = make_training_sets(32, "sum", seed=1).to_dataset(32)
+    train = to_padded_batches(
+        make_training_sets(64, "sum", seed=0).to_dataset(32)
+    )
+    validation = to_padded_batches(
+        make_training_sets(32, "sum", seed=1).to_dataset(32)
+    )
     hypermodel = DeepSetsHyperModel(
         **DEEP_SETS, max_units=4, aggregations=("laf", "sum")
     )
@@ -245,7 +250,9 @@ def test_two_trial_search(tmp_path):
 
 @pytest.mark.slow
 def test_search_keeps_fixed_units(tmp_path):
-    train = make_training_sets(64, "count", seed=0).to_dataset(32)
+    train = to_padded_batches(
+        make_training_sets(64, "count", seed=0).to_dataset(32)
+    )
     hp = kt.HyperParameters()
     hp.Fixed("laf_units", 2)
     tuner = kt.RandomSearch(

@@ -83,8 +83,8 @@ def make_sets(integers, seed=0, num_sets=6):
 
 def build_pair(config):
     builder, kwargs, integers = CONFIGS[config]
-    ragged_model = builder(**kwargs)
-    padded_model = builder(**kwargs, ragged=False)
+    ragged_model = builder(**kwargs, ragged=True)
+    padded_model = builder(**kwargs)
     padded_model.set_weights(ragged_model.get_weights())
     return ragged_model, padded_model, integers
 
@@ -102,7 +102,7 @@ def test_ragged_and_padded_agree_and_fit(config):
     # Every layer is named by the builder: a layer left to Keras's automatic
     # naming would be called `dense_1` and so on in the second model.
     builder, kwargs, _ = CONFIGS[config]
-    again = builder(**kwargs)
+    again = builder(**kwargs, ragged=True)
     assert [layer.name for layer in again.layers] == [
         layer.name for layer in ragged_model.layers
     ]
@@ -130,7 +130,7 @@ def test_ragged_and_padded_agree_and_fit(config):
 @pytest.mark.parametrize("config", sorted(CONFIGS))
 def test_permutation_invariance(config):
     builder, kwargs, integers = CONFIGS[config]
-    model = builder(**kwargs)
+    model = builder(**kwargs, ragged=True)
     sets = make_sets(integers, seed=2)
     rng = np.random.default_rng(3)
     starts = sets.row_starts().numpy()
@@ -178,6 +178,7 @@ def test_paper_configurations():
         "sets",
         "embedding",
         "phi_activation",
+        "mask",
         "aggregation",
         "output",
     ]

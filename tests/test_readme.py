@@ -36,7 +36,7 @@ def block(heading):
     return code
 
 
-def run_block(code, directory):
+def run_block(code, directory, backend="tensorflow"):
     # The output is checked below, so the block runs in a clean directory
     # (the tuning example writes its trials there).
     return subprocess.run(
@@ -44,7 +44,11 @@ def run_block(code, directory):
         cwd=directory,
         capture_output=True,
         text=True,
-        env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2"},
+        env={
+            **os.environ,
+            "TF_CPP_MIN_LOG_LEVEL": "2",
+            "KERAS_BACKEND": backend,
+        },
         timeout=600,
     )
 
@@ -53,6 +57,7 @@ def test_every_section_with_code_is_found():
     headings = [heading for heading, _ in BLOCKS]
     assert headings == [
         "Quick start",
+        "Ragged sets (TensorFlow only)",
         "Saving and loading",
         "Tuning the number of units",
         "Distributed training",
@@ -60,8 +65,17 @@ def test_every_section_with_code_is_found():
     ]
 
 
-def test_quick_start_runs_and_prints_formulas(tmp_path):
-    result = run_block(block("Quick start"), tmp_path)
+@pytest.mark.parametrize(
+    "backend",
+    [
+        "tensorflow",
+        pytest.param("jax", marks=pytest.mark.slow),
+        pytest.param("torch", marks=pytest.mark.slow),
+    ],
+)
+def test_quick_start_runs_and_prints_formulas(backend, tmp_path):
+    # The quick start is the same code on every backend.
+    result = run_block(block("Quick start"), tmp_path, backend)
     assert result.returncode == 0, result.stderr
     printed = result.stdout.strip().splitlines()[-1]
     assert printed.startswith("['(1.00(Σx^1.00)") and printed.count("/") == 3

@@ -57,7 +57,7 @@ def test_wrong_argument_is_reported_with_its_type(build, received):
 def test_out_of_range_element_names_index_and_vocabulary():
     # As keras.layers.Embedding documents: the check happens when the
     # embedding gathers, so the message gives the index and the range.
-    model = deep_sets(vocabulary_size=10, phi_units=())
+    model = deep_sets(vocabulary_size=10, phi_units=(), ragged=True)
     sets = tf.ragged.constant([[3, 12], [1]])
     with pytest.raises(
         tf.errors.InvalidArgumentError, match=r"12 is not in \[0, 10\)"

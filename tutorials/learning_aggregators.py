@@ -60,6 +60,7 @@ import tensorflow as tf
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 
+from keras_laf.datasets import to_padded_batches
 from keras_laf.models import deep_sets
 from laf_experiments.datasets import make_test_sets_by_max_size
 from laf_experiments.datasets import make_training_sets
@@ -127,8 +128,10 @@ gives the recipe).
 
 `to_dataset` turns the sets into a `tf.data` pipeline of **ragged**
 batches: an int32 `tf.RaggedTensor` of shape `(batch, None)`, one row per
-set, and the labels `(batch, 1)`. The models take it as it is; see
-`ragged_sets.py` for what happens inside.
+set, and the labels `(batch, 1)`. `to_padded_batches` pads each batch and
+adds its mask, `(batch, set_size)` with 1 for the real digits: the inputs
+that the models of `keras_laf.models` take by default, on every backend;
+see `ragged_sets.py` for what happens inside.
 """
 
 test_suite = {
@@ -163,11 +166,15 @@ def train_and_test(target, method):
     )
     train = make_training_sets(train_size, target, seed=0)
     # The dataset shuffles itself at every epoch, so fit() must not.
-    dataset = train.to_dataset(BATCH_SIZE, shuffle=True, seed=0)
+    dataset = to_padded_batches(
+        train.to_dataset(BATCH_SIZE, shuffle=True, seed=0)
+    )
     history = model.fit(dataset, epochs=epochs, shuffle=False, verbose=0)
     errors, predictions = {}, {}
     for max_size, test in test_suite[target].items():
-        predicted = model.predict(test.to_dataset(256), verbose=0)[:, 0]
+        predicted = model.predict(
+            to_padded_batches(test.to_dataset(256)), verbose=0
+        )[:, 0]
         errors[max_size] = float(np.mean(np.abs(predicted - test.labels)))
         predictions[max_size] = predicted
     print(

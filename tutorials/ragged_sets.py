@@ -271,16 +271,19 @@ computed as 1 - max(1 - x), is 1.
 
 ## Training on ragged batches, and on padded ones
 
-`keras_laf.models.deep_sets` builds a model that takes ragged sets by
-default. With `ragged=False` the same architecture takes two inputs, the
-padded sets and a float32 mask, 1 for real elements and 0 for padding.
+`keras_laf.models.deep_sets` builds a model that takes two inputs by
+default, on every backend: the padded sets and a float32 mask, 1 for real
+elements and 0 for padding. With `ragged=True`, on TensorFlow only, the
+same architecture takes one ragged tensor instead.
 `to_padded_batches` turns the ragged pipeline into that form; its
 `set_size` argument pads every batch to the same size, which distribution
 strategies (Keras cannot split ragged batches across replicas) and XLA
 prefer.
 """
 
-ragged_model = deep_sets(input_dim=2, phi_units=(16,), name="ragged")
+ragged_model = deep_sets(
+    input_dim=2, phi_units=(16,), ragged=True, name="ragged"
+)
 ragged_model.compile(optimizer=keras.optimizers.Adam(0.01), loss="mae")
 ragged_model.fit(dataset, epochs=EPOCHS, shuffle=False, verbose=2)
 
@@ -288,9 +291,7 @@ padded_dataset = to_padded_batches(dataset, set_size=12)
 (padded_values, padded_mask), _ = next(iter(padded_dataset))
 print("padded batch:", padded_values.shape, "mask:", padded_mask.shape)
 
-padded_model = deep_sets(
-    input_dim=2, phi_units=(16,), ragged=False, name="padded"
-)
+padded_model = deep_sets(input_dim=2, phi_units=(16,), name="padded")
 padded_model.set_weights(ragged_model.get_weights())
 
 """

@@ -54,6 +54,7 @@ import tensorflow as tf
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 
+from keras_laf.datasets import to_padded_batches
 from keras_laf.models import set_transformer
 from laf_experiments.datasets import load_digit_images
 from laf_experiments.datasets import make_unique_digit_sets
@@ -165,7 +166,8 @@ print(f"Saved {path}")
 """
 `to_dataset` gives ragged batches of images, `(batch, None, 784)` float32,
 with the labels `(batch, 1)`. The images are stored once and gathered for
-each batch, so large sets of images cost little memory.
+each batch, so large sets of images cost little memory. `to_padded_batches`
+pads each batch and adds its mask, the inputs the model takes by default.
 
 ## Training ST-PMA and ST-LAF
 
@@ -188,8 +190,8 @@ def train_and_test(head):
         initial_formulas[head] = model.get_layer("laf").formulas()
     model.compile(optimizer=keras.optimizers.Adam(1e-3), loss="mae")
     model.fit(
-        train.to_dataset(BATCH_SIZE, shuffle=True, seed=0),
-        validation_data=validation.to_dataset(256),
+        to_padded_batches(train.to_dataset(BATCH_SIZE, shuffle=True, seed=0)),
+        validation_data=to_padded_batches(validation.to_dataset(256)),
         epochs=epochs,
         # The dataset shuffles itself at every epoch, so fit() must not.
         shuffle=False,
@@ -198,7 +200,9 @@ def train_and_test(head):
     )
     errors = {}
     for max_size, test in tests.items():
-        predicted = model.predict(test.to_dataset(256), verbose=0)[:, 0]
+        predicted = model.predict(
+            to_padded_batches(test.to_dataset(256)), verbose=0
+        )[:, 0]
         errors[max_size] = float(np.mean(np.abs(predicted - test.labels)))
     return model, errors
 

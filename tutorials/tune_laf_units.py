@@ -64,6 +64,7 @@ import numpy as np
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 
+from keras_laf.datasets import to_padded_batches
 from keras_laf.models.hypermodels import DeepSetsHyperModel
 from laf_experiments.datasets import TEST_MAX_SIZES
 from laf_experiments.datasets import make_test_sets_by_max_size
@@ -111,8 +112,11 @@ validation sets are drawn the same way with another seed; the test sets
 TARGET = "max_minus_min"
 train_data = make_training_sets(NUM_TRAIN_SETS, TARGET, seed=0)
 val_data = make_training_sets(NUM_VAL_SETS, TARGET, seed=1)
-train = train_data.to_dataset(BATCH_SIZE, shuffle=True, seed=0)
-validation = val_data.to_dataset(BATCH_SIZE)
+# Padded sets and their mask, the models' inputs on every backend.
+train = to_padded_batches(
+    train_data.to_dataset(BATCH_SIZE, shuffle=True, seed=0)
+)
+validation = to_padded_batches(val_data.to_dataset(BATCH_SIZE))
 print("A set and its label:", train_data.sets[0], train_data.labels[0])
 
 """
@@ -273,7 +277,7 @@ test_suite = make_test_sets_by_max_size(
 )
 test_errors = {
     max_size: best_model.evaluate(
-        data.to_dataset(256), verbose=0, return_dict=True
+        to_padded_batches(data.to_dataset(256)), verbose=0, return_dict=True
     )["mae"]
     for max_size, data in test_suite.items()
 }

@@ -73,7 +73,8 @@ def ragged_set_dataset(
 def to_padded_batches(dataset, set_size=None):
     """Turns ragged batches `(sets, labels)` into `((padded, mask), labels)`.
 
-    The form that models built with `ragged=False` take, and the way to
+    The form that the models of `keras_laf.models` take by default
+    (`ragged=False`) on every backend, and the way to
     train with `tf.distribute` strategies: Keras cannot split ragged
     batches across replicas (Keras 3.15 fails with `'RaggedTensor' object
     has no attribute 'device'` under `MirroredStrategy`), while padded
@@ -89,7 +90,9 @@ def to_padded_batches(dataset, set_size=None):
 
     Returns:
         A `tf.data.Dataset` of `((padded, mask), labels)`: `padded` is
-        `(batch, set_size, ...)` with zeros at padded positions and `mask`
+        `(batch, set_size, ...)` with zeros at padded positions, int32 for
+        integer elements and float32 otherwise (as `pad_sets` gives them),
+        and `mask`
         a float32 `(batch, set_size)`, 1 for real elements and 0 for
         padding. (Float, not bool: Keras 3.15 fails on boolean inputs
         under `MirroredStrategy`, adding them with `AddN`.)
@@ -119,6 +122,9 @@ def to_padded_batches(dataset, set_size=None):
             )
         shape = None if set_size is None else [None, set_size, *sets.shape[2:]]
         padded = sets.to_tensor(shape=shape)
+        padded = tf.cast(
+            padded, "int32" if padded.dtype.is_integer else "float32"
+        )
         mask = tf.sequence_mask(
             sets.row_lengths(), tf.shape(padded)[1], dtype=tf.float32
         )

@@ -114,17 +114,70 @@ def power_sum_gradients(
     return power_sums.gradients(layout, values, max_logs, inner, upstream)
 
 
+# For each kernel of `padded_laf_kernels`, its tensor arguments that hold
+# sets, and how many of their leading dimensions (the batch, then the set
+# axis) vary from call to call.
+_SET_DIMENSIONS = {
+    "padded_laf_forward": {0: 2, 1: 2, 2: 2},
+    "per_set_gradients": {0: 1, 1: 1, 2: 1, 5: 1},
+    "power_sum_gradients": {0: 2, 1: 2, 2: 1, 4: 1},
+}
+
+
+def traced_once_per_layout(kernel, set_dimensions):
+    """`kernel` compiled by XLA, traced once for every batch and set size.
+
+    A plain `tf.function` traces anew for every shape; in eager calls on
+    sets of several sizes TensorFlow then warns of excessive retracing.
+    Here the batch and set dimensions (`set_dimensions`: argument index ->
+    number of leading dimensions) are left unknown in the trace, as they
+    are when `Model.fit` traces the layer, so a kernel is traced once per
+    dtype, feature shape and non-tensor arguments (epsilon, the limit, the
+    chunk budget), while XLA still compiles each concrete shape.
+    """
+    functions = {}
+
+    def call(*args):
+        specs, constants = [], []
+        for index, value in enumerate(args):
+            if not tf.is_tensor(value):
+                constants.append((index, value))
+                continue
+            shape = list(value.shape)
+            for axis in range(set_dimensions.get(index, 0)):
+                shape[axis] = None
+            specs.append((index, tf.TensorSpec(shape, value.dtype)))
+        key = (tuple(specs), tuple(constants))
+        if key not in functions:
+            tensor_indices = [index for index, _ in specs]
+
+            def bound(*tensors):
+                full = dict(constants)
+                full.update(zip(tensor_indices, tensors, strict=True))
+                return kernel(*(full[i] for i in range(len(args))))
+
+            functions[key] = tf.function(
+                bound,
+                input_signature=[spec for _, spec in specs],
+                jit_compile=True,
+                autograph=False,
+            )
+        return functions[key](*(arg for arg in args if tf.is_tensor(arg)))
+
+    return call
+
+
 @functools.cache
 def padded_laf_kernels():
     """`padded_laf_forward`, `per_set_gradients` and `power_sum_gradients`
-    as TensorFlow functions compiled by XLA.
+    as TensorFlow functions compiled by XLA (`traced_once_per_layout`).
 
     The gradient is two programs: compiled as one, XLA fuses the per-set
     gradient into the loop over the elements and recomputes it for each
     element and unit.
     """
     return tuple(
-        tf.function(kernel, jit_compile=True, autograph=False)
+        traced_once_per_layout(kernel, _SET_DIMENSIONS[kernel.__name__])
         for kernel in (
             padded_laf_forward,
             per_set_gradients,
