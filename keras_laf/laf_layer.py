@@ -59,17 +59,19 @@ class LAF(SetAggregation):
         preset: str. How the units start and how their parameters are
             constrained, by purpose (see `keras_laf.presets`):
             `"pooling"`, `"closed_forms"` or `"paper"`. Defaults to
-            `"pooling"`, a pooling inside a model: every third unit starts
-            as the maximum, the minimum or the mean of Table 1 in turn, the
-            others at random exponents in [0, 1] with a positive
-            denominator (see `keras_laf.initializers.AnchoredLAF`); the
-            exponents are projected onto [0, 100], max/min-like terms
-            keep a least degree, and `gamma, delta >= 0` with
-            `gamma + delta >= 1` (no pole on large sets).
-            `"closed_forms"`, for targets that are closed forms (a count,
-            a sum, a mean) and must hold on larger sets, adds pulls after
-            every step that settle exponents near 0 or 1 and coefficients
-            the data does not need exactly there
+            `"pooling"`, a pooling inside a model: every other unit starts
+            as the maximum, the minimum, the mean or the second moment of
+            Table 1 in turn (PNA's aggregators), the others at random
+            exponents in [0, 1] with a positive denominator (see
+            `keras_laf.initializers.AnchoredLAF`); the exponents are
+            projected onto [0, 100], max/min-like terms keep a least
+            degree, and `gamma, delta >= 0` with `gamma + delta >= 1` (no
+            pole on large sets). `"closed_forms"`, for targets that are
+            closed forms (a count, a sum, a mean) and must hold on larger
+            sets, starts every third unit as the maximum, the minimum or
+            the mean, and adds pulls after every step that settle
+            exponents near 0 or 1 and coefficients the data does not need
+            exactly there
             (`keras_laf.constraints.ClosedFormExponents`,
             `keras_laf.constraints.PositiveDenominator(pull=2e-4)`).
             `"paper"` is the paper's scheme exactly: exponents uniform in

@@ -4,14 +4,17 @@ A preset is a prior on what the units should become, chosen by purpose:
 
 - `"pooling"` (the default): a pooling inside a deeper model (point
   clouds, Set Transformer heads, graph readouts) or a target that is not a
-  closed form (a median, a kurtosis). Max, min and mean anchors at every
-  third unit, random units between them, denominators kept positive, and
-  nothing pulling the units onto closed forms.
+  closed form (a median, a kurtosis). PNA's aggregators as anchors at
+  every other unit (the maximum, the minimum, the mean and the second
+  moment, from which the next layer gets the standard deviation), random
+  units between them, denominators kept positive, and nothing pulling the
+  units onto closed forms.
 - `"closed_forms"`: targets that are closed forms (a count, a sum, a mean,
   their ratios) and must hold on sets much larger than the training sets.
-  The same start, and after every step the exponents near 0 or 1 and the
-  coefficients the data does not need are pulled onto them, so that units
-  settle on exact closed forms that extrapolate.
+  Max, min and mean anchors at every third unit, and after every step the
+  exponents near 0 or 1 and the coefficients the data does not need are
+  pulled onto them, so that units settle on exact closed forms that
+  extrapolate.
 - `"paper"`: the paper's scheme exactly, exponents uniform in [0, 1],
   coefficients normal with standard deviation 0.01, exponents projected
   onto [0, 100].
@@ -42,6 +45,10 @@ PRESET_ALIASES = {"anchored": "closed_forms"}
 # (`PositiveDenominator(pull=...)`), chosen with the seed study of
 # `benchmarks/laf_initialization.py`.
 COEFFICIENT_PULL = 2e-4
+# The pooling preset's anchors, at every other unit: PNA's mean, max, min
+# and, for its standard deviation, the second moment (Corso et al.,
+# "Principal Neighbourhood Aggregation for Graph Nets", NeurIPS 2020).
+POOLING_ANCHORS = ("max", "min", "mean", {"name": "moment", "k": 2})
 # Terms whose inner exponent is at least this (max/min-like, as the
 # anchors) keep their degree (`ClosedFormExponents(anchor_inner=...)`),
 # chosen with the same seed study.
@@ -107,8 +114,12 @@ def preset_arguments(preset):
             ),
         }
     return {
-        "exponent_initializer": AnchoredLAF("exponents"),
-        "coefficient_initializer": AnchoredLAF("coefficients"),
+        "exponent_initializer": AnchoredLAF(
+            "exponents", anchors=POOLING_ANCHORS, anchor_every=2
+        ),
+        "coefficient_initializer": AnchoredLAF(
+            "coefficients", anchors=POOLING_ANCHORS, anchor_every=2
+        ),
         "exponent_constraint": ClosedFormExponents(
             pull=0.0, anchor_inner=ANCHOR_INNER
         ),

@@ -2,10 +2,10 @@
 
 import keras
 
+from keras_laf import PerElement
 from keras_laf import PermutationEquivariant
 from keras_laf import aggregations
 from keras_laf.models.building_blocks import check_choice
-from keras_laf.models.building_blocks import element_network
 from keras_laf.models.building_blocks import renamed_arguments
 from keras_laf.models.building_blocks import set_inputs
 from keras_laf.validation import check_positive_int
@@ -49,8 +49,8 @@ def point_cloud_classifier(
     sum), `"pna"` (PNA's mean, max, min and standard deviation
     concatenated), `"lstm"` (an LSTM over the points in their given order,
     `hidden_units` wide, the order-dependent baseline of the LAF paper) or
-    `"laf"` (a sigmoid then LAF with `laf_units` units, the LAF paper's
-    choice). Points are expected
+    `"laf"` (LAF with `laf_units` units, the LAF paper's choice, on the
+    features mapped into [0, 1] by (1 + tanh) / 2). Points are expected
     standardised per cloud (zero mean, unit variance), as
     `laf_experiments.datasets` produces them; the model does not
     standardise.
@@ -62,9 +62,10 @@ def point_cloud_classifier(
             `"attention"`, `"set2set"`, `"gmt"` (`"gru"` and `"gmt"`
             `hidden_units` wide); or a list of aggregation names, e.g.
             `["laf", "max"]` (a `keras_laf.MultiAggregation`, which puts
-            a sigmoid before LAF itself); or an aggregation layer (a `keras_laf.LAF` with other arguments,
-            say), used as given, after a sigmoid if it is a LAF. Defaults
-            to `"max"`.
+            a sigmoid before LAF itself); or an aggregation layer (a
+            `keras_laf.LAF` with other arguments, say), used as given,
+            after the map into [0, 1] if it is a LAF. Defaults to
+            `"max"`.
         hidden_units: int. Width of the equivariant and dense layers
             (formerly `width`). Defaults to `256`.
         num_equivariant_layers: int. Defaults to `3`.
@@ -114,15 +115,20 @@ def point_cloud_classifier(
         )
 
     inputs, points, mask = set_inputs((input_dim,), ragged)
+    aggregation = (
+        aggregations.PNA_NEIGHBOURHOOD if pooling == "pna" else pooling
+    )
     for index in range(num_equivariant_layers):
         points = PermutationEquivariant(
             hidden_units, activation="tanh", name=f"equivariant_{index}"
         )(points, mask=mask)
-    aggregation = (
-        aggregations.PNA_NEIGHBOURHOOD if pooling == "pna" else pooling
-    )
     if aggregations.needs_unit_interval(aggregation):
-        points = element_network(points, (), None, "sigmoid", "squash")
+        # LAF needs its elements in [0, 1]: (1 + tanh) / 2 maps the tanh
+        # features onto it exactly, where a sigmoid after tanh would
+        # squeeze them into [0.27, 0.73] and a quarter of their spread.
+        points = PerElement(
+            keras.layers.Rescaling(0.5, offset=0.5), name="to_unit_interval"
+        )(points)
     pooled = aggregations.get(
         aggregation,
         units=(

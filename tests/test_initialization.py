@@ -23,19 +23,37 @@ def built(layer, features=1):
     )
 
 
-def test_anchors_are_max_min_and_mean_in_turn_at_every_third_unit():
-    exponents, coefficients = built(LAF(units=12))
-    for unit, name in ((2, "max"), (5, "min"), (8, "mean"), (11, "max")):
-        expected_exponents, expected_coefficients = closed_form(name)
+@pytest.mark.parametrize(
+    "preset, anchors",
+    [
+        (
+            "pooling",
+            {1: "max", 3: "min", 5: "mean", 7: ("moment", 2), 9: "max"},
+        ),
+        ("closed_forms", {2: "max", 5: "min", 8: "mean", 11: "max"}),
+    ],
+)
+def test_anchor_units_are_the_presets_forms_in_turn(preset, anchors):
+    exponents, coefficients = built(LAF(units=12, preset=preset))
+    for unit, form in anchors.items():
+        name, *k = form if isinstance(form, tuple) else (form,)
+        expected_exponents, expected_coefficients = closed_form(
+            name, **({"k": k[0]} if k else {})
+        )
         np.testing.assert_array_equal(exponents[:, unit], expected_exponents)
         np.testing.assert_array_equal(
             coefficients[:, unit], expected_coefficients
         )
 
 
-def test_random_units_have_paper_exponents_and_positive_denominators():
-    exponents, coefficients = built(LAF(units=3000))
-    random_units = np.arange(3000) % 3 != 2
+@pytest.mark.parametrize(
+    "preset, anchor_every", [("pooling", 2), ("closed_forms", 3)]
+)
+def test_random_units_have_paper_exponents_and_positive_denominators(
+    preset, anchor_every
+):
+    exponents, coefficients = built(LAF(units=3000, preset=preset))
+    random_units = np.arange(3000) % anchor_every != anchor_every - 1
     exponents, coefficients = (
         exponents[:, random_units],
         coefficients[:, random_units],
@@ -48,13 +66,17 @@ def test_random_units_have_paper_exponents_and_positive_denominators():
     assert abs(coefficients[2:].mean() - 0.75) < 0.01
 
 
-def test_anchor_units_compute_max_and_min():
-    layer = LAF(units=6)
+def test_anchor_units_compute_max_min_mean_and_second_moment():
+    layer = LAF(units=8)
     values = np.array([[[0.1], [0.8], [0.3]], [[0.5], [0.45], [0.2]]])
     outputs = keras.ops.convert_to_numpy(layer(values.astype("float32")))
     # max and min within the n^(1/50) factor of Table 1's approximation.
-    np.testing.assert_allclose(outputs[:, 2], [0.8, 0.5], rtol=0.03)
-    np.testing.assert_allclose(outputs[:, 5], [0.1, 0.2], atol=0.03)
+    np.testing.assert_allclose(outputs[:, 1], [0.8, 0.5], rtol=0.03)
+    np.testing.assert_allclose(outputs[:, 3], [0.1, 0.2], atol=0.03)
+    np.testing.assert_allclose(outputs[:, 5], values.mean(axis=(1, 2)))
+    np.testing.assert_allclose(
+        outputs[:, 7], (values**2).mean(axis=(1, 2)), rtol=1e-5
+    )
 
 
 def test_fresh_default_layer_has_no_pole_on_large_sets():

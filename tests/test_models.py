@@ -231,15 +231,22 @@ def test_laf_preset_reaches_the_layer(builder, kwargs, layer_name):
 
 
 def test_point_cloud_pooling_may_be_a_layer():
-    # A LAF with other arguments is used as given, after the sigmoid.
+    # A LAF with other arguments is used as given, after the map of the
+    # tanh features into [0, 1].
     pooling = keras_laf.LAF(3, name="my_laf")
     model = models.point_cloud_classifier(
         num_classes=4, pooling=pooling, hidden_units=8, ragged=False
     )
     assert model.get_layer("my_laf") is pooling
-    # The sigmoid that brings the points into [0, 1] for LAF.
-    model.get_layer("squash_activation")
     assert model.output_shape == (None, 4)
+    # (1 + tanh) / 2: the last equivariant layer's -1, 0 and 1 become 0,
+    # 0.5 and 1, the whole of LAF's domain.
+    to_unit_interval = model.get_layer("to_unit_interval")
+    features = np.array([[[-1.0, 0.0, 1.0] + [0.0] * 5]], "float32")
+    np.testing.assert_allclose(
+        keras.ops.convert_to_numpy(to_unit_interval(features))[0, 0, :3],
+        [0.0, 0.5, 1.0],
+    )
 
 
 @pytest.mark.parametrize(
