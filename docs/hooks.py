@@ -15,6 +15,8 @@ build, so they cannot drift from the code.
   the files they link to (figures, `LICENSE`, `CITATION.cff`) are copied.
 - Each tutorial (`tutorials/*.py`, keras-io guides) becomes a page: the
   text cells as Markdown, the code between them as Python blocks.
+- The guides (`docs/guides/*.md`: numerics, backends) are pages of the
+  docs folder as they are; README links to them are pointed at the pages.
 """
 
 import ast
@@ -201,6 +203,11 @@ def tutorial_pages():
     return pages
 
 
+def guide_paths():
+    """The guides, Markdown pages of `docs/guides/`, in name order."""
+    return sorted((ROOT / "docs" / "guides").glob("*.md"))
+
+
 def rewrite_links(markdown, linked_files):
     """Points repository links at their pages; lists the other files."""
 
@@ -211,6 +218,9 @@ def rewrite_links(markdown, linked_files):
         pages = {source: page for page, source in MARKDOWN_PAGES.items()}
         if target in pages:
             target = pages[target]
+        elif target.startswith("docs/") and target.endswith(".md"):
+            # A page of the docs folder itself, such as a guide.
+            target = target[len("docs/") :]
         elif target.startswith("tutorials/") and target.endswith(".py"):
             target = target[: -len(".py")] + ".md"
         elif (ROOT / target).is_file():
@@ -225,6 +235,7 @@ def on_config(config):
     nav.append(
         {"Tutorials": [{title: page} for title, page, _ in tutorial_pages()]}
     )
+    nav.append({"Guides": [f"guides/{path.name}" for path in guide_paths()]})
     nav.append(
         {
             "API reference": [

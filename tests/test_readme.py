@@ -1,5 +1,5 @@
-"""Every Python block of the README runs as written, each in a fresh
-interpreter as a reader would paste it."""
+"""Every Python block of the README and of the docs guides runs as
+written, each in a fresh interpreter as a reader would paste it."""
 
 import os
 import pathlib
@@ -9,16 +9,18 @@ import sys
 
 import pytest
 
-README = pathlib.Path(__file__).parent.parent / "README.md"
+ROOT = pathlib.Path(__file__).parent.parent
+README = ROOT / "README.md"
+GUIDES = sorted((ROOT / "docs" / "guides").glob("*.md"))
 
 
-def python_blocks():
+def python_blocks(path=README):
     """Returns `(section heading, code)` for each ```python block."""
     blocks = []
     heading = None
     for match in re.finditer(
         r"^## ([^\n]+)$|^```python\n(.*?)^```$",
-        README.read_text(encoding="utf-8"),
+        path.read_text(encoding="utf-8"),
         re.M | re.S,
     ):
         if match.group(1):
@@ -29,6 +31,11 @@ def python_blocks():
 
 
 BLOCKS = python_blocks()
+GUIDE_BLOCKS = [
+    (f"{path.stem}: {heading}", code)
+    for path in GUIDES
+    for heading, code in python_blocks(path)
+]
 
 
 def block(heading):
@@ -60,8 +67,10 @@ def test_every_section_with_code_is_found():
         "Ragged sets (TensorFlow only)",
         "Saving and loading",
         "Tuning the number of units",
-        "Distributed training",
-        "Backends",
+    ]
+    assert [heading for heading, _ in GUIDE_BLOCKS] == [
+        "backends: Data-parallel training on JAX",
+        "backends: Distributed training on TensorFlow",
     ]
 
 
@@ -83,8 +92,9 @@ def test_quick_start_runs_and_prints_formulas(backend, tmp_path):
 
 @pytest.mark.slow
 @pytest.mark.parametrize(
-    "heading", [heading for heading, _ in BLOCKS if heading != "Quick start"]
+    "heading, code",
+    [block for block in BLOCKS if block[0] != "Quick start"] + GUIDE_BLOCKS,
 )
-def test_block_runs(heading, tmp_path):
-    result = run_block(block(heading), tmp_path)
+def test_block_runs(heading, code, tmp_path):
+    result = run_block(code, tmp_path)
     assert result.returncode == 0, result.stderr
