@@ -271,10 +271,15 @@ def test_search_keeps_fixed_units(tmp_path):
         2,
         2,
     ]
-    learning_rates = {
-        trial.hyperparameters.get("learning_rate") for trial in trials
+    # The rest (the learning rate and the LAF preset) is still searched.
+    others = {
+        (
+            trial.hyperparameters.get("learning_rate"),
+            trial.hyperparameters.get("laf_preset"),
+        )
+        for trial in trials
     }
-    assert len(learning_rates) == 2  # the rest is still searched
+    assert len(others) == 2
 
 
 @pytest.mark.parametrize(
