@@ -196,12 +196,13 @@ be.
 The top row shows four units of Table 1. The two rows below show units with
 random parameters: exponents uniform in [0, 2], numerator coefficients
 standard normal and denominator coefficients uniform in [0.1, 1]. (The
-layer's default start draws exponents in [0, 1], numerator coefficients
-from N(0, 0.01^2) and denominator coefficients in [0.5, 1], and makes
-every third unit a maximum, a minimum or a mean; the scale of the coefficients
-cancels in the ratio. The denominator stays positive, as the layer keeps
-it by default: a denominator that changes sign has a pole along a curve
-of the square, which would swamp the picture.)
+layer's default preset, `"pooling"`, draws exponents in [0, 1], numerator
+coefficients from N(0, 0.01^2) and denominator coefficients in [0.5, 1],
+and makes every other unit a maximum, a minimum, a mean or a second
+moment; the scale of the coefficients cancels in the ratio. The
+denominator stays positive, as the layer keeps it by default: a
+denominator that changes sign has a pole along a curve of the square,
+which would swamp the picture.)
 """
 
 grid = np.linspace(0.0, 1.0, 101, dtype="float32")
@@ -314,9 +315,11 @@ print("two sets of 2 and 5 elements ->", functional(batch).shape)
 ## Reading what a unit has learned: `formulas()`
 
 We train a single LAF unit, with nothing around it, to compute the mean of
-sets of 2 to 10 numbers drawn uniformly from [0, 1]. The exponents are kept
-non-negative by a constraint that the optimizer applies after each step
-(the projected gradient descent of the paper).
+sets of 2 to 10 numbers drawn uniformly from [0, 1]. The mean is a closed
+form of Table 1, so the unit uses `preset="closed_forms"`: besides keeping
+the exponents non-negative after each step (the projected gradient
+descent of the paper), its constraints pull exponents near 0 or 1 onto
+them, where the unit is an exact mean that holds on any set size.
 """
 
 sizes = rng.integers(2, 11, size=NUM_TRAIN_SETS)
@@ -327,7 +330,7 @@ train_x = tf.ragged.constant(
 train_y = np.array([s.mean() for s in train_sets], "float32")[:, None]
 
 unit_input = keras.Input(shape=(None, 1), ragged=True)
-mean_unit = LAF(units=1, name="mean_unit")
+mean_unit = LAF(units=1, preset="closed_forms", name="mean_unit")
 mean_model = keras.Model(unit_input, mean_unit(unit_input))
 mean_model.compile(optimizer=keras.optimizers.Adam(0.01), loss="mae")
 history = mean_model.fit(

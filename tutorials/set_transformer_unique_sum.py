@@ -259,11 +259,13 @@ for before, after in zip(initial_formulas["laf"][:3], learned_formulas[:3]):
     print(f"before: {before}\nafter:  {after}\n")
 
 """
-The units start from the layer's default: every third unit a maximum, a
-minimum or a mean, the others random with a positive denominator, which
-stays positive in training, and exponents near 0 or 1 are pulled onto
-them (`layer.describe_units()` names the closed forms the units end on;
-`initialization="paper"` gives the paper's start,
+The units start from the layer's default preset, `"pooling"`, the one
+for a pooling inside a deeper model such as this head: every other unit
+a maximum, a minimum, a mean or a second moment, the others random with a
+positive denominator, which stays positive in training, and no pull onto
+closed forms, since the head's units need not become one
+(`layer.describe_units()` names those that do; `preset="paper"` gives the
+paper's start,
 whose denominators can start close to zero and give some sets very large
 outputs). If the
 formulas barely change during training, the network around LAF, the
