@@ -178,18 +178,19 @@ def test_constraints_round_trip_their_config():
         assert restored.get_config() == constraint.get_config()
 
 
-def test_default_layer_pulls_and_paper_layer_only_projects():
-    layer = LAF(3)
+def test_closed_forms_layer_pulls_and_paper_layer_only_projects():
+    layer = LAF(3, preset="closed_forms")
     assert isinstance(layer.exponent_constraint, ClosedFormExponents)
+    assert layer.exponent_constraint.pull > 0
     assert layer.coefficient_constraint.pull > 0
-    paper = LAF(3, initialization="paper")
+    paper = LAF(3, preset="paper")
     assert type(paper.exponent_constraint) is BoundedNonNeg
 
 
 def test_layers_saved_before_the_pull_keep_their_constraints():
     # A config written before these defaults names BoundedNonNeg and a
     # PositiveDenominator without a pull.
-    config = LAF(2).get_config()
+    config = LAF(2, preset="closed_forms").get_config()
     config["exponent_constraint"] = keras.constraints.serialize(BoundedNonNeg())
     config["coefficient_constraint"]["config"] = {}
     layer = LAF.from_config(config)
@@ -198,9 +199,10 @@ def test_layers_saved_before_the_pull_keep_their_constraints():
 
 
 @pytest.mark.slow
-def test_default_layer_learns_the_exact_count_and_extrapolates():
-    # Sets of 2..10 reals in [0, 1] labelled by their size: the default
-    # LAF finds the count exactly and keeps it on sets of 50.
+def test_closed_forms_layer_learns_the_exact_count_and_extrapolates():
+    # Sets of 2..10 reals in [0, 1] labelled by their size: LAF with the
+    # closed_forms preset finds the count exactly and keeps it on sets of
+    # 50.
     rng = np.random.default_rng(0)
     sizes = rng.integers(2, 11, size=4000)
     values = rng.uniform(size=(4000, 10, 1)).astype("float32")
@@ -208,7 +210,7 @@ def test_default_layer_learns_the_exact_count_and_extrapolates():
     keras.utils.set_random_seed(0)
     sets = keras.Input((None, 1))
     set_mask = keras.Input((None,), dtype="bool")
-    laf = LAF(3, name="laf")
+    laf = LAF(3, preset="closed_forms", name="laf")
     outputs = keras.layers.Dense(1)(laf(sets, mask=set_mask))
     model = keras.Model([sets, set_mask], outputs)
     model.compile(keras.optimizers.Adam(1e-3), "mae", steps_per_execution=8)
