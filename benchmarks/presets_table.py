@@ -70,9 +70,7 @@ def integer_targets(pipeline):
     """The twelve integer targets, authors' protocol, M = 50."""
     groups = collections.defaultdict(dict)
     records = read_jsonl(RESULTS / "presets" / "integer_targets.jsonl")
-    records += read_jsonl(
-        RESULTS / "laf-initialization" / "exact_forms.jsonl"
-    )
+    records += read_jsonl(RESULTS / "laf-initialization" / "exact_forms.jsonl")
     for record in records:
         name = CANDIDATE_NAMES.get(record["initialization"])
         if (
@@ -97,9 +95,7 @@ def integer_targets(pipeline):
         if found:
             paper = PAPER_FIG_D1[target]
             rows.append([target, *cells, "–" if paper is None else f"{paper}"])
-    return markdown(
-        ["target", *columns, "LAF, paper (Fig. D.1)"], rows
-    ), data
+    return markdown(["target", *columns, "LAF, paper (Fig. D.1)"], rows), data
 
 
 def point_clouds():
@@ -124,9 +120,8 @@ def command_summary(directory, key, value_key, select):
     found = {}
     for row in json.loads(path.read_text())["summary"]:
         if all(row.get(name) == wanted for name, wanted in select.items()):
-            found[tuple(row[name] for name in key)] = (
-                f"{row[value_key + '_mean']:.3g} ± {row[value_key + '_std']:.2g}"
-            )
+            mean, std = row[f"{value_key}_mean"], row[f"{value_key}_std"]
+            found[tuple(row[name] for name in key)] = f"{mean:.3g} ± {std:.2g}"
     return found
 
 
@@ -184,6 +179,50 @@ def sets_of_digits():
     return mnist, markdown(["task (MAE at M = 50)", *heads], rows)
 
 
+def graphs_and_expansion():
+    """Graph properties (mean log10 MSE over the six tasks, one seed) and
+    set expansion (recall@10 and median rank) of each method."""
+    rows = []
+    graph_sources = {
+        "LAF pooling": ("presets/graphs-pooling-method-readout", "laf"),
+        "LAF closed_forms": ("graphs-exact-forms", "laf"),
+        "PNA": ("graphs-laf-readout", "pna"),
+        "MPNN (sum)": ("graphs-laf-readout", "sum"),
+        "MPNN (max)": ("graphs-laf-readout", "max"),
+    }
+    for split, label in (("15-24", "15-24 nodes"), ("95-99", "95-99 nodes")):
+        cells = []
+        for directory, method in graph_sources.values():
+            path = RESULTS / directory / "results.json"
+            if not path.exists():
+                cells.append("–")
+                continue
+            values = [
+                row["log10_mse_mean"]
+                for row in json.loads(path.read_text())["summary"]
+                if row["method"] == method and row["split"] == split
+            ]
+            cells.append(f"{np.mean(values):.3g}" if values else "–")
+        rows.append([f"graphs, mean log10 MSE, {label}", *cells])
+    graphs = markdown(["task", *graph_sources], rows)
+    rows = []
+    expansion_sources = {
+        "LAF pooling": ("presets/expansion-pooling", "laf"),
+        "LAF closed_forms": ("expansion-exact-forms", "laf"),
+        "DeepSets (sum)": ("expansion-default", "deepsets"),
+        "PNA": ("expansion-default", "pna"),
+    }
+    for metric in ("recall@10", "recall@100", "median_rank"):
+        cells = []
+        for directory, method in expansion_sources.values():
+            summary = command_summary(
+                directory, ("metric",), "value", {"method": method}
+            )
+            cells.append(summary.get((metric,), "–"))
+        rows.append([f"set expansion, {metric}", *cells])
+    return graphs, markdown(["task", *expansion_sources], rows)
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument(
@@ -196,6 +235,7 @@ def main(argv=None):
     integer_table, integer_data = integer_targets(args.pipeline)
     cloud_table, cloud_data = point_clouds()
     mnist_table, unique_sum_table = sets_of_digits()
+    graphs_table, expansion_table = graphs_and_expansion()
     for title, table in (
         (
             "Integer targets, authors' protocol, MAE at M = 50 "
@@ -205,6 +245,8 @@ def main(argv=None):
         ("Point clouds, test accuracy", cloud_table),
         ("Sets of digit images", mnist_table),
         ("Set Transformer, unique sum", unique_sum_table),
+        ("Graph properties, one seed", graphs_table),
+        ("Set expansion", expansion_table),
     ):
         print(f"### {title}\n\n{table}\n")
     output = RESULTS / "presets" / f"presets_table_{args.pipeline}.json"
