@@ -155,10 +155,10 @@ def test_interrupted_command_resumes(tmp_path, capsys, monkeypatch):
     ]
     build_model = scalars.build_model
 
-    def interrupt_deepsets(method):
+    def interrupt_deepsets(method, **kwargs):
         if method == "deepsets":
             raise KeyboardInterrupt
-        return build_model(method)
+        return build_model(method, **kwargs)
 
     monkeypatch.setattr(scalars, "build_model", interrupt_deepsets)
     status, _, err = run(argv, capsys)
