@@ -64,7 +64,8 @@ class PositiveDenominator(keras.constraints.Constraint):
     scale). A term the data does not need, such as a
     constant added to a mean, then vanishes instead of lingering at a
     small value that shifts the unit on larger sets. `keras_laf.LAF`'s
-    default start uses `pull=2e-4`, chosen with Adam at the paper's
+    `"closed_forms"` preset uses `pull=2e-4` (its `"pooling"` preset, the
+    default, no pull), chosen with Adam at the paper's
     learning rate 1e-3 by the seed study of
     `benchmarks/laf_initialization.py`.
 
@@ -142,7 +143,7 @@ class ClosedFormExponents(keras.constraints.Constraint):
 
     With `anchor_inner`, a term whose inner exponent is at least
     `anchor_inner` (a max- or min-like term, as the anchors of LAF's
-    default start) also keeps its degree at `keep_degree` or more: its
+    presets) also keeps its degree at `keep_degree` or more: its
     outer exponent is raised to `keep_degree / inner` when below. Adam
     moves an exponent by about the learning rate per step, which for the
     anchors' outer exponent 1/50 is 5% of its value per step: in the
@@ -156,7 +157,7 @@ class ClosedFormExponents(keras.constraints.Constraint):
     exponents alternate). `pull` is per optimizer step; the default suits
     Adam at the paper's learning rate, 1e-3 (scale it with the learning
     rate). `benchmarks/laf_initialization.py` is the seed study behind the
-    defaults; the README gives its figures.
+    defaults; RESULTS.md ("Exact forms") gives its figures.
 
     Args:
         max_value: float. Upper bound of the exponents. Defaults to
@@ -174,7 +175,7 @@ class ClosedFormExponents(keras.constraints.Constraint):
         anchor_inner: None or float > 0. Terms whose inner exponent is at
             least this keep a degree of at least `keep_degree`. Defaults to
             None (no floor, as layers saved before this option);
-            `keras_laf.LAF`'s default start uses 5.
+            `keras_laf.LAF`'s presets use 5.
 
     Example:
 

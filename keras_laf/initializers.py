@@ -1,11 +1,13 @@
 """Starting parameters of LAF units.
 
-`AnchoredLAF` is the default start of `keras_laf.LAF`: most units start at
-random exponents with a positive denominator, and every third unit starts
-as a maximum, minimum or mean of Table 1 of the paper: random units do not
-reach the extremes in training, and an exact mean needs six exponents and
-coefficients to land on 0 or 1 together. `benchmarks/laf_initialization.py`
-is the seed study behind the choice; the README gives its figures.
+`AnchoredLAF` is the start of `keras_laf.LAF`'s presets (see
+`keras_laf.presets`): most units start at random exponents with a positive
+denominator, and every second or third unit starts as an aggregator of
+Table 1 of the paper (max, min, mean and, for pooling, the second moment):
+random units do not reach the extremes in training, and an exact mean
+needs six exponents and coefficients to land on 0 or 1 together.
+`benchmarks/laf_initialization.py` and `benchmarks/point_cloud_pooling.py`
+are the seed studies behind the choices; RESULTS.md gives their figures.
 """
 
 import keras
@@ -107,9 +109,7 @@ class AnchoredLAF(keras.initializers.Initializer):
             )
         numerator = keras.initializers.RandomNormal(
             0.0, self.numerator_stddev, seed=self.seed
-        )(
-            (2, units), dtype=dtype
-        )
+        )((2, units), dtype=dtype)
         denominator = keras.initializers.RandomUniform(
             0.5, 1.0, seed=self.seed
         )((2, units), dtype=dtype)
