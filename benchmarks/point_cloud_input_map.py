@@ -29,7 +29,6 @@ run stopped:
 """
 
 import argparse
-import json
 import os
 import pathlib
 import sys
@@ -43,6 +42,7 @@ from laf_initialization import AGGREGATOR_BANK  # noqa: E402
 from laf_initialization import SECOND_MOMENT  # noqa: E402
 from laf_initialization import unpulled_variant  # noqa: E402
 from point_cloud_pooling import padded_with_mask  # noqa: E402
+from point_cloud_pooling import run_resumable  # noqa: E402
 
 import keras_laf  # noqa: E402
 from laf_experiments.datasets import make_solid_point_clouds  # noqa: E402
@@ -151,20 +151,13 @@ def main(argv=None):
     variants = args.variants.split(",")
     for variant in variants:
         parse_variant(variant)
-    args.output.parent.mkdir(parents=True, exist_ok=True)
-    done = set()
-    if args.output.exists():
-        for line in args.output.read_text().splitlines():
-            record = json.loads(line)
-            done.add((record["variant"], record["seed"]))
-    for seed in range(args.seeds):
-        for variant in variants:
-            if (variant, seed) in done:
-                continue
-            record = run_one(variant, seed, args.epochs)
-            with args.output.open("a") as file:
-                file.write(json.dumps(record) + "\n")
-            print(json.dumps(record), flush=True)
+    run_resumable(
+        args.output,
+        "variant",
+        variants,
+        args.seeds,
+        lambda variant, seed: run_one(variant, seed, args.epochs),
+    )
     return 0
 
 

@@ -93,6 +93,26 @@ def run_one(pooling, seed, args):
     }
 
 
+def run_resumable(output, name_key, names, num_seeds, run):
+    """Runs `run(name, seed)` for seeds 0.. and each name, appending each
+    record to the JSON-lines `output` as it comes and skipping the
+    `(record[name_key], seed)` pairs it already holds."""
+    output.parent.mkdir(parents=True, exist_ok=True)
+    done = set()
+    if output.exists():
+        for line in output.read_text().splitlines():
+            record = json.loads(line)
+            done.add((record[name_key], record["seed"]))
+    for seed in range(num_seeds):
+        for name in names:
+            if (name, seed) in done:
+                continue
+            record = run(name, seed)
+            with output.open("a") as file:
+                file.write(json.dumps(record) + "\n")
+            print(json.dumps(record), flush=True)
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--poolings", default="max,sum,pna,lstm,laf")
@@ -110,20 +130,13 @@ def main(argv=None):
         default=pathlib.Path("benchmarks/results/point_cloud_pooling.jsonl"),
     )
     args = parser.parse_args(argv)
-    args.output.parent.mkdir(parents=True, exist_ok=True)
-    done = set()
-    if args.output.exists():
-        for line in args.output.read_text().splitlines():
-            record = json.loads(line)
-            done.add((record["pooling"], record["seed"]))
-    for seed in range(args.seeds):
-        for pooling in args.poolings.split(","):
-            if (pooling, seed) in done:
-                continue
-            record = run_one(pooling, seed, args)
-            with args.output.open("a") as file:
-                file.write(json.dumps(record) + "\n")
-            print(json.dumps(record), flush=True)
+    run_resumable(
+        args.output,
+        "pooling",
+        args.poolings.split(","),
+        args.seeds,
+        lambda pooling, seed: run_one(pooling, seed, args),
+    )
     return 0
 
 

@@ -171,32 +171,17 @@ class SetHyperModel(keras_tuner.HyperModel):
             default_learning_rate = float(default_learning_rate)
 
         aggregations = _check_aggregations(aggregations, self.AGGREGATIONS)
-        if default_aggregation is None:
-            default_aggregation = (
-                DEFAULT_AGGREGATION
-                if DEFAULT_AGGREGATION in aggregations
-                else aggregations[0]
-            )
-        elif default_aggregation not in aggregations:
-            raise ValueError(
-                "`default_aggregation` must be one of `aggregations` "
-                f"{list(aggregations)}. Received: "
-                f"default_aggregation={default_aggregation!r}"
-            )
+        default_aggregation = _default_choice(
+            "aggregation",
+            default_aggregation,
+            aggregations,
+            DEFAULT_AGGREGATION,
+        )
 
         laf_presets = _check_laf_presets(laf_presets)
-        if default_laf_preset is None:
-            default_laf_preset = (
-                DEFAULT_PRESET
-                if DEFAULT_PRESET in laf_presets
-                else laf_presets[0]
-            )
-        elif default_laf_preset not in laf_presets:
-            raise ValueError(
-                "`default_laf_preset` must be one of `laf_presets` "
-                f"{list(laf_presets)}. Received: "
-                f"default_laf_preset={default_laf_preset!r}"
-            )
+        default_laf_preset = _default_choice(
+            "laf_preset", default_laf_preset, laf_presets, DEFAULT_PRESET
+        )
 
         compile_kwargs = dict(compile_kwargs or {})
         for argument in ("optimizer", "loss", "metrics"):
@@ -492,6 +477,20 @@ def _check_learning_rates(learning_rates):
         )
     # Largest first, as an ordered choice.
     return tuple(sorted(rates, reverse=True))
+
+
+def _default_choice(name, default, choices, preferred):
+    """The default of the `name` hyperparameter among `choices`: `default`
+    if given (it must be a choice), else `preferred` if it is one, else the
+    first choice."""
+    if default is None:
+        return preferred if preferred in choices else choices[0]
+    if default not in choices:
+        raise ValueError(
+            f"`default_{name}` must be one of `{name}s` {list(choices)}. "
+            f"Received: default_{name}={default!r}"
+        )
+    return default
 
 
 def _check_laf_presets(laf_presets):
