@@ -6,7 +6,8 @@ build, so they cannot drift from the code.
 - The API reference has one page per public name: everything in
   `keras_laf.__all__` and `keras_laf.models.__all__`, the classes of
   `keras_laf.constraints` and `keras_laf.initializers`, and the functions
-  of `keras_laf.aggregations` and `keras_laf.datasets`. mkdocstrings
+  of `keras_laf.presets`, `keras_laf.aggregations` and
+  `keras_laf.datasets`. mkdocstrings
   renders each page from the docstrings, whose heading is the page's one
   title. Each section (the layers, `keras_laf.models`, the constraints,
   ...) opens with an overview page: what its module is for and a table of
@@ -52,6 +53,7 @@ def api_pages():
         "Hypermodels": [],
         "Constraints": [],
         "Initializers": [],
+        "Presets": [],
         "Aggregations": [],
         "Datasets": [],
     }
@@ -80,6 +82,7 @@ def api_pages():
     modules = {
         "Constraints": keras_laf.constraints,
         "Initializers": keras_laf.initializers,
+        "Presets": keras_laf.presets,
         "Aggregations": keras_laf.aggregations,
     }
     for section, module in modules.items():
@@ -104,6 +107,7 @@ SECTION_MODULES = {
     "Hypermodels": "keras_laf.models.hypermodels",
     "Constraints": "keras_laf.constraints",
     "Initializers": "keras_laf.initializers",
+    "Presets": "keras_laf.presets",
     "Aggregations": "keras_laf.aggregations",
     "Datasets": "keras_laf.datasets",
 }
