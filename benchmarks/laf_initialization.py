@@ -18,13 +18,16 @@ shows poles) is printed and written beside it.
         --initializations anchored,anchored_before_pull,deepsets \
         --targets sum,count,mean,max,min,inverse_count,median,kurtosis
 
-Candidates (`CANDIDATES`): the layer's two presets, `anchored` (the
-default) and `paper`, so the study measures exactly what users get, and
-variants of the default built from `keras_laf.initializers.AnchoredLAF`
-and `keras_laf.constraints` (the pulls onto the closed forms, the default
-before them); `deepsets` replaces LAF by the DeepSets aggregation (3 sums,
-3 maxima, 3 means) as the reference. The records of the study behind the
-default are in `results/laf-initialization/exact_forms.jsonl`.
+Candidates (`CANDIDATES`): the layer's three presets (`pooling`, the
+default, `closed_forms` and `paper`), so the study measures exactly what
+users get, and variants of `closed_forms` built from
+`keras_laf.initializers.AnchoredLAF` and `keras_laf.constraints` (the
+pulls onto the closed forms, the default before them). Any other name is
+one of `keras_laf.aggregations` in place of LAF: `deepsets` (3 sums, 3
+maxima, 3 means, as wide as LAF(9)) is the reference; `softmax`, `gru`,
+`pna` and the rest compare the other poolings, and `laf+max` mixes LAF in.
+The records of the study behind the closed-forms preset are in
+`results/laf-initialization/exact_forms.jsonl`.
 """
 
 import argparse
@@ -42,6 +45,8 @@ import numpy as np  # noqa: E402
 import keras_laf  # noqa: E402
 import keras_laf.constraints  # noqa: E402
 import keras_laf.initializers  # noqa: E402
+from keras_laf import aggregations  # noqa: E402
+from keras_laf.callbacks import SnapToClosedForms  # noqa: E402
 from keras_laf.datasets import ragged_set_dataset  # noqa: E402
 from keras_laf.datasets import to_padded_batches  # noqa: E402
 from keras_laf.models import deep_sets  # noqa: E402
@@ -417,17 +422,24 @@ def padded(sets, labels):
     return (digits, mask), np.asarray(labels, "float32")[:, None]
 
 
+def aggregation_layer(candidate, units):
+    """The aggregation of a candidate: `LAF(units)` with a candidate's
+    arguments; for `deepsets`, 3 sums, 3 maxima and 3 means (as wide as
+    LAF(9)); else a name of `keras_laf.aggregations` (`"+"` joins several
+    into a `keras_laf.MultiAggregation`), LAF among them with `units`."""
+    if candidate in CANDIDATES:
+        return keras_laf.LAF(units, name="laf", **laf_arguments(candidate))
+    names = candidate.split("+") if "+" in candidate else candidate
+    return aggregations.get(
+        names, units=units if "laf" in names else None, name="aggregation"
+    )
+
+
 def build_model(initialization, units, pipeline="arrays"):
     """The integer model; for the `ragged` and `padded` pipelines built by
     `keras_laf.models.deep_sets`, as a user would."""
+    aggregation = aggregation_layer(initialization, units)
     if pipeline != "arrays":
-        aggregation = (
-            "deepsets"
-            if initialization == "deepsets"
-            else keras_laf.LAF(
-                units, name="laf", **laf_arguments(initialization)
-            )
-        )
         return deep_sets(
             vocabulary_size=10,
             phi_units=(),
@@ -438,13 +450,6 @@ def build_model(initialization, units, pipeline="arrays"):
     mask = keras.Input(shape=(None,), dtype="float32", name="mask")
     elements = keras.layers.Embedding(10, 10, name="embedding")(digits)
     elements = keras.layers.Activation("sigmoid", name="sigmoid")(elements)
-    if initialization == "deepsets":
-        # The reference: 3 sums, 3 maxima and 3 means, as wide as LAF(9).
-        aggregation = keras_laf.FixedAggregation("deepsets", name="deepsets")
-    else:
-        aggregation = keras_laf.LAF(
-            units, name="laf", **laf_arguments(initialization)
-        )
     aggregated = aggregation(elements, mask=keras.ops.cast(mask, "bool"))
     output = keras.layers.Dense(1, name="output")(aggregated)
     return keras.Model([digits, mask], output, name="integer_laf")
@@ -496,6 +501,11 @@ def run_one(initialization, target, seed, settings, sizes_to_probe=()):
     )
     pipeline = settings["pipeline"]
     model = build_model(initialization, settings["units"], pipeline)
+    callbacks = []
+    if settings["snap_fine_tune_epochs"] is not None:
+        callbacks.append(
+            SnapToClosedForms(settings["snap_fine_tune_epochs"], verbose=False)
+        )
     started = time.perf_counter()
     if pipeline == "arrays":
         model.compile(
@@ -509,6 +519,7 @@ def run_one(initialization, target, seed, settings, sizes_to_probe=()):
             batch_size=64,
             epochs=settings["epochs"],
             shuffle=True,
+            callbacks=callbacks,
             verbose=0,
         )
     else:
@@ -525,6 +536,7 @@ def run_one(initialization, target, seed, settings, sizes_to_probe=()):
                 validation.sets, validation.labels, pipeline
             ),
             epochs=settings["epochs"],
+            callbacks=callbacks,
             verbose=0,
         )
     seconds = time.perf_counter() - started
@@ -538,7 +550,7 @@ def run_one(initialization, target, seed, settings, sizes_to_probe=()):
         }
     largest_label = float(np.max(np.abs(labels)))
     parameters = {}
-    if initialization != "deepsets":
+    if initialization in CANDIDATES:
         layer = model.get_layer("laf")
         parameters = {
             "exponents": keras.ops.convert_to_numpy(layer.exponents).tolist(),
@@ -563,6 +575,11 @@ def run_one(initialization, target, seed, settings, sizes_to_probe=()):
         "train_seconds": seconds,
         **parameters,
         **probes,
+        **(
+            {"snapped": callbacks[0].snapped.get("laf", [])}
+            if callbacks
+            else {}
+        ),
         **settings,
     }
 
@@ -593,7 +610,11 @@ def summarize(records):
 
 
 # Settings that records made before them lack, and their value then.
-SETTINGS_BEFORE = {"test_protocol": "diversified", "pipeline": "arrays"}
+SETTINGS_BEFORE = {
+    "test_protocol": "diversified",
+    "pipeline": "arrays",
+    "snap_fine_tune_epochs": None,
+}
 
 
 def matches(record, settings):
@@ -642,6 +663,14 @@ def main(argv=None):
         "with a mask",
     )
     parser.add_argument(
+        "--snap-fine-tune-epochs",
+        type=int,
+        default=None,
+        help="snap LAF's near-closed-form units onto their forms this many "
+        "epochs before the end (keras_laf.callbacks.SnapToClosedForms); "
+        "by default no snap",
+    )
+    parser.add_argument(
         "--probe-sizes",
         type=lambda text: [int(size) for size in parse_list(text)],
         default=[],
@@ -664,6 +693,7 @@ def main(argv=None):
         "learning_rate": args.learning_rate,
         "test_protocol": args.test_protocol,
         "pipeline": args.pipeline,
+        "snap_fine_tune_epochs": args.snap_fine_tune_epochs,
     }
     args.output.parent.mkdir(parents=True, exist_ok=True)
     records = []

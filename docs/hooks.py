@@ -54,6 +54,7 @@ def api_pages():
         "Constraints": [],
         "Initializers": [],
         "Presets": [],
+        "Callbacks": [],
         "Aggregations": [],
         "Datasets": [],
     }
@@ -83,6 +84,7 @@ def api_pages():
         "Constraints": keras_laf.constraints,
         "Initializers": keras_laf.initializers,
         "Presets": keras_laf.presets,
+        "Callbacks": keras_laf.callbacks,
         "Aggregations": keras_laf.aggregations,
     }
     for section, module in modules.items():
@@ -108,6 +110,7 @@ SECTION_MODULES = {
     "Constraints": "keras_laf.constraints",
     "Initializers": "keras_laf.initializers",
     "Presets": "keras_laf.presets",
+    "Callbacks": "keras_laf.callbacks",
     "Aggregations": "keras_laf.aggregations",
     "Datasets": "keras_laf.datasets",
 }

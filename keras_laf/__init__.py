@@ -3,6 +3,7 @@
 import importlib
 
 from keras_laf import aggregations
+from keras_laf import callbacks
 from keras_laf import config
 from keras_laf import constraints
 from keras_laf import initializers
@@ -75,6 +76,7 @@ __all__ = [
     "SetPooling",
     "SoftmaxAggregation",
     "aggregations",
+    "callbacks",
     "as_set_batch",
     "closed_form",
     "config",

@@ -244,6 +244,49 @@ def laf_units_numpy(exponents, coefficients, values, mask):
     return numerator / denominator
 
 
+def _check_tolerance(tolerance):
+    if (
+        isinstance(tolerance, bool)
+        or not isinstance(tolerance, (int, float))
+        or not 0 < tolerance < 1
+    ):
+        raise ValueError(
+            "`tolerance` must be a number in (0, 1). "
+            f"Received: tolerance={tolerance!r}"
+        )
+
+
+def _match_units(exponents, coefficients, tolerance):
+    # For each unit, (name of the best-matching form or None, scale of the
+    # least-squares fit `scale * form + offset`; None for a constant).
+    _check_tolerance(tolerance)
+    values, mask = _probe_sets()
+    with np.errstate(all="ignore"):
+        units = laf_units_numpy(exponents, coefficients, values, mask)
+        references = {
+            name: function(values, mask)
+            for name, function in _reference_forms().items()
+        }
+    matches = []
+    for unit in units.T:
+        if not np.all(np.isfinite(unit)):
+            matches.append((None, None))
+            continue
+        spread = unit.std()
+        if spread <= tolerance * max(np.abs(unit).mean(), 1e-30):
+            matches.append(("constant", None))
+            continue
+        best, best_scale, best_residual = None, None, tolerance * spread
+        for name, reference in references.items():
+            design = np.stack([reference, np.ones_like(reference)], axis=1)
+            fit, *_ = np.linalg.lstsq(design, unit, rcond=None)
+            residual = np.sqrt(np.mean((design @ fit - unit) ** 2))
+            if residual < best_residual:
+                best, best_scale, best_residual = name, fit[0], residual
+        matches.append((best, best_scale))
+    return matches
+
+
 def identify_closed_forms(exponents, coefficients, tolerance=0.02):
     """Names the aggregator of Table 1 that each LAF unit computes.
 
@@ -276,37 +319,68 @@ def identify_closed_forms(exponents, coefficients, tolerance=0.02):
     ...                       np.stack(coefficients, 1))
     ['count', 'max']
     """
-    if (
-        isinstance(tolerance, bool)
-        or not isinstance(tolerance, (int, float))
-        or not 0 < tolerance < 1
-    ):
-        raise ValueError(
-            "`tolerance` must be a number in (0, 1). "
-            f"Received: tolerance={tolerance!r}"
+    return [
+        name for name, _ in _match_units(exponents, coefficients, tolerance)
+    ]
+
+
+def _exact_parameters(name):
+    # The exact parameters of a form `identify_closed_forms` names.
+    if name == "1/count":
+        # A constant over the count: alpha L_{0,0}(x) / gamma L_{1,0}(x).
+        return (
+            np.array([0, 0, 0, 0, 1, 0, 0, 0], "float32"),
+            np.array([1, 0, 1, 0], "float32"),
         )
-    values, mask = _probe_sets()
-    with np.errstate(all="ignore"):
-        units = laf_units_numpy(exponents, coefficients, values, mask)
-        references = {
-            name: function(values, mask)
-            for name, function in _reference_forms().items()
-        }
-    names = []
-    for unit in units.T:
-        if not np.all(np.isfinite(unit)):
-            names.append(None)
+    if name.startswith("moment(k="):
+        return closed_form("moment", k=float(name[len("moment(k=") : -1]))
+    return closed_form(name)
+
+
+def snap_closed_forms(exponents, coefficients, tolerance=0.05):
+    """Puts LAF units that nearly compute a form of Table 1 onto it exactly.
+
+    Each unit that `identify_closed_forms` matches with a form at
+    `tolerance` gets that form's exact exponents, and its coefficients
+    times the scale of the fit (alpha and beta, so that the unit keeps its
+    sign and size); the fit's offset is left to the layers after LAF, which
+    training after the snap refits (`keras_laf.callbacks.SnapToClosedForms`
+    does both). Constant units and units that match no form are unchanged.
+
+    Args:
+        exponents: array `(8, units)`, rows a..h.
+        coefficients: array `(4, units)`, rows alpha, beta, gamma, delta.
+        tolerance: float in (0, 1). Relative residual accepted, as in
+            `identify_closed_forms`. Defaults to `0.05`.
+
+    Returns:
+        A tuple `(exponents, coefficients, snapped)`: the new float32
+        arrays of the same shapes, and a list of `(unit, form, scale)`, one
+        per snapped unit.
+
+    Example:
+
+    A unit 2 sum_i x_i^0.02 / (sum_i x_i^0)^0.01, about 1.9 times the
+    count on sets of values in [0.02, 0.98]:
+
+    >>> near_count = np.array([1.0, 0.02, 0.0, 0.0, 0.01, 0.0, 0.0, 0.0])
+    >>> exponents, coefficients, snapped = snap_closed_forms(
+    ...     near_count[:, None], np.array([[2.0], [0.0], [1.0], [0.0]]))
+    >>> exponents[:, 0]
+    array([1., 0., 0., 0., 0., 0., 0., 0.], dtype=float32)
+    >>> [(unit, form, round(scale, 2)) for unit, form, scale in snapped]
+    [(0, 'count', 1.89)]
+    """
+    exponents = np.array(exponents, "float32")
+    coefficients = np.array(coefficients, "float32")
+    snapped = []
+    matches = _match_units(exponents, coefficients, tolerance)
+    for unit, (name, scale) in enumerate(matches):
+        if name is None or name == "constant":
             continue
-        spread = unit.std()
-        if spread <= tolerance * max(np.abs(unit).mean(), 1e-30):
-            names.append("constant")
-            continue
-        best, best_residual = None, tolerance * spread
-        for name, reference in references.items():
-            design = np.stack([reference, np.ones_like(reference)], axis=1)
-            fit, *_ = np.linalg.lstsq(design, unit, rcond=None)
-            residual = np.sqrt(np.mean((design @ fit - unit) ** 2))
-            if residual < best_residual:
-                best, best_residual = name, residual
-        names.append(best)
-    return names
+        form_exponents, form_coefficients = _exact_parameters(name)
+        exponents[:, unit] = form_exponents
+        coefficients[:, unit] = form_coefficients
+        coefficients[:2, unit] *= scale
+        snapped.append((unit, name, float(scale)))
+    return exponents, coefficients, snapped

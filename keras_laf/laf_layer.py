@@ -9,6 +9,7 @@ from keras import ops
 from keras_laf.aggregation import SetAggregation
 from keras_laf.closed_forms import ClosedForm
 from keras_laf.closed_forms import identify_closed_forms
+from keras_laf.closed_forms import snap_closed_forms
 from keras_laf.constraints import ClosedFormExponents
 from keras_laf.ops import laf_over_sets
 from keras_laf.ops import largest_finite
@@ -366,6 +367,50 @@ class LAF(SetAggregation):
             else f"unit {index}: none of Table 1: {formula}"
             for index, (form, formula) in enumerate(zip(forms, formulas))
         ]
+
+    def snap_to_closed_forms(self, tolerance=0.05):
+        """Puts the units that nearly compute a form of Table 1 onto it.
+
+        A unit that `closed_forms(tolerance)` names gets that form's exact
+        exponents, and coefficients that keep its scale (see
+        `keras_laf.closed_forms.snap_closed_forms`); the other units are
+        unchanged. The layers after LAF see each snapped unit shifted by an
+        offset and slightly reshaped, so train on for an epoch or two after
+        the snap, as `keras_laf.callbacks.SnapToClosedForms` does: a form
+        that is exact keeps what it computes on sets of any size.
+
+        Args:
+            tolerance: float in (0, 1). As in `closed_forms`. Defaults to
+                `0.05`.
+
+        Returns:
+            A list of `(unit, form, scale)`, one per snapped unit.
+
+        Example:
+
+        >>> layer = LAF(2, preset="closed_forms")
+        >>> layer.build((None, None, 1))
+        >>> # Unit 0 nearly a count, unit 1 (sum x)^0.5 none of Table 1.
+        >>> exponents = np.array([[1.0, 0.5], [0.03, 1.0], [0.0, 0.0],
+        ...                       [0.0, 0.0], [0.01, 0.0], [0.0, 0.0],
+        ...                       [0.0, 0.0], [0.0, 0.0]])
+        >>> coefficients = np.array([[1.0, 1.0], [0.0, 0.0],
+        ...                          [1.0, 1.0], [0.0, 0.0]])
+        >>> layer.set_weights([exponents, coefficients])
+        >>> [(unit, form) for unit, form, _ in layer.snap_to_closed_forms()]
+        [(0, 'count')]
+        >>> layer.closed_forms()
+        ['count', None]
+        """
+        self._check_built("snap_to_closed_forms()")
+        exponents, coefficients, snapped = snap_closed_forms(
+            ops.convert_to_numpy(self.exponents),
+            ops.convert_to_numpy(self.coefficients),
+            tolerance,
+        )
+        self.exponents.assign(exponents)
+        self.coefficients.assign(coefficients)
+        return snapped
 
     def _check_built(self, method):
         if not self.built:
