@@ -504,7 +504,11 @@ def run_one(initialization, target, seed, settings, sizes_to_probe=()):
     callbacks = []
     if settings["snap_fine_tune_epochs"] is not None:
         callbacks.append(
-            SnapToClosedForms(settings["snap_fine_tune_epochs"], verbose=False)
+            SnapToClosedForms(
+                settings["snap_fine_tune_epochs"],
+                tolerance=settings["snap_tolerance"],
+                verbose=False,
+            )
         )
     started = time.perf_counter()
     if pipeline == "arrays":
@@ -614,6 +618,7 @@ SETTINGS_BEFORE = {
     "test_protocol": "diversified",
     "pipeline": "arrays",
     "snap_fine_tune_epochs": None,
+    "snap_tolerance": None,
 }
 
 
@@ -671,6 +676,12 @@ def main(argv=None):
         "by default no snap",
     )
     parser.add_argument(
+        "--snap-tolerance",
+        type=float,
+        default=0.05,
+        help="the snap's tolerance (default: 0.05, the callback's)",
+    )
+    parser.add_argument(
         "--probe-sizes",
         type=lambda text: [int(size) for size in parse_list(text)],
         default=[],
@@ -694,6 +705,9 @@ def main(argv=None):
         "test_protocol": args.test_protocol,
         "pipeline": args.pipeline,
         "snap_fine_tune_epochs": args.snap_fine_tune_epochs,
+        "snap_tolerance": (
+            None if args.snap_fine_tune_epochs is None else args.snap_tolerance
+        ),
     }
     args.output.parent.mkdir(parents=True, exist_ok=True)
     records = []

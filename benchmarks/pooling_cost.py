@@ -1,0 +1,166 @@
+"""What each pooling costs per training epoch, against max pooling.
+
+Times the training epochs of the point-cloud classifier
+(`benchmarks/point_cloud_pooling.py`'s settings: 1,600 clouds of 100
+points, width 64, batch 32) and of the integer model
+(`benchmarks/laf_initialization.py`'s arrays harness: 20,000 sets of 2 to
+10 digits, batch 64) with each pooling, in one process: the first epoch
+(tracing and compiling) is left out, the median of the next `--epochs` is
+kept, and the poolings take turns over `--rounds` rounds so that a busy
+machine slows them alike. Prints each time as it comes and writes the
+medians and their ratios to max pooling's as JSON.
+
+    python benchmarks/pooling_cost.py --rounds 2 --poolings max,laf,gru
+"""
+
+import argparse
+import json
+import os
+import pathlib
+import sys
+import time
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+
+import keras  # noqa: E402
+import numpy as np  # noqa: E402
+from laf_initialization import build_model  # noqa: E402
+from laf_initialization import padded  # noqa: E402
+from point_cloud_pooling import padded_with_mask  # noqa: E402
+from point_cloud_pooling import pooling_layer  # noqa: E402
+
+from keras_laf.models import point_cloud_classifier  # noqa: E402
+from laf_experiments.datasets import make_solid_point_clouds  # noqa: E402
+from laf_experiments.datasets import make_training_sets  # noqa: E402
+
+TASKS = ("point_clouds", "integers")
+
+
+class EpochTimes(keras.callbacks.Callback):
+    def __init__(self):
+        super().__init__()
+        self.seconds = []
+
+    def on_epoch_begin(self, epoch, logs=None):
+        self.started = time.perf_counter()
+
+    def on_epoch_end(self, epoch, logs=None):
+        self.seconds.append(time.perf_counter() - self.started)
+
+
+def point_cloud_epochs(pooling, epochs, data):
+    model = point_cloud_classifier(
+        num_classes=8,
+        pooling=pooling_layer(pooling),
+        hidden_units=64,
+        dropout=0.0,
+        ragged=False,
+    )
+    model.compile(
+        optimizer=keras.optimizers.Adam(3e-3),
+        loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
+    )
+    times = EpochTimes()
+    model.fit(
+        padded_with_mask(data, 32, shuffle=True, seed=0),
+        epochs=epochs,
+        callbacks=[times],
+        verbose=0,
+    )
+    return times.seconds
+
+
+def integer_epochs(pooling, epochs, data):
+    # `laf` is the integer model's LAF(9) with the default preset.
+    model = build_model("pooling" if pooling == "laf" else pooling, 9)
+    model.compile(
+        optimizer=keras.optimizers.Adam(1e-3),
+        loss="mae",
+        steps_per_execution=16,
+    )
+    times = EpochTimes()
+    model.fit(
+        *data,
+        batch_size=64,
+        epochs=epochs,
+        shuffle=True,
+        callbacks=[times],
+        verbose=0,
+    )
+    return times.seconds
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawTextHelpFormatter
+    )
+    parser.add_argument(
+        "--poolings",
+        default="max,sum,pna,laf,softmax,powermean,attention,gru,lstm,"
+        "set2set,gmt,laf+max",
+    )
+    parser.add_argument("--tasks", default=",".join(TASKS))
+    parser.add_argument("--epochs", type=int, default=3)
+    parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument(
+        "--output",
+        type=pathlib.Path,
+        default=pathlib.Path("benchmarks/results/pooling_cost.json"),
+    )
+    args = parser.parse_args(argv)
+    poolings = args.poolings.split(",")
+    if "max" not in poolings:
+        poolings.insert(0, "max")
+    tasks = args.tasks.split(",")
+    for task in tasks:
+        if task not in TASKS:
+            parser.error(f"unknown task {task!r}; expected some of {TASKS}")
+    digit_sets = make_training_sets(20_000, "sum", seed=0)
+    data = {
+        "point_clouds": make_solid_point_clouds(1_600, 100, seed=0),
+        "integers": padded(digit_sets.sets, digit_sets.labels),
+    }
+    run = {"point_clouds": point_cloud_epochs, "integers": integer_epochs}
+    seconds = {task: {pooling: [] for pooling in poolings} for task in tasks}
+    for round_index in range(args.rounds):
+        for task in tasks:
+            for pooling in poolings:
+                keras.utils.set_random_seed(round_index)
+                times = run[task](pooling, 1 + args.epochs, data[task])[1:]
+                keras.backend.clear_session()
+                seconds[task][pooling].extend(times)
+                print(
+                    f"round {round_index + 1}/{args.rounds} {task:>12} "
+                    f"{pooling:>10}: {np.median(times):.2f} s per epoch",
+                    flush=True,
+                )
+    report = {
+        "backend": keras.config.backend(),
+        "epochs_timed_per_round": args.epochs,
+        "rounds": args.rounds,
+        "tasks": {
+            task: {
+                pooling: {
+                    "seconds_per_epoch": float(np.median(times)),
+                    "ratio_to_max": float(
+                        np.median(times) / np.median(per_pooling["max"])
+                    ),
+                }
+                for pooling, times in per_pooling.items()
+            }
+            for task, per_pooling in seconds.items()
+        },
+    }
+    args.output.parent.mkdir(parents=True, exist_ok=True)
+    args.output.write_text(json.dumps(report, indent=2) + "\n")
+    for task, per_pooling in report["tasks"].items():
+        for pooling, row in per_pooling.items():
+            print(
+                f"{task:>12} {pooling:>10}: {row['seconds_per_epoch']:.2f} s, "
+                f"{row['ratio_to_max']:.2f} x max"
+            )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
