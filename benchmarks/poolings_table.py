@@ -1,0 +1,141 @@
+"""Every pooling of keras-laf, old and new, on point clouds and integers.
+
+Reads the records that the commands in RESULTS.md ("Every pooling: point
+clouds and the integer targets") write and prints one Markdown table:
+for each pooling, the point-cloud classifier's test accuracy, the
+integer model's MAE at 50 digits on six targets (mean ± standard
+deviation over seeds 0, 1, 2), and the seconds per training epoch of both
+models against max pooling's (`benchmarks/pooling_cost.py`). Writes the
+same figures as JSON beside the records.
+
+    python benchmarks/poolings_table.py
+
+Point-cloud and integer records of the LAF presets, max, sum, PNA, LSTM
+and DeepSets come from `results/presets/` and the seed study when the new
+records lack them (same settings, same seeds).
+"""
+
+import collections
+import json
+import sys
+
+from presets_table import RESULTS
+from presets_table import markdown
+from presets_table import mean_std
+from presets_table import read_jsonl
+
+TARGETS = ("sum", "count", "mean", "max", "min", "kurtosis")
+# Row label -> the name in the point-cloud and the integer records.
+POOLINGS = {
+    "max": ("max", "max"),
+    "sum": ("sum", "sum"),
+    "mean": (None, "mean"),
+    "PNA (mean, max, min, std)": ("pna", "pna"),
+    "DeepSets (3 sums, 3 max, 3 means)": (None, "deepsets"),
+    "LSTM": ("lstm", "lstm"),
+    "LAF, `pooling` (default)": ("laf:pooling", "pooling"),
+    "LAF, `closed_forms`": ("laf:closed_forms", "degree_floor_0.25"),
+    "softmax": ("softmax", "softmax"),
+    "power mean": ("powermean", "powermean"),
+    "attentional": ("attention", "attention"),
+    "GRU": ("gru", "gru"),
+    "Set2Set": ("set2set", "set2set"),
+    "GMT": ("gmt", "gmt"),
+    "LAF + max (`MultiAggregation`)": ("laf+max", "laf+max"),
+}
+# The cost benchmark names LAF with the default preset `laf`.
+COST_NAMES = {"laf:pooling": "laf", "pooling": "laf"}
+
+
+def first_per_seed(records, key, value, keep=lambda record: True):
+    """`{name: {seed: value}}`, the first record of each (name, seed)."""
+    groups = collections.defaultdict(dict)
+    for record in records:
+        if keep(record):
+            groups[record[key]].setdefault(record["seed"], record[value])
+    return groups
+
+
+def integer_record(record):
+    return (
+        record.get("test_protocol") == "authors"
+        and record.get("pipeline", "arrays") == "arrays"
+        and record.get("snap_fine_tune_epochs") is None
+        and (record["train_size"], record["epochs"]) == (20_000, 15)
+    )
+
+
+def main():
+    clouds = first_per_seed(
+        read_jsonl(RESULTS / "aggregations" / "point_cloud_pooling.jsonl")
+        + read_jsonl(RESULTS / "presets" / "point_cloud_pooling.jsonl"),
+        "pooling",
+        "test_accuracy",
+    )
+    integers = {
+        target: first_per_seed(
+            read_jsonl(RESULTS / "aggregations" / "integer_targets.jsonl")
+            + read_jsonl(RESULTS / "presets" / "integer_targets.jsonl")
+            + read_jsonl(RESULTS / "laf-initialization" / "exact_forms.jsonl"),
+            "initialization",
+            "test_mae",
+            lambda record, target=target: (
+                record["target"] == target and integer_record(record)
+            ),
+        )
+        for target in TARGETS
+    }
+    cost_path = RESULTS / "aggregations" / "pooling_cost.json"
+    cost = (
+        json.loads(cost_path.read_text())["tasks"] if cost_path.exists() else {}
+    )
+
+    def ratio(task, name):
+        row = cost.get(task, {}).get(COST_NAMES.get(name, name))
+        return "–" if row is None else f"{row['ratio_to_max']:.1f}"
+
+    def cell(seeds):
+        values = [seeds[seed] for seed in (0, 1, 2) if seed in seeds]
+        return (mean_std(values) if values else "–"), values
+
+    rows, data = [], []
+    for label, (cloud_name, integer_name) in POOLINGS.items():
+        accuracy, accuracies = cell(clouds.get(cloud_name, {}))
+        maes = [
+            cell(integers[target].get(integer_name, {})) for target in TARGETS
+        ]
+        rows.append(
+            [
+                label,
+                accuracy,
+                ratio("point_clouds", cloud_name),
+                *(text for text, _ in maes),
+                ratio("integers", integer_name),
+            ]
+        )
+        data.append(
+            {
+                "pooling": label,
+                "point_cloud_accuracy": accuracies,
+                **{
+                    f"{target}_mae": values
+                    for target, (_, values) in zip(TARGETS, maes)
+                },
+            }
+        )
+    header = [
+        "pooling",
+        "point clouds, accuracy",
+        "× max, s per epoch",
+        *(f"{target}, MAE" for target in TARGETS),
+        "× max, s per epoch",
+    ]
+    print(markdown(header, rows))
+    (RESULTS / "aggregations" / "poolings_table.json").write_text(
+        json.dumps(data, indent=1) + "\n"
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
