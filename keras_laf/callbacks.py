@@ -72,7 +72,7 @@ class SnapToClosedForms(keras.callbacks.Callback):
 
     >>> model = keras_laf.models.deep_sets(
     ...     vocabulary_size=10, phi_units=(),
-    ...     aggregation=keras_laf.LAF(9, preset="closed_forms"))
+    ...     aggregation=keras_laf.LAF(9, preset="closed_forms", name="laf"))
     >>> model.compile(optimizer="adam", loss="mae")
     >>> digits = np.random.default_rng(0).integers(0, 10, (256, 10))
     >>> snap = SnapToClosedForms(fine_tune_epochs=1, verbose=False)
