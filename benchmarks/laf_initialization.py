@@ -507,7 +507,6 @@ def run_one(initialization, target, seed, settings, sizes_to_probe=()):
             SnapToClosedForms(
                 settings["snap_fine_tune_epochs"],
                 tolerance=settings["snap_tolerance"],
-                unmatched=settings["snap_unmatched"],
                 verbose=False,
             )
         )
@@ -620,7 +619,6 @@ SETTINGS_BEFORE = {
     "pipeline": "arrays",
     "snap_fine_tune_epochs": None,
     "snap_tolerance": None,
-    "snap_unmatched": None,
 }
 
 
@@ -684,12 +682,6 @@ def main(argv=None):
         help="the snap's tolerance (default: 0.05, the callback's)",
     )
     parser.add_argument(
-        "--snap-unmatched",
-        choices=("keep", "zero"),
-        default="keep",
-        help="what the snap does with units that match no form",
-    )
-    parser.add_argument(
         "--probe-sizes",
         type=lambda text: [int(size) for size in parse_list(text)],
         default=[],
@@ -715,9 +707,6 @@ def main(argv=None):
         "snap_fine_tune_epochs": args.snap_fine_tune_epochs,
         "snap_tolerance": (
             None if args.snap_fine_tune_epochs is None else args.snap_tolerance
-        ),
-        "snap_unmatched": (
-            None if args.snap_fine_tune_epochs is None else args.snap_unmatched
         ),
     }
     args.output.parent.mkdir(parents=True, exist_ok=True)

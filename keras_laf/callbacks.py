@@ -2,7 +2,6 @@
 
 import keras
 
-from keras_laf.closed_forms import SNAP_UNMATCHED
 from keras_laf.laf_layer import LAF
 
 
@@ -62,9 +61,6 @@ class SnapToClosedForms(keras.callbacks.Callback):
         tolerance: float in (0, 1). Root-mean-square residual, relative
             to a unit's spread, below which a unit counts as a form (see
             `LAF.closed_forms`). Defaults to `0.05`.
-        unmatched: `"keep"` or `"zero"`: whether the units that match no
-            form stay as they are or are set to output 0 before the last
-            epochs. Defaults to `"keep"`.
         verbose: bool. Whether to print what was snapped. Defaults to
             `True`.
 
@@ -87,9 +83,7 @@ class SnapToClosedForms(keras.callbacks.Callback):
     ['laf']
     """
 
-    def __init__(
-        self, fine_tune_epochs=2, tolerance=0.05, unmatched="keep", verbose=True
-    ):
+    def __init__(self, fine_tune_epochs=2, tolerance=0.05, verbose=True):
         super().__init__()
         if (
             isinstance(fine_tune_epochs, bool)
@@ -109,14 +103,8 @@ class SnapToClosedForms(keras.callbacks.Callback):
                 "`tolerance` must be a number in (0, 1). "
                 f"Received: tolerance={tolerance!r}"
             )
-        if unmatched not in SNAP_UNMATCHED:
-            raise ValueError(
-                f"`unmatched` must be one of {SNAP_UNMATCHED}. "
-                f"Received: unmatched={unmatched!r}"
-            )
         self.fine_tune_epochs = fine_tune_epochs
         self.tolerance = tolerance
-        self.unmatched = unmatched
         self.verbose = verbose
         self.snapped = {}
 
@@ -138,9 +126,7 @@ class SnapToClosedForms(keras.callbacks.Callback):
         if epoch != self.params["epochs"] - 1 - self.fine_tune_epochs:
             return
         self.snapped = {
-            layer.name: layer.snap_to_closed_forms(
-                self.tolerance, self.unmatched
-            )
+            layer.name: layer.snap_to_closed_forms(self.tolerance)
             for layer in laf_layers(self.model)
         }
         if self.verbose:

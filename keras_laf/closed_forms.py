@@ -337,12 +337,7 @@ def _exact_parameters(name):
     return closed_form(name)
 
 
-SNAP_UNMATCHED = ("keep", "zero")
-
-
-def snap_closed_forms(
-    exponents, coefficients, tolerance=0.05, unmatched="keep"
-):
+def snap_closed_forms(exponents, coefficients, tolerance=0.05):
     """Puts LAF units that nearly compute a form of Table 1 onto it exactly.
 
     Each unit that `identify_closed_forms` matches with a form at
@@ -350,23 +345,18 @@ def snap_closed_forms(
     times the scale of the fit (alpha and beta, so that the unit keeps its
     sign and size); the fit's offset is left to the layers after LAF, which
     training after the snap refits (`keras_laf.callbacks.SnapToClosedForms`
-    does both). Constant units are unchanged, and so are units that match
-    no form unless `unmatched="zero"`, which sets their numerators to 0:
-    for a target that the forms compute, what the other units add on small
-    sets is what breaks on large ones.
+    does both). Constant units and units that match no form are unchanged.
 
     Args:
         exponents: array `(8, units)`, rows a..h.
         coefficients: array `(4, units)`, rows alpha, beta, gamma, delta.
         tolerance: float in (0, 1). Relative residual accepted, as in
             `identify_closed_forms`. Defaults to `0.05`.
-        unmatched: `"keep"` or `"zero"`: what becomes of the units that
-            match no form. Defaults to `"keep"`.
 
     Returns:
         A tuple `(exponents, coefficients, snapped)`: the new float32
         arrays of the same shapes, and a list of `(unit, form, scale)`, one
-        per snapped unit; a zeroed unit is `(unit, "zero", 0.0)`.
+        per snapped unit.
 
     Example:
 
@@ -381,19 +371,11 @@ def snap_closed_forms(
     >>> [(unit, form, round(scale, 2)) for unit, form, scale in snapped]
     [(0, 'count', 1.89)]
     """
-    if unmatched not in SNAP_UNMATCHED:
-        raise ValueError(
-            f"`unmatched` must be one of {SNAP_UNMATCHED}. "
-            f"Received: unmatched={unmatched!r}"
-        )
     exponents = np.array(exponents, "float32")
     coefficients = np.array(coefficients, "float32")
     snapped = []
     matches = _match_units(exponents, coefficients, tolerance)
     for unit, (name, scale) in enumerate(matches):
-        if name is None and unmatched == "zero":
-            coefficients[:2, unit] = 0.0
-            snapped.append((unit, "zero", 0.0))
         if name is None or name == "constant":
             continue
         form_exponents, form_coefficients = _exact_parameters(name)

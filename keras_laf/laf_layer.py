@@ -368,7 +368,7 @@ class LAF(SetAggregation):
             for index, (form, formula) in enumerate(zip(forms, formulas))
         ]
 
-    def snap_to_closed_forms(self, tolerance=0.05, unmatched="keep"):
+    def snap_to_closed_forms(self, tolerance=0.05):
         """Puts the units that nearly compute a form of Table 1 onto it.
 
         A unit that `closed_forms(tolerance)` names gets that form's exact
@@ -382,13 +382,9 @@ class LAF(SetAggregation):
         Args:
             tolerance: float in (0, 1). As in `closed_forms`. Defaults to
                 `0.05`.
-            unmatched: `"keep"` or `"zero"`: whether the units that match
-                no form stay as they are or output 0 (their numerators set
-                to 0). Defaults to `"keep"`.
 
         Returns:
-            A list of `(unit, form, scale)`, one per snapped unit, and
-            `(unit, "zero", 0.0)` per zeroed one.
+            A list of `(unit, form, scale)`, one per snapped unit.
 
         Example:
 
@@ -411,7 +407,6 @@ class LAF(SetAggregation):
             ops.convert_to_numpy(self.exponents),
             ops.convert_to_numpy(self.coefficients),
             tolerance,
-            unmatched,
         )
         self.exponents.assign(exponents)
         self.coefficients.assign(coefficients)

@@ -90,27 +90,6 @@ def test_units_that_match_no_form_or_a_constant_are_left_alone():
     np.testing.assert_array_equal(new_exponents[:, 2], closed_form("sum")[0])
 
 
-def test_unmatched_units_can_be_zeroed():
-    # Unit 0: (sum x)^0.5, no form, zeroed; unit 1: a constant, kept;
-    # unit 2: near count, snapped.
-    exponents = np.zeros((8, 3), "float32")
-    exponents[:2, 0] = [0.5, 1.0]
-    exponents[:2, 2] = [1.0, 0.02]
-    coefficients = np.array(
-        [[1.0, 2.0, 1.0], [0.5, 0.0, 0.0], [1.0, 1.0, 1.0], [0.0, 0.0, 0.0]],
-        "float32",
-    )
-    new_exponents, new_coefficients, snapped = snap_closed_forms(
-        exponents, coefficients, unmatched="zero"
-    )
-    assert [(unit, name) for unit, name, _ in snapped] == [
-        (0, "zero"),
-        (2, "count"),
-    ]
-    assert unit_on_values(new_exponents[:, 0], new_coefficients[:, 0]) == 0.0
-    np.testing.assert_array_equal(new_coefficients[:, 1], coefficients[:, 1])
-
-
 def test_the_tolerance_decides_what_is_near():
     exponents, coefficients = perturbed("count", amount=0.1)
     _, _, strict = snap_closed_forms(
@@ -121,14 +100,6 @@ def test_the_tolerance_decides_what_is_near():
     )
     assert strict == []
     assert [name for _, name, _ in loose] == ["count"]
-
-
-def test_bad_unmatched():
-    exponents, coefficients = perturbed("sum")
-    with pytest.raises(ValueError, match="`unmatched` must be one of"):
-        snap_closed_forms(
-            exponents[:, None], coefficients[:, None], unmatched="drop"
-        )
 
 
 @pytest.mark.parametrize("tolerance", [0, 1, -0.1, "0.1", True])
@@ -254,7 +225,6 @@ def test_the_callback_needs_a_laf_layer():
         {"tolerance": 0},
         {"tolerance": 1.0},
         {"tolerance": "0.1"},
-        {"unmatched": "drop"},
     ],
 )
 def test_bad_callback_arguments(arguments):
