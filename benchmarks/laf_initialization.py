@@ -678,8 +678,8 @@ def main(argv=None):
     parser.add_argument(
         "--snap-tolerance",
         type=float,
-        default=0.05,
-        help="the snap's tolerance (default: 0.05, the callback's)",
+        default=0.1,
+        help="the snap's tolerance (default: 0.1, the callback's)",
     )
     parser.add_argument(
         "--probe-sizes",

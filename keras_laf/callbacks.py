@@ -60,7 +60,7 @@ class SnapToClosedForms(keras.callbacks.Callback):
             snaps at the end of training. Defaults to `2`.
         tolerance: float in (0, 1). Root-mean-square residual, relative
             to a unit's spread, below which a unit counts as a form (see
-            `LAF.closed_forms`). Defaults to `0.05`.
+            `LAF.closed_forms`). Defaults to `0.1`.
         verbose: bool. Whether to print what was snapped. Defaults to
             `True`.
 
@@ -83,7 +83,7 @@ class SnapToClosedForms(keras.callbacks.Callback):
     ['laf']
     """
 
-    def __init__(self, fine_tune_epochs=2, tolerance=0.05, verbose=True):
+    def __init__(self, fine_tune_epochs=2, tolerance=0.1, verbose=True):
         super().__init__()
         if (
             isinstance(fine_tune_epochs, bool)

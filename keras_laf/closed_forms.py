@@ -337,7 +337,7 @@ def _exact_parameters(name):
     return closed_form(name)
 
 
-def snap_closed_forms(exponents, coefficients, tolerance=0.05):
+def snap_closed_forms(exponents, coefficients, tolerance=0.1):
     """Puts LAF units that nearly compute a form of Table 1 onto it exactly.
 
     Each unit that `identify_closed_forms` matches with a form at
@@ -351,7 +351,7 @@ def snap_closed_forms(exponents, coefficients, tolerance=0.05):
         exponents: array `(8, units)`, rows a..h.
         coefficients: array `(4, units)`, rows alpha, beta, gamma, delta.
         tolerance: float in (0, 1). Relative residual accepted, as in
-            `identify_closed_forms`. Defaults to `0.05`.
+            `identify_closed_forms`. Defaults to `0.1`.
 
     Returns:
         A tuple `(exponents, coefficients, snapped)`: the new float32

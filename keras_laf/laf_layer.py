@@ -368,7 +368,7 @@ class LAF(SetAggregation):
             for index, (form, formula) in enumerate(zip(forms, formulas))
         ]
 
-    def snap_to_closed_forms(self, tolerance=0.05):
+    def snap_to_closed_forms(self, tolerance=0.1):
         """Puts the units that nearly compute a form of Table 1 onto it.
 
         A unit that `closed_forms(tolerance)` names gets that form's exact
@@ -381,7 +381,7 @@ class LAF(SetAggregation):
 
         Args:
             tolerance: float in (0, 1). As in `closed_forms`. Defaults to
-                `0.05`.
+                `0.1`.
 
         Returns:
             A list of `(unit, form, scale)`, one per snapped unit.
