@@ -422,23 +422,34 @@ def padded(sets, labels):
     return (digits, mask), np.asarray(labels, "float32")[:, None]
 
 
-def aggregation_layer(candidate, units):
+def aggregation_layer(candidate, units, squashed):
     """The aggregation of a candidate: `LAF(units)` with a candidate's
     arguments; for `deepsets`, 3 sums, 3 maxima and 3 means (as wide as
     LAF(9)); else a name of `keras_laf.aggregations` (`"+"` joins several
-    into a `keras_laf.MultiAggregation`), LAF among them with `units`."""
+    into a `keras_laf.MultiAggregation`, which squashes LAF's elements
+    into [0, 1] unless they are `squashed` already), LAF among them with
+    `units`."""
     if candidate in CANDIDATES:
         return keras_laf.LAF(units, name="laf", **laf_arguments(candidate))
-    names = candidate.split("+") if "+" in candidate else candidate
+    if "+" not in candidate:
+        return aggregations.get(candidate, name="aggregation")
+    names = candidate.split("+")
     return aggregations.get(
-        names, units=units if "laf" in names else None, name="aggregation"
+        names,
+        units=units,
+        name="aggregation",
+        **({"laf_activation": None} if squashed else {}),
     )
 
 
 def build_model(initialization, units, pipeline="arrays"):
     """The integer model; for the `ragged` and `padded` pipelines built by
     `keras_laf.models.deep_sets`, as a user would."""
-    aggregation = aggregation_layer(initialization, units)
+    # The arrays model squashes the elements with a sigmoid before the
+    # aggregation; `deep_sets` leaves that to the aggregation.
+    aggregation = aggregation_layer(
+        initialization, units, squashed=pipeline == "arrays"
+    )
     if pipeline != "arrays":
         return deep_sets(
             vocabulary_size=10,

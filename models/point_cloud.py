@@ -61,8 +61,9 @@ def point_cloud_classifier(
             the learnable `"gru"`, `"softmax"`, `"powermean"`,
             `"attention"`, `"set2set"`, `"gmt"` (`"gru"` and `"gmt"`
             `hidden_units` wide); or a list of aggregation names, e.g.
-            `["laf", "max"]` (a `keras_laf.MultiAggregation`, which puts
-            a sigmoid before LAF itself); or an aggregation layer (a
+            `["laf", "max"]` (a `keras_laf.MultiAggregation`; when the
+            list holds `"laf"`, every member pools the features mapped
+            into [0, 1] as LAF alone does); or an aggregation layer (a
             `keras_laf.LAF` with other arguments, say), used as given,
             after the map into [0, 1] if it is a LAF. Defaults to
             `"max"`.
@@ -122,7 +123,10 @@ def point_cloud_classifier(
         points = PermutationEquivariant(
             hidden_units, activation="tanh", name=f"equivariant_{index}"
         )(points, mask=mask)
-    if aggregations.needs_unit_interval(aggregation):
+    # A list holding LAF: every member gets the mapped features, and the
+    # MultiAggregation does not squash LAF's again.
+    mixed = isinstance(aggregation, list) and "laf" in aggregation
+    if aggregations.needs_unit_interval(aggregation) or mixed:
         # LAF needs its elements in [0, 1]: (1 + tanh) / 2 maps the tanh
         # features onto it exactly, where a sigmoid after tanh would
         # squeeze them into [0.27, 0.73] and a quarter of their spread.
@@ -136,6 +140,7 @@ def point_cloud_classifier(
         ),
         preset=laf_preset,
         name="laf" if pooling == "laf" else "pooling",
+        **({"laf_activation": None} if mixed else {}),
     )(points, mask=mask)
     features = keras.layers.Dropout(dropout, name="dropout_0")(pooled)
     features = keras.layers.Dense(

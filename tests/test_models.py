@@ -249,6 +249,32 @@ def test_point_cloud_pooling_may_be_a_layer():
     )
 
 
+def test_point_cloud_laf_in_a_list_pools_the_mapped_features_once():
+    # ["laf", "max"]: LAF and max both pool (1 + tanh) / 2 of the last
+    # equivariant layer, with no sigmoid after the map.
+    model = models.point_cloud_classifier(
+        num_classes=3, pooling=["laf", "max"], hidden_units=8, dropout=0.0
+    )
+    clouds = np.random.default_rng(0).normal(size=(2, 5, 3))
+    inputs = [clouds.astype("float32"), np.ones((2, 5), "float32")]
+    features = keras.Model(
+        model.inputs,
+        [
+            model.get_layer("equivariant_2").output,
+            model.get_layer("pooling").output,
+        ],
+    )
+    tanh_features, pooled = (
+        keras.ops.convert_to_numpy(value) for value in features(inputs)
+    )
+    mapped = (1.0 + tanh_features) / 2.0
+    laf = model.get_layer("pooling").members[0]
+    expected_laf = keras.ops.convert_to_numpy(laf(mapped))
+    width = expected_laf.shape[-1]
+    np.testing.assert_allclose(pooled[:, :width], expected_laf, rtol=1e-5)
+    np.testing.assert_allclose(pooled[:, width:], mapped.max(axis=1), rtol=1e-6)
+
+
 @pytest.mark.parametrize(
     "builder, kwargs, message",
     [
