@@ -30,7 +30,9 @@ POOLINGS = {
     "max": ("max", "max"),
     "sum": ("sum", "sum"),
     "mean": (None, "mean"),
-    "PNA (mean, max, min, std)": ("pna", "pna"),
+    # PNA's neighbourhood aggregators on point clouds; the LAF paper's PNA
+    # set (mean, max, sum, std, var, skewness, kurtosis) on integers.
+    "PNA": ("pna", "pna"),
     "DeepSets (3 sums, 3 max, 3 means)": (None, "deepsets"),
     "LSTM": ("lstm", "lstm"),
     "LAF, `pooling` (default)": ("laf:pooling", "pooling"),
