@@ -3,6 +3,7 @@
 import keras
 
 from keras_laf.laf_layer import LAF
+from keras_laf.validation import check_open_unit_interval
 
 
 def laf_layers(layer):
@@ -94,17 +95,8 @@ class SnapToClosedForms(keras.callbacks.Callback):
                 "`fine_tune_epochs` must be an int >= 0. Received: "
                 f"fine_tune_epochs={fine_tune_epochs!r}"
             )
-        if (
-            isinstance(tolerance, bool)
-            or not isinstance(tolerance, (int, float))
-            or not 0 < tolerance < 1
-        ):
-            raise ValueError(
-                "`tolerance` must be a number in (0, 1). "
-                f"Received: tolerance={tolerance!r}"
-            )
         self.fine_tune_epochs = fine_tune_epochs
-        self.tolerance = tolerance
+        self.tolerance = check_open_unit_interval("tolerance", tolerance)
         self.verbose = verbose
         self.snapped = {}
 

@@ -13,6 +13,8 @@ import keras
 import numpy as np
 from keras import ops
 
+from keras_laf.validation import check_open_unit_interval
+
 # Aggregator name -> (parameters with defaults, function of the parameters
 # returning ((a, b, c, d, e, f, g, h), (alpha, beta, gamma, delta))). Unused
 # terms have coefficient 0 and exponents 0 (the term is then 1).
@@ -244,22 +246,10 @@ def laf_units_numpy(exponents, coefficients, values, mask):
     return numerator / denominator
 
 
-def _check_tolerance(tolerance):
-    if (
-        isinstance(tolerance, bool)
-        or not isinstance(tolerance, (int, float))
-        or not 0 < tolerance < 1
-    ):
-        raise ValueError(
-            "`tolerance` must be a number in (0, 1). "
-            f"Received: tolerance={tolerance!r}"
-        )
-
-
 def _match_units(exponents, coefficients, tolerance):
     # For each unit, (name of the best-matching form or None, scale of the
     # least-squares fit `scale * form + offset`; None for a constant).
-    _check_tolerance(tolerance)
+    check_open_unit_interval("tolerance", tolerance)
     values, mask = _probe_sets()
     with np.errstate(all="ignore"):
         units = laf_units_numpy(exponents, coefficients, values, mask)

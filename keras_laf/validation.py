@@ -54,6 +54,20 @@ def check_positive_int(name, value):
     return int(value)
 
 
+def check_open_unit_interval(name, value):
+    """Returns `value` as a float, or raises a ValueError naming it unless
+    it is a number in (0, 1); bools are rejected."""
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, (int, float, np.floating))
+        or not 0 < value < 1
+    ):
+        raise ValueError(
+            f"`{name}` must be a number in (0, 1). Received: {name}={value!r}"
+        )
+    return float(value)
+
+
 def tensorflow_module():
     """The TensorFlow module if something imported it already, else None.
 
