@@ -466,6 +466,16 @@ def build_model(initialization, units, pipeline="arrays"):
     return keras.Model([digits, mask], output, name="integer_laf")
 
 
+def compile_model(model, learning_rate, pipeline):
+    """MAE and Adam; the arrays harness runs 16 steps per execution, the
+    `tf.data` pipelines compile plainly, as a user would."""
+    model.compile(
+        optimizer=keras.optimizers.Adam(learning_rate),
+        loss="mae",
+        steps_per_execution=16 if pipeline == "arrays" else 1,
+    )
+
+
 def predict(model, sets, labels, pipeline):
     """The model's predictions `(num_sets, 1)` for sets fed as it trained."""
     if pipeline == "arrays":
@@ -522,12 +532,8 @@ def run_one(initialization, target, seed, settings, sizes_to_probe=()):
             )
         )
     started = time.perf_counter()
+    compile_model(model, settings["learning_rate"], pipeline)
     if pipeline == "arrays":
-        model.compile(
-            optimizer=keras.optimizers.Adam(settings["learning_rate"]),
-            loss="mae",
-            steps_per_execution=16,
-        )
         history = model.fit(
             *padded(train.sets, train.labels),
             validation_data=padded(validation.sets, validation.labels),
@@ -538,11 +544,7 @@ def run_one(initialization, target, seed, settings, sizes_to_probe=()):
             verbose=0,
         )
     else:
-        # Plain `compile` and `fit` on `tf.data` batches, as a user would.
-        model.compile(
-            optimizer=keras.optimizers.Adam(settings["learning_rate"]),
-            loss="mae",
-        )
+        # Plain `fit` on `tf.data` batches, as a user would.
         history = model.fit(
             tf_dataset(
                 train.sets, train.labels, pipeline, shuffle=True, seed=seed

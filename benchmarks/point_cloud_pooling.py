@@ -63,22 +63,29 @@ def padded_with_mask(clouds, batch_size, shuffle=False, seed=None):
     )
 
 
-def run_one(pooling, seed, args):
-    keras.utils.set_random_seed(seed)
-    train = make_solid_point_clouds(args.train_size, args.num_points, seed=seed)
-    test = make_solid_point_clouds(args.test_size, args.num_points, seed=999)
+def compiled_classifier(pooling, width, learning_rate, metrics=("accuracy",)):
+    """`point_cloud_classifier` for the 8 solids with a pooling name of
+    `pooling_layer`, no dropout, compiled with Adam at `learning_rate`."""
     model = point_cloud_classifier(
         num_classes=8,
         pooling=pooling_layer(pooling),
-        hidden_units=args.width,
+        hidden_units=width,
         dropout=0.0,
         ragged=False,
     )
     model.compile(
-        optimizer=keras.optimizers.Adam(args.learning_rate),
+        optimizer=keras.optimizers.Adam(learning_rate),
         loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
-        metrics=["accuracy"],
+        metrics=list(metrics),
     )
+    return model
+
+
+def run_one(pooling, seed, args):
+    keras.utils.set_random_seed(seed)
+    train = make_solid_point_clouds(args.train_size, args.num_points, seed=seed)
+    test = make_solid_point_clouds(args.test_size, args.num_points, seed=999)
+    model = compiled_classifier(pooling, args.width, args.learning_rate)
     started = time.perf_counter()
     model.fit(
         padded_with_mask(train, args.batch_size, shuffle=True, seed=seed),

@@ -25,11 +25,11 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 import keras  # noqa: E402
 import numpy as np  # noqa: E402
 from laf_initialization import build_model  # noqa: E402
+from laf_initialization import compile_model  # noqa: E402
 from laf_initialization import padded  # noqa: E402
+from point_cloud_pooling import compiled_classifier  # noqa: E402
 from point_cloud_pooling import padded_with_mask  # noqa: E402
-from point_cloud_pooling import pooling_layer  # noqa: E402
 
-from keras_laf.models import point_cloud_classifier  # noqa: E402
 from laf_experiments.datasets import make_solid_point_clouds  # noqa: E402
 from laf_experiments.datasets import make_training_sets  # noqa: E402
 
@@ -49,16 +49,8 @@ class EpochTimes(keras.callbacks.Callback):
 
 
 def point_cloud_epochs(pooling, epochs, data):
-    model = point_cloud_classifier(
-        num_classes=8,
-        pooling=pooling_layer(pooling),
-        hidden_units=64,
-        dropout=0.0,
-        ragged=False,
-    )
-    model.compile(
-        optimizer=keras.optimizers.Adam(3e-3),
-        loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
+    model = compiled_classifier(
+        pooling, width=64, learning_rate=3e-3, metrics=()
     )
     times = EpochTimes()
     model.fit(
@@ -73,11 +65,7 @@ def point_cloud_epochs(pooling, epochs, data):
 def integer_epochs(pooling, epochs, data):
     # `laf` is the integer model's LAF(9) with the default preset.
     model = build_model("pooling" if pooling == "laf" else pooling, 9)
-    model.compile(
-        optimizer=keras.optimizers.Adam(1e-3),
-        loss="mae",
-        steps_per_execution=16,
-    )
+    compile_model(model, learning_rate=1e-3, pipeline="arrays")
     times = EpochTimes()
     model.fit(
         *data,
