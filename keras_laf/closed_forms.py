@@ -54,6 +54,9 @@ _TABLE = {
 }
 
 CLOSED_FORM_NAMES = tuple(_TABLE)
+# Every form also takes `scale`, a factor on its numerator (alpha, beta):
+# `{"name": "sum", "scale": 0.01}` is 0.01 times the sum.
+_COMMON_PARAMETERS = {"scale": 1.0}
 
 
 def _standardize(form):
@@ -73,7 +76,7 @@ def _standardize(form):
             f"Unknown closed form {name!r}. Expected one of "
             f"{list(CLOSED_FORM_NAMES)}."
         )
-    defaults, _ = _TABLE[name]
+    defaults = {**_TABLE[name][0], **_COMMON_PARAMETERS}
     unknown = set(parameters) - set(defaults)
     if unknown:
         raise ValueError(
@@ -105,7 +108,10 @@ def closed_form(name, **parameters):
             power of the k-th moment, parameters `k` and `l`, default 2),
             `"max"`, `"min"`, `"min/max"`, `"max/min"` (parameter `r` of
             the approximation max(x) ~ (sum x^r)^(1/r), default 50).
-        **parameters: the aggregator's parameters.
+        **parameters: the aggregator's parameters, and for every form
+            `scale`, a positive factor on the numerator (alpha and beta),
+            default 1: `closed_form("sum", scale=0.01)` is 0.01 times the
+            sum.
 
     Returns:
         A tuple `(exponents, coefficients)` of float32 NumPy arrays of
@@ -116,12 +122,16 @@ def closed_form(name, **parameters):
     >>> exponents, coefficients = closed_form("moment", k=3)
     >>> exponents
     array([1., 3., 0., 0., 1., 0., 0., 0.], dtype=float32)
+    >>> closed_form("min", scale=0.5)[1]
+    array([ 0.5, -0.5,  1. ,  0. ], dtype=float32)
     """
     name, values = _standardize({"name": name, **parameters})
+    scale = values.pop("scale")
     exponents, coefficients = _TABLE[name][1](**values)
+    alpha, beta, gamma, delta = coefficients
     return (
         np.asarray(exponents, "float32"),
-        np.asarray(coefficients, "float32"),
+        np.asarray((scale * alpha, scale * beta, gamma, delta), "float32"),
     )
 
 

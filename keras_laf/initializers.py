@@ -24,9 +24,10 @@ _PARTS = {"exponents": 8, "coefficients": 4}
 class AnchoredLAF(keras.initializers.Initializer):
     """Initializes LAF units: random units with max, min and mean anchors.
 
-    Unit k is an anchor when `(k + 1) % anchor_every == 0`: the anchors take
-    the aggregators of `anchors` in turn (by default the maximum, the
-    minimum and the mean of Table 1). The other units are random:
+    Every `anchor_every`-th unit from unit `first_anchor` on is an anchor
+    (by default units `anchor_every - 1`, `2 * anchor_every - 1`, ...): the
+    anchors take the aggregators of `anchors` in turn (by default the
+    maximum, the minimum and the mean of Table 1). The other units are random:
     exponents uniform in [0, 1] as in the paper, numerator coefficients
     alpha, beta normal with standard deviation `numerator_stddev` (0.01 as
     in the paper by default), and denominator coefficients gamma, delta
@@ -46,6 +47,8 @@ class AnchoredLAF(keras.initializers.Initializer):
             anchors.
         anchor_every: int. Every `anchor_every`-th unit is an anchor.
             Defaults to `3`.
+        first_anchor: int >= 0, the first anchor unit. Defaults to `None`:
+            `anchor_every - 1`.
         numerator_stddev: float > 0. Standard deviation of the random
             units' alpha and beta. The paper's 0.01 starts them near 0, so
             that the data decides which terms a unit keeps; about 1 starts
@@ -64,6 +67,7 @@ class AnchoredLAF(keras.initializers.Initializer):
         part,
         anchors=("max", "min", "mean"),
         anchor_every=3,
+        first_anchor=None,
         numerator_stddev=0.01,
         seed=None,
     ):
@@ -84,6 +88,16 @@ class AnchoredLAF(keras.initializers.Initializer):
             ClosedForm(self.anchors, part=part).table() if anchors else None
         )
         self.anchor_every = check_positive_int("anchor_every", anchor_every)
+        if first_anchor is not None and (
+            isinstance(first_anchor, bool)
+            or not isinstance(first_anchor, int)
+            or first_anchor < 0
+        ):
+            raise ValueError(
+                "`first_anchor` must be an int >= 0 or None. Received: "
+                f"first_anchor={first_anchor!r}"
+            )
+        self.first_anchor = first_anchor
         if (
             isinstance(numerator_stddev, bool)
             or not isinstance(numerator_stddev, (int, float))
@@ -119,7 +133,12 @@ class AnchoredLAF(keras.initializers.Initializer):
         """Indices of the anchor units among `units`, in order."""
         if self._anchor_table is None:
             return []
-        return list(range(self.anchor_every - 1, units, self.anchor_every))
+        first = (
+            self.anchor_every - 1
+            if self.first_anchor is None
+            else self.first_anchor
+        )
+        return list(range(first, units, self.anchor_every))
 
     def __call__(self, shape, dtype=None):
         rows = _PARTS[self.part]
@@ -148,6 +167,7 @@ class AnchoredLAF(keras.initializers.Initializer):
             "part": self.part,
             "anchors": self.anchors,
             "anchor_every": self.anchor_every,
+            "first_anchor": self.first_anchor,
             "numerator_stddev": self.numerator_stddev,
             "seed": self.seed,
         }

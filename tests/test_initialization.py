@@ -28,7 +28,14 @@ def built(layer, features=1):
     [
         (
             "pooling",
-            {1: "max", 3: "min", 5: "mean", 7: ("moment", 2), 9: "max"},
+            {
+                0: ("sum", {"scale": 0.01}),
+                2: "max",
+                4: "min",
+                6: "mean",
+                8: ("moment", {"k": 2}),
+                10: ("sum", {"scale": 0.01}),
+            },
         ),
         ("closed_forms", {2: "max", 5: "min", 8: "mean", 11: "max"}),
     ],
@@ -36,9 +43,9 @@ def built(layer, features=1):
 def test_anchor_units_are_the_presets_forms_in_turn(preset, anchors):
     exponents, coefficients = built(LAF(units=12, preset=preset))
     for unit, form in anchors.items():
-        name, *k = form if isinstance(form, tuple) else (form,)
+        name, parameters = form if isinstance(form, tuple) else (form, {})
         expected_exponents, expected_coefficients = closed_form(
-            name, **({"k": k[0]} if k else {})
+            name, **parameters
         )
         np.testing.assert_array_equal(exponents[:, unit], expected_exponents)
         np.testing.assert_array_equal(
@@ -47,13 +54,14 @@ def test_anchor_units_are_the_presets_forms_in_turn(preset, anchors):
 
 
 @pytest.mark.parametrize(
-    "preset, anchor_every", [("pooling", 2), ("closed_forms", 3)]
+    "preset, anchor_every, first_anchor",
+    [("pooling", 2, 0), ("closed_forms", 3, 2)],
 )
 def test_random_units_have_paper_exponents_and_positive_denominators(
-    preset, anchor_every
+    preset, anchor_every, first_anchor
 ):
     exponents, coefficients = built(LAF(units=3000, preset=preset))
-    random_units = np.arange(3000) % anchor_every != anchor_every - 1
+    random_units = np.arange(3000) % anchor_every != first_anchor
     exponents, coefficients = (
         exponents[:, random_units],
         coefficients[:, random_units],
@@ -66,16 +74,19 @@ def test_random_units_have_paper_exponents_and_positive_denominators(
     assert abs(coefficients[2:].mean() - 0.75) < 0.01
 
 
-def test_anchor_units_compute_max_min_mean_and_second_moment():
-    layer = LAF(units=8)
+def test_anchor_units_compute_sum_max_min_mean_and_second_moment():
+    layer = LAF(units=9)
     values = np.array([[[0.1], [0.8], [0.3]], [[0.5], [0.45], [0.2]]])
     outputs = keras.ops.convert_to_numpy(layer(values.astype("float32")))
-    # max and min within the n^(1/50) factor of Table 1's approximation.
-    np.testing.assert_allclose(outputs[:, 1], [0.8, 0.5], rtol=0.03)
-    np.testing.assert_allclose(outputs[:, 3], [0.1, 0.2], atol=0.03)
-    np.testing.assert_allclose(outputs[:, 5], values.mean(axis=(1, 2)))
     np.testing.assert_allclose(
-        outputs[:, 7], (values**2).mean(axis=(1, 2)), rtol=1e-5
+        outputs[:, 0], 0.01 * values.sum(axis=(1, 2)), rtol=1e-5
+    )
+    # max and min within the n^(1/50) factor of Table 1's approximation.
+    np.testing.assert_allclose(outputs[:, 2], [0.8, 0.5], rtol=0.03)
+    np.testing.assert_allclose(outputs[:, 4], [0.1, 0.2], atol=0.03)
+    np.testing.assert_allclose(outputs[:, 6], values.mean(axis=(1, 2)))
+    np.testing.assert_allclose(
+        outputs[:, 8], (values**2).mean(axis=(1, 2)), rtol=1e-5
     )
 
 
@@ -308,6 +319,16 @@ def test_anchored_initializer_is_seeded_and_serializable():
     assert no_anchors[2:].min() >= 0.5
 
 
+def test_anchors_start_at_first_anchor():
+    initializer = AnchoredLAF(
+        "coefficients", anchors=["count"], anchor_every=3, first_anchor=1
+    )
+    assert initializer.anchor_units(8) == [1, 4, 7]
+    assert AnchoredLAF("exponents", anchor_every=3).anchor_units(8) == [2, 5]
+    restored = AnchoredLAF.from_config(initializer.get_config())
+    assert restored.anchor_units(8) == [1, 4, 7]
+
+
 @pytest.mark.parametrize(
     "arguments, message",
     [
@@ -315,6 +336,8 @@ def test_anchored_initializer_is_seeded_and_serializable():
         ({"part": "exponents", "anchors": "max"}, "Received: anchors='max'"),
         ({"part": "exponents", "anchors": ["median"]}, "Unknown closed form"),
         ({"part": "exponents", "anchor_every": 0}, "anchor_every=0"),
+        ({"part": "exponents", "first_anchor": -1}, "first_anchor=-1"),
+        ({"part": "exponents", "first_anchor": 1.0}, "first_anchor=1.0"),
         ({"part": "exponents", "seed": "1"}, "Received: seed='1'"),
     ],
 )

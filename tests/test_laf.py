@@ -465,6 +465,24 @@ def test_closed_form_table_rows():
     np.testing.assert_allclose(coefficients, [1, 0, 1, -1])
 
 
+def test_scaled_closed_forms_are_the_forms_times_the_scale():
+    rng = np.random.default_rng(0)
+    values = rng.random((4, 7, 1)).astype("float32")
+    layer = LAF.from_closed_forms(
+        [{"name": "sum", "scale": 0.01}, {"name": "min", "scale": 3.0}]
+    )
+    outputs = keras.ops.convert_to_numpy(layer(values))
+    np.testing.assert_allclose(
+        outputs[:, 0], 0.01 * values.sum(axis=(1, 2)), rtol=1e-5
+    )
+    # Table 1's min, 1 - (sum (1-x)^50)^(1/50), within its n^(1/50) factor.
+    np.testing.assert_allclose(
+        outputs[:, 1], 3.0 * values.min(axis=(1, 2)), atol=3 * 0.05
+    )
+    with pytest.raises(ValueError, match="scale=-1"):
+        keras_laf.closed_form("sum", scale=-1)
+
+
 @pytest.mark.parametrize(
     "kwargs, message",
     [
