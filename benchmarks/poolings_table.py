@@ -36,10 +36,6 @@ POOLINGS = {
     "DeepSets (3 sums, 3 max, 3 means)": (None, "deepsets"),
     "LSTM": ("lstm", "lstm"),
     "LAF, `pooling` (default)": ("laf:pooling", "pooling"),
-    "LAF, `pooling` before the sum anchor": (
-        "laf:pooling_pna_anchors",
-        "pooling_pna_anchors",
-    ),
     "LAF, `closed_forms`": ("laf:closed_forms", "degree_floor_0.25"),
     "softmax": ("softmax", "softmax"),
     "power mean": ("powermean", "powermean"),
@@ -54,8 +50,6 @@ POOLINGS = {
 COST_NAMES = {
     "laf:pooling": "laf",
     "pooling": "laf",
-    "laf:pooling_pna_anchors": "laf",
-    "pooling_pna_anchors": "laf",
     "laf:closed_forms": "laf",
     "degree_floor_0.25": "laf",
 }

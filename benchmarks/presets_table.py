@@ -45,7 +45,6 @@ CANDIDATE_NAMES = {
     "degree_floor_0.25": "closed_forms",
     "closed_forms": "closed_forms",
     "pooling": "pooling",
-    "pooling_pna_anchors": "pooling, PNA anchors only",
     "deepsets": "DeepSets",
 }
 
@@ -82,12 +81,7 @@ def integer_targets(pipeline):
         ):
             continue
         groups[(record["target"], name)][record["seed"]] = record
-    columns = [
-        "pooling",
-        "pooling, PNA anchors only",
-        "closed_forms",
-        "DeepSets",
-    ]
+    columns = ["pooling", "closed_forms", "DeepSets"]
     rows, data = [], []
     for target in PAPER_FIG_D1:
         cells, found = [], False
@@ -136,10 +130,6 @@ def sets_of_digits():
     rows = []
     sources = {
         "LAF pooling": ("presets/mnist-pooling", "laf"),
-        "LAF pooling, PNA anchors only": (
-            "presets/mnist-pooling_pna_anchors",
-            "laf",
-        ),
         "LAF closed_forms": ("presets/mnist-closed_forms", "laf"),
         "DeepSets": ("mnist-3-seeds", "deepsets"),
         "PNA": ("mnist-3-seeds", "pna"),
@@ -160,20 +150,17 @@ def sets_of_digits():
     rows = []
     heads = {
         "ST-LAF pooling": "st-laf",
-        "ST-LAF pooling, PNA anchors only": "st-laf",
         "ST-LAF closed_forms": "st-laf",
         "ST-PMA": "st-pma",
     }
     budgets = {
         "2,000 sets × 5 epochs": (
             "presets/unique-sum-pooling",
-            "presets/unique-sum-pooling_pna_anchors",
             "presets/unique-sum-closed_forms",
             "unique-sum-3-seeds",
         ),
         "10,000 sets × 20 epochs": (
             "presets/unique-sum-larger-pooling",
-            "presets/unique-sum-larger-pooling_pna_anchors",
             "unique-mean-larger-3-seeds",
             "unique-sum-larger-3-seeds",
         ),
@@ -198,10 +185,6 @@ def graphs_and_expansion():
     rows = []
     graph_sources = {
         "LAF pooling": ("presets/graphs-pooling-method-readout", "laf"),
-        "LAF pooling, PNA anchors only": (
-            "presets/graphs-pooling_pna_anchors-method-readout",
-            "laf",
-        ),
         "LAF closed_forms": ("graphs-exact-forms", "laf"),
         "PNA": ("graphs-laf-readout", "pna"),
         "MPNN (sum)": ("graphs-laf-readout", "sum"),
@@ -225,10 +208,6 @@ def graphs_and_expansion():
     rows = []
     expansion_sources = {
         "LAF pooling": ("presets/expansion-pooling", "laf"),
-        "LAF pooling, PNA anchors only": (
-            "presets/expansion-pooling_pna_anchors",
-            "laf",
-        ),
         "LAF closed_forms": ("expansion-exact-forms", "laf"),
         "DeepSets (sum)": ("expansion-default", "deepsets"),
         "PNA": ("expansion-default", "pna"),

@@ -24,10 +24,10 @@ _PARTS = {"exponents": 8, "coefficients": 4}
 class AnchoredLAF(keras.initializers.Initializer):
     """Initializes LAF units: random units with max, min and mean anchors.
 
-    Every `anchor_every`-th unit from unit `first_anchor` on is an anchor
-    (by default units `anchor_every - 1`, `2 * anchor_every - 1`, ...): the
-    anchors take the aggregators of `anchors` in turn (by default the
-    maximum, the minimum and the mean of Table 1). The other units are random:
+    Unit k is an anchor when `(k + 1) % anchor_every == 0`: the anchors take
+    the aggregators of `anchors` in turn (by default the maximum, the
+    minimum and the mean of Table 1). The first units can start as other
+    forms, `leading_anchors`, in place of what they would otherwise be. The other units are random:
     exponents uniform in [0, 1] as in the paper, numerator coefficients
     alpha, beta normal with standard deviation `numerator_stddev` (0.01 as
     in the paper by default), and denominator coefficients gamma, delta
@@ -47,8 +47,9 @@ class AnchoredLAF(keras.initializers.Initializer):
             anchors.
         anchor_every: int. Every `anchor_every`-th unit is an anchor.
             Defaults to `3`.
-        first_anchor: int >= 0, the first anchor unit. Defaults to `None`:
-            `anchor_every - 1`.
+        leading_anchors: list of closed forms that units 0, 1, ... start
+            as, whatever they would be otherwise, e.g.
+            `[{"name": "count", "scale": 0.01}]`. Defaults to `()`.
         numerator_stddev: float > 0. Standard deviation of the random
             units' alpha and beta. The paper's 0.01 starts them near 0, so
             that the data decides which terms a unit keeps; about 1 starts
@@ -67,7 +68,7 @@ class AnchoredLAF(keras.initializers.Initializer):
         part,
         anchors=("max", "min", "mean"),
         anchor_every=3,
-        first_anchor=None,
+        leading_anchors=(),
         numerator_stddev=0.01,
         seed=None,
     ):
@@ -76,28 +77,24 @@ class AnchoredLAF(keras.initializers.Initializer):
                 "`part` must be 'exponents' or 'coefficients'. "
                 f"Received: part={part!r}"
             )
-        if isinstance(anchors, (str, dict)):
-            raise ValueError(
-                "`anchors` must be a list of closed forms, e.g. "
-                f"['max', 'min']. Received: anchors={anchors!r}"
-            )
+        for argument, forms in (
+            ("anchors", anchors),
+            ("leading_anchors", leading_anchors),
+        ):
+            if isinstance(forms, (str, dict)):
+                raise ValueError(
+                    f"`{argument}` must be a list of closed forms, e.g. "
+                    f"['max', 'min']. Received: {argument}={forms!r}"
+                )
         self.part = part
         self.anchors = list(anchors)
+        self.leading_anchors = list(leading_anchors)
         # Validates the forms now rather than at the first call.
-        self._anchor_table = (
-            ClosedForm(self.anchors, part=part).table() if anchors else None
+        self._anchor_table, self._leading_table = (
+            ClosedForm(forms, part=part).table() if forms else None
+            for forms in (self.anchors, self.leading_anchors)
         )
         self.anchor_every = check_positive_int("anchor_every", anchor_every)
-        if first_anchor is not None and (
-            isinstance(first_anchor, bool)
-            or not isinstance(first_anchor, int)
-            or first_anchor < 0
-        ):
-            raise ValueError(
-                "`first_anchor` must be an int >= 0 or None. Received: "
-                f"first_anchor={first_anchor!r}"
-            )
-        self.first_anchor = first_anchor
         if (
             isinstance(numerator_stddev, bool)
             or not isinstance(numerator_stddev, (int, float))
@@ -130,15 +127,15 @@ class AnchoredLAF(keras.initializers.Initializer):
         return ops.concatenate([numerator, denominator], axis=0)
 
     def anchor_units(self, units):
-        """Indices of the anchor units among `units`, in order."""
+        """Indices of the units `anchors` start, among `units`, in order
+        (leading anchors excluded)."""
         if self._anchor_table is None:
             return []
-        first = (
-            self.anchor_every - 1
-            if self.first_anchor is None
-            else self.first_anchor
-        )
-        return list(range(first, units, self.anchor_every))
+        return [
+            unit
+            for unit in range(self.anchor_every - 1, units, self.anchor_every)
+            if unit >= len(self.leading_anchors)
+        ]
 
     def __call__(self, shape, dtype=None):
         rows = _PARTS[self.part]
@@ -149,15 +146,18 @@ class AnchoredLAF(keras.initializers.Initializer):
             )
         units = shape[1]
         values = self._random_part(units, dtype)
-        anchor_units = self.anchor_units(units)
-        if not anchor_units:
-            return values
         # (rows, units): the anchor's parameters at anchor units, 0 elsewhere.
         table = np.zeros((rows, units), "float32")
         is_anchor = np.zeros((units,), bool)
-        for position, unit in enumerate(anchor_units):
+        for position, unit in enumerate(self.anchor_units(units)):
             table[:, unit] = self._anchor_table[:, position % len(self.anchors)]
             is_anchor[unit] = True
+        leading = min(len(self.leading_anchors), units)
+        if leading:
+            table[:, :leading] = self._leading_table[:, :leading]
+            is_anchor[:leading] = True
+        if not is_anchor.any():
+            return values
         return ops.where(
             is_anchor, ops.convert_to_tensor(table, dtype=dtype), values
         )
@@ -167,7 +167,7 @@ class AnchoredLAF(keras.initializers.Initializer):
             "part": self.part,
             "anchors": self.anchors,
             "anchor_every": self.anchor_every,
-            "first_anchor": self.first_anchor,
+            "leading_anchors": self.leading_anchors,
             "numerator_stddev": self.numerator_stddev,
             "seed": self.seed,
         }

@@ -4,13 +4,11 @@ A preset is a prior on what the units should become, chosen by purpose:
 
 - `"pooling"` (the default): a pooling inside a deeper model (point
   clouds, Set Transformer heads, graph readouts) or a target that is not a
-  closed form (a median, a kurtosis). Anchors at every other unit from the
-  first: a small sum (0.01 times the sum, which grows with the set as a
-  count or a sum must, small enough not to saturate the next layer on
-  sets of hundreds), then PNA's aggregators (the maximum, the minimum, the
-  mean and the second moment, from which the next layer gets the standard
-  deviation); random units between them, denominators kept positive, and
-  nothing pulling the units onto closed forms.
+  closed form (a median, a kurtosis). PNA's aggregators as anchors at
+  every other unit (the maximum, the minimum, the mean and the second
+  moment, from which the next layer gets the standard deviation), random
+  units between them, denominators kept positive, and nothing pulling the
+  units onto closed forms.
 - `"closed_forms"`: targets that are closed forms (a count, a sum, a mean,
   their ratios) and must hold on sets much larger than the training sets.
   Max, min and mean anchors at every third unit, and after every step the
@@ -47,23 +45,10 @@ PRESET_ALIASES = {"anchored": "closed_forms"}
 # (`PositiveDenominator(pull=...)`), chosen with the seed study of
 # `benchmarks/laf_initialization.py`.
 COEFFICIENT_PULL = 2e-4
-# The pooling preset's sum anchor starts at this fraction of the sum: with
-# bounded units only, a count or a sum through a nonlinear head (the MNIST
-# model's rho) runs away on larger sets; the full sum of a few hundred
-# points saturates a tanh head (point clouds). 0.01 and 0.1 were measured
-# (`benchmarks/point_cloud_pooling.py`, `keras-laf mnist`; RESULTS.md).
-SUM_ANCHOR_SCALE = 0.01
-# The pooling preset's anchors, at every other unit from unit 0: the small
-# sum, then PNA's max, min, mean and, for its standard deviation, the
-# second moment (Corso et al., "Principal Neighbourhood Aggregation for
-# Graph Nets", NeurIPS 2020).
-POOLING_ANCHORS = (
-    {"name": "sum", "scale": SUM_ANCHOR_SCALE},
-    "max",
-    "min",
-    "mean",
-    {"name": "moment", "k": 2},
-)
+# The pooling preset's anchors, at every other unit: PNA's mean, max, min
+# and, for its standard deviation, the second moment (Corso et al.,
+# "Principal Neighbourhood Aggregation for Graph Nets", NeurIPS 2020).
+POOLING_ANCHORS = ("max", "min", "mean", {"name": "moment", "k": 2})
 # Terms whose inner exponent is at least this (max/min-like, as the
 # anchors) keep their degree (`ClosedFormExponents(anchor_inner=...)`),
 # chosen with the same seed study.
@@ -130,13 +115,10 @@ def preset_arguments(preset):
         }
     return {
         "exponent_initializer": AnchoredLAF(
-            "exponents", anchors=POOLING_ANCHORS, anchor_every=2, first_anchor=0
+            "exponents", anchors=POOLING_ANCHORS, anchor_every=2
         ),
         "coefficient_initializer": AnchoredLAF(
-            "coefficients",
-            anchors=POOLING_ANCHORS,
-            anchor_every=2,
-            first_anchor=0,
+            "coefficients", anchors=POOLING_ANCHORS, anchor_every=2
         ),
         "exponent_constraint": ClosedFormExponents(
             pull=0.0, anchor_inner=ANCHOR_INNER

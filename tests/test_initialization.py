@@ -28,14 +28,7 @@ def built(layer, features=1):
     [
         (
             "pooling",
-            {
-                0: ("sum", {"scale": 0.01}),
-                2: "max",
-                4: "min",
-                6: "mean",
-                8: ("moment", {"k": 2}),
-                10: ("sum", {"scale": 0.01}),
-            },
+            {1: "max", 3: "min", 5: "mean", 7: ("moment", 2), 9: "max"},
         ),
         ("closed_forms", {2: "max", 5: "min", 8: "mean", 11: "max"}),
     ],
@@ -43,9 +36,9 @@ def built(layer, features=1):
 def test_anchor_units_are_the_presets_forms_in_turn(preset, anchors):
     exponents, coefficients = built(LAF(units=12, preset=preset))
     for unit, form in anchors.items():
-        name, parameters = form if isinstance(form, tuple) else (form, {})
+        name, *k = form if isinstance(form, tuple) else (form,)
         expected_exponents, expected_coefficients = closed_form(
-            name, **parameters
+            name, **({"k": k[0]} if k else {})
         )
         np.testing.assert_array_equal(exponents[:, unit], expected_exponents)
         np.testing.assert_array_equal(
@@ -54,14 +47,13 @@ def test_anchor_units_are_the_presets_forms_in_turn(preset, anchors):
 
 
 @pytest.mark.parametrize(
-    "preset, anchor_every, first_anchor",
-    [("pooling", 2, 0), ("closed_forms", 3, 2)],
+    "preset, anchor_every", [("pooling", 2), ("closed_forms", 3)]
 )
 def test_random_units_have_paper_exponents_and_positive_denominators(
-    preset, anchor_every, first_anchor
+    preset, anchor_every
 ):
     exponents, coefficients = built(LAF(units=3000, preset=preset))
-    random_units = np.arange(3000) % anchor_every != first_anchor
+    random_units = np.arange(3000) % anchor_every != anchor_every - 1
     exponents, coefficients = (
         exponents[:, random_units],
         coefficients[:, random_units],
@@ -74,19 +66,16 @@ def test_random_units_have_paper_exponents_and_positive_denominators(
     assert abs(coefficients[2:].mean() - 0.75) < 0.01
 
 
-def test_anchor_units_compute_sum_max_min_mean_and_second_moment():
-    layer = LAF(units=9)
+def test_anchor_units_compute_max_min_mean_and_second_moment():
+    layer = LAF(units=8)
     values = np.array([[[0.1], [0.8], [0.3]], [[0.5], [0.45], [0.2]]])
     outputs = keras.ops.convert_to_numpy(layer(values.astype("float32")))
-    np.testing.assert_allclose(
-        outputs[:, 0], 0.01 * values.sum(axis=(1, 2)), rtol=1e-5
-    )
     # max and min within the n^(1/50) factor of Table 1's approximation.
-    np.testing.assert_allclose(outputs[:, 2], [0.8, 0.5], rtol=0.03)
-    np.testing.assert_allclose(outputs[:, 4], [0.1, 0.2], atol=0.03)
-    np.testing.assert_allclose(outputs[:, 6], values.mean(axis=(1, 2)))
+    np.testing.assert_allclose(outputs[:, 1], [0.8, 0.5], rtol=0.03)
+    np.testing.assert_allclose(outputs[:, 3], [0.1, 0.2], atol=0.03)
+    np.testing.assert_allclose(outputs[:, 5], values.mean(axis=(1, 2)))
     np.testing.assert_allclose(
-        outputs[:, 8], (values**2).mean(axis=(1, 2)), rtol=1e-5
+        outputs[:, 7], (values**2).mean(axis=(1, 2)), rtol=1e-5
     )
 
 
@@ -319,14 +308,25 @@ def test_anchored_initializer_is_seeded_and_serializable():
     assert no_anchors[2:].min() >= 0.5
 
 
-def test_anchors_start_at_first_anchor():
+def test_leading_anchors_start_the_first_units():
+    forms = [{"name": "count", "scale": 0.01}, "sum"]
     initializer = AnchoredLAF(
-        "coefficients", anchors=["count"], anchor_every=3, first_anchor=1
+        "coefficients", anchors=["min"], anchor_every=1, leading_anchors=forms
     )
-    assert initializer.anchor_units(8) == [1, 4, 7]
-    assert AnchoredLAF("exponents", anchor_every=3).anchor_units(8) == [2, 5]
+    coefficients = keras.ops.convert_to_numpy(initializer((4, 4)))
+    np.testing.assert_allclose(coefficients[:, 0], [0.01, 0, 1, 0])
+    np.testing.assert_array_equal(coefficients[:, 1], [1, 0, 1, 0])
+    np.testing.assert_array_equal(coefficients[:, 2], [1, -1, 1, 0])
+    assert initializer.anchor_units(4) == [2, 3]
     restored = AnchoredLAF.from_config(initializer.get_config())
-    assert restored.anchor_units(8) == [1, 4, 7]
+    np.testing.assert_array_equal(
+        keras.ops.convert_to_numpy(restored((4, 4))), coefficients
+    )
+    # More leading anchors than units: the first ones only.
+    exponents = AnchoredLAF("exponents", leading_anchors=forms)((8, 1))
+    np.testing.assert_array_equal(
+        keras.ops.convert_to_numpy(exponents)[:, 0], closed_form("count")[0]
+    )
 
 
 @pytest.mark.parametrize(
@@ -336,8 +336,14 @@ def test_anchors_start_at_first_anchor():
         ({"part": "exponents", "anchors": "max"}, "Received: anchors='max'"),
         ({"part": "exponents", "anchors": ["median"]}, "Unknown closed form"),
         ({"part": "exponents", "anchor_every": 0}, "anchor_every=0"),
-        ({"part": "exponents", "first_anchor": -1}, "first_anchor=-1"),
-        ({"part": "exponents", "first_anchor": 1.0}, "first_anchor=1.0"),
+        (
+            {"part": "exponents", "leading_anchors": "sum"},
+            "Received: leading_anchors='sum'",
+        ),
+        (
+            {"part": "exponents", "leading_anchors": ["mode"]},
+            "Unknown closed form",
+        ),
         ({"part": "exponents", "seed": "1"}, "Received: seed='1'"),
     ],
 )
