@@ -11,7 +11,8 @@ A preset is a prior on what the units should become, chosen by purpose:
   units onto closed forms.
 - `"closed_forms"`: targets that are closed forms (a count, a sum, a mean,
   their ratios) and must hold on sets much larger than the training sets.
-  Max, min and mean anchors at every third unit, and after every step the
+  A small count (0.01 times the number of elements) at the first unit,
+  max, min and mean anchors at every third unit, and after every step the
   exponents near 0 or 1 and the coefficients the data does not need are
   pulled onto them, so that units settle on exact closed forms that
   extrapolate.
@@ -45,6 +46,13 @@ PRESET_ALIASES = {"anchored": "closed_forms"}
 # (`PositiveDenominator(pull=...)`), chosen with the seed study of
 # `benchmarks/laf_initialization.py`.
 COEFFICIENT_PULL = 2e-4
+# The closed-forms preset's first unit: a count, at this fraction, from
+# which a head extrapolates counts and sums linearly (without it, units
+# that only approach a count, or 1/count inverted by a nonlinear head, ran
+# away on larger sets); small, so that the coefficient pull turns it off
+# where the target does not grow with the set. 1 and 0.001, and a sum in
+# its place, measured worse (RESULTS.md, "Which preset for which task").
+COUNT_ANCHOR = {"name": "count", "scale": 0.01}
 # The pooling preset's anchors, at every other unit: PNA's mean, max, min
 # and, for its standard deviation, the second moment (Corso et al.,
 # "Principal Neighbourhood Aggregation for Graph Nets", NeurIPS 2020).
@@ -104,8 +112,12 @@ def preset_arguments(preset):
         }
     if preset == "closed_forms":
         return {
-            "exponent_initializer": AnchoredLAF("exponents"),
-            "coefficient_initializer": AnchoredLAF("coefficients"),
+            "exponent_initializer": AnchoredLAF(
+                "exponents", leading_anchors=[COUNT_ANCHOR]
+            ),
+            "coefficient_initializer": AnchoredLAF(
+                "coefficients", leading_anchors=[COUNT_ANCHOR]
+            ),
             "exponent_constraint": ClosedFormExponents(
                 anchor_inner=ANCHOR_INNER
             ),

@@ -80,7 +80,9 @@ def add_arguments(parser):
     )
     digit_data.add_source_arguments(group)
     digit_data.add_test_protocol_argument(group)
-    add_common_arguments(parser, "mnist", DEFAULTS, QUICK)
+    add_common_arguments(
+        parser, "mnist", DEFAULTS, QUICK, laf_preset_by_target=True
+    )
 
 
 def build_model(method, laf_preset=None):

@@ -9,6 +9,7 @@ import numpy as np
 from laf_experiments import plots
 from laf_experiments import runner
 from laf_experiments.errors import log
+from laf_experiments.settings import laf_preset_for
 from laf_experiments.store import open_store
 
 REGRESSION_KEY = ("method", "target", "seed")
@@ -87,7 +88,8 @@ def run_regression(
             maximum size of every test set, as NumPy arrays.
         build_model: function `(method, laf_preset)` returning an
             uncompiled model whose LAF layers have the preset
-            `args.laf_preset`.
+            `laf_preset`: `args.laf_preset`, or with `by_target` the
+            target's (`settings.laf_preset_for`).
         method_labels: optional dict of the methods' names in the plots.
     """
     keys = [
@@ -127,6 +129,9 @@ def run_regression(
         found = laf_units_found(model)
         if found:
             record["laf_units"] = found
+            record["laf_preset"] = laf_preset_for(
+                args.laf_preset, key["target"]
+            )
         return record, f"MAE by max test-set size {maes}"
 
     runner.run_all(
@@ -141,7 +146,8 @@ def run_regression(
             settings,
             training_data,
             build_model=lambda key: build_model(
-                key["method"], laf_preset=args.laf_preset
+                key["method"],
+                laf_preset=laf_preset_for(args.laf_preset, key["target"]),
             ),
             loss="mean_absolute_error",
         ),

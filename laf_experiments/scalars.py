@@ -86,7 +86,9 @@ def add_arguments(parser):
         optional_methods=digit_data.OPTIONAL_METHODS,
     )
     digit_data.add_test_protocol_argument(group)
-    add_common_arguments(parser, "scalars", DEFAULTS, QUICK)
+    add_common_arguments(
+        parser, "scalars", DEFAULTS, QUICK, laf_preset_by_target=True
+    )
 
 
 def build_model(method, laf_preset=None):

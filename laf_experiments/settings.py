@@ -31,6 +31,26 @@ STEPS_PER_EXECUTION = 16
 # so that `--help` needs no Keras) and the layer's default.
 LAF_PRESETS = ("pooling", "closed_forms", "paper")
 DEFAULT_LAF_PRESET = "pooling"
+# `--laf-preset by_target`, the default of the commands whose runs each
+# learn one target (`scalars`, `mnist`): the preset of each target's
+# purpose (RESULTS.md, "Which preset for which task"). A count or a sum
+# grows with the set, and only the closed forms extrapolate it through
+# the model's head; every other target is pooled.
+BY_TARGET = "by_target"
+CLOSED_FORM_TARGETS = ("count", "sum")
+
+
+def laf_preset_for(laf_preset, target):
+    """The LAF preset of a run: `laf_preset`, or with `BY_TARGET` the
+    preset of `target`'s purpose.
+
+    >>> laf_preset_for("by_target", "count"), laf_preset_for("paper", "count")
+    ('closed_forms', 'paper')
+    """
+    if laf_preset != BY_TARGET:
+        return laf_preset
+    return "closed_forms" if target in CLOSED_FORM_TARGETS else "pooling"
+
 
 # (attribute, flag, type, help) of the settings every subcommand takes; the
 # experiment gives their default and `--quick` values.
@@ -191,7 +211,9 @@ def add_setting_flags(group, flags, types, defaults, quick):
         )
 
 
-def add_common_arguments(parser, experiment, defaults, quick):
+def add_common_arguments(
+    parser, experiment, defaults, quick, laf_preset_by_target=False
+):
     """Adds the flags every experiment takes.
 
     The settings flags default to None and are resolved by
@@ -205,6 +227,9 @@ def add_common_arguments(parser, experiment, defaults, quick):
             `test_size`, `epochs`, `seeds`, and optionally the optimiser
             settings of `OPTIMIZER_DEFAULTS`.
         quick: dict of the same keys, the values of `--quick`.
+        laf_preset_by_target: whether `--laf-preset` takes `BY_TARGET`, and
+            defaults to it (for experiments whose runs learn one target
+            each).
     """
     defaults = {**OPTIMIZER_DEFAULTS, **defaults}
     quick = {**OPTIMIZER_DEFAULTS, **quick}
@@ -241,14 +266,22 @@ def add_common_arguments(parser, experiment, defaults, quick):
     )
     group = parser.add_argument_group("training")
     add_setting_flags(group, _SETTING_FLAGS, _TYPES, defaults, quick)
+    by_target = (
+        f"{BY_TARGET} (closed_forms for the targets "
+        f"{', '.join(CLOSED_FORM_TARGETS)}, which grow with the set; "
+        "pooling for the others), "
+        if laf_preset_by_target
+        else ""
+    )
+    default_preset = BY_TARGET if laf_preset_by_target else DEFAULT_LAF_PRESET
     group.add_argument(
         "--laf-preset",
-        choices=LAF_PRESETS,
-        default=DEFAULT_LAF_PRESET,
-        help="the preset of every LAF layer trained: 'pooling' (the "
-        "layer's default), 'closed_forms' (pulls the units onto closed "
-        "forms that extrapolate) or 'paper' (the paper's initialisation; "
-        f"default: {DEFAULT_LAF_PRESET})",
+        choices=LAF_PRESETS + ((BY_TARGET,) if laf_preset_by_target else ()),
+        default=default_preset,
+        help=f"the preset of every LAF layer trained: {by_target}'pooling' "
+        "(the layer's default), 'closed_forms' (pulls the units onto "
+        "closed forms that extrapolate) or 'paper' (the paper's "
+        f"initialisation; default: {default_preset})",
     )
     group.add_argument(
         "--seeds",
