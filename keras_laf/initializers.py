@@ -27,11 +27,11 @@ class AnchoredLAF(keras.initializers.Initializer):
     Unit k is an anchor when `(k + 1) % anchor_every == 0`: the anchors take
     the aggregators of `anchors` in turn (by default the maximum, the
     minimum and the mean of Table 1). The first units can start as other
-    forms, `leading_anchors`, in place of what they would otherwise be. The other units are random:
-    exponents uniform in [0, 1] as in the paper, numerator coefficients
-    alpha, beta normal with standard deviation `numerator_stddev` (0.01 as
-    in the paper by default), and denominator coefficients gamma, delta
-    uniform in [0.5, 1], so that
+    forms, `leading_anchors`, in place of what they would otherwise be.
+    The other units are random: exponents uniform in [0, 1] as in the
+    paper, numerator coefficients alpha, beta normal with standard
+    deviation `numerator_stddev` (0.01 as in the paper by default), and
+    denominator coefficients gamma, delta uniform in [0.5, 1], so that
     every denominator starts positive (and stays so under
     `keras_laf.constraints.PositiveDenominator`).
 

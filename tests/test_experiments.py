@@ -62,7 +62,7 @@ def test_scalars_records_every_method_target_and_size(scalars_output):
     assert results["experiment"] == "scalars"
     assert results["settings"]["epochs"] == 1
     assert results["settings"]["max_sizes"] == [5, 10]
-    assert results["settings"]["laf_preset"] == "pooling"
+    assert results["settings"]["laf_preset"] == "by_target"
     records = results["records"]
     assert {record["method"] for record in records} == {
         "laf",
@@ -84,9 +84,13 @@ def test_scalars_records_every_method_target_and_size(scalars_output):
     summary = read_csv(scalars_output / "summary.csv")
     assert len(summary) == len(records)
     assert {"mae_mean", "mae_std", "num_seeds"} <= set(summary[0])
-    # Each LAF run says what its units found; the others have no LAF.
+    # Each LAF run says what its units found and its preset, the one of
+    # its target; the others have no LAF.
     for run_record in results["runs"]:
         if run_record["method"] == "laf":
+            assert run_record["laf_preset"] == (
+                "closed_forms" if run_record["target"] == "sum" else "pooling"
+            )
             [lines] = run_record["laf_units"].values()
             assert len(lines) == 9
             assert all(
@@ -661,9 +665,13 @@ def test_laf_preset_flag_reaches_every_experiment():
     parser = cli.build_parser()
     for command in cli.SUBCOMMANDS:
         args = parser.parse_args([command])
-        assert args.laf_preset == "pooling"
+        by_target = command in ("scalars", "mnist")
+        assert args.laf_preset == ("by_target" if by_target else "pooling")
         args = parser.parse_args([command, "--laf-preset", "closed_forms"])
         assert args.laf_preset == "closed_forms"
+        if not by_target:
+            with pytest.raises(SystemExit):
+                parser.parse_args([command, "--laf-preset", "by_target"])
     preset = "closed_forms"
     laf_layers = {
         "scalars": scalars.build_model("laf", preset).get_layer("aggregation"),

@@ -28,17 +28,26 @@ def built(layer, features=1):
     [
         (
             "pooling",
-            {1: "max", 3: "min", 5: "mean", 7: ("moment", 2), 9: "max"},
+            {1: "max", 3: "min", 5: "mean", 7: ("moment", {"k": 2}), 9: "max"},
         ),
-        ("closed_forms", {2: "max", 5: "min", 8: "mean", 11: "max"}),
+        (
+            "closed_forms",
+            {
+                0: ("count", {"scale": 0.01}),
+                2: "max",
+                5: "min",
+                8: "mean",
+                11: "max",
+            },
+        ),
     ],
 )
 def test_anchor_units_are_the_presets_forms_in_turn(preset, anchors):
     exponents, coefficients = built(LAF(units=12, preset=preset))
     for unit, form in anchors.items():
-        name, *k = form if isinstance(form, tuple) else (form,)
+        name, parameters = form if isinstance(form, tuple) else (form, {})
         expected_exponents, expected_coefficients = closed_form(
-            name, **({"k": k[0]} if k else {})
+            name, **parameters
         )
         np.testing.assert_array_equal(exponents[:, unit], expected_exponents)
         np.testing.assert_array_equal(
@@ -54,6 +63,8 @@ def test_random_units_have_paper_exponents_and_positive_denominators(
 ):
     exponents, coefficients = built(LAF(units=3000, preset=preset))
     random_units = np.arange(3000) % anchor_every != anchor_every - 1
+    # The closed-forms preset's first unit is its count.
+    random_units[0] = preset == "pooling"
     exponents, coefficients = (
         exponents[:, random_units],
         coefficients[:, random_units],
@@ -92,7 +103,14 @@ def test_fresh_default_layer_has_no_pole_on_large_sets():
             keras.utils.set_random_seed(seed)
             layer = LAF(units=9, preset=preset)
             outputs.append(keras.ops.convert_to_numpy(layer(values, mask=mask)))
-        worst[preset] = np.abs(np.array(outputs)).max()
+        outputs = np.array(outputs)
+        if preset == "closed_forms":
+            # Its first unit is 0.01 times the count, growing as it must.
+            np.testing.assert_allclose(
+                outputs[:, :, 0], 0.01 * np.tile(mask.sum(1), (20, 1)), 1e-5
+            )
+            outputs = outputs[:, :, 1:]
+        worst[preset] = np.abs(outputs).max()
     assert worst["pooling"] < 10 and worst["closed_forms"] < 10
     assert worst["paper"] > 10 * worst["pooling"]
 
