@@ -49,7 +49,9 @@ class AnchoredLAF(keras.initializers.Initializer):
             Defaults to `3`.
         leading_anchors: list of closed forms that units 0, 1, ... start
             as, whatever they would be otherwise, e.g.
-            `[{"name": "count", "scale": 0.01}]`. Defaults to `()`.
+            `[{"name": "count", "scale": 0.01}]`, in layers of more units
+            than these forms (a layer of fewer units has no room for
+            them besides what it learns). Defaults to `()`.
         numerator_stddev: float > 0. Standard deviation of the random
             units' alpha and beta. The paper's 0.01 starts them near 0, so
             that the data decides which terms a unit keeps; about 1 starts
@@ -126,15 +128,22 @@ class AnchoredLAF(keras.initializers.Initializer):
         )((2, units), dtype=dtype)
         return ops.concatenate([numerator, denominator], axis=0)
 
+    def leading_units(self, units):
+        """How many of `units` the leading anchors start: all of them, or
+        none in a layer without room for more."""
+        leading = len(self.leading_anchors)
+        return leading if units > leading else 0
+
     def anchor_units(self, units):
         """Indices of the units `anchors` start, among `units`, in order
-        (leading anchors excluded)."""
+        (after the leading anchors)."""
         if self._anchor_table is None:
             return []
+        first = self.leading_units(units)
         return [
             unit
             for unit in range(self.anchor_every - 1, units, self.anchor_every)
-            if unit >= len(self.leading_anchors)
+            if unit >= first
         ]
 
     def __call__(self, shape, dtype=None):
@@ -152,9 +161,9 @@ class AnchoredLAF(keras.initializers.Initializer):
         for position, unit in enumerate(self.anchor_units(units)):
             table[:, unit] = self._anchor_table[:, position % len(self.anchors)]
             is_anchor[unit] = True
-        leading = min(len(self.leading_anchors), units)
+        leading = self.leading_units(units)
         if leading:
-            table[:, :leading] = self._leading_table[:, :leading]
+            table[:, :leading] = self._leading_table
             is_anchor[:leading] = True
         if not is_anchor.any():
             return values

@@ -340,11 +340,17 @@ def test_leading_anchors_start_the_first_units():
     np.testing.assert_array_equal(
         keras.ops.convert_to_numpy(restored((4, 4))), coefficients
     )
-    # More leading anchors than units: the first ones only.
-    exponents = AnchoredLAF("exponents", leading_anchors=forms)((8, 1))
-    np.testing.assert_array_equal(
-        keras.ops.convert_to_numpy(exponents)[:, 0], closed_form("count")[0]
-    )
+    # A layer without room for its leading anchors stays as it would be.
+    for units in (1, 2):
+        for part, rows in (("exponents", 8), ("coefficients", 4)):
+            random_layer = AnchoredLAF(part, anchors=[], seed=1)
+            leading_layer = AnchoredLAF(
+                part, anchors=[], leading_anchors=forms, seed=1
+            )
+            np.testing.assert_array_equal(
+                keras.ops.convert_to_numpy(leading_layer((rows, units))),
+                keras.ops.convert_to_numpy(random_layer((rows, units))),
+            )
 
 
 @pytest.mark.parametrize(
