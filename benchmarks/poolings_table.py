@@ -36,7 +36,11 @@ POOLINGS = {
     "DeepSets (3 sums, 3 max, 3 means)": (None, "deepsets"),
     "LSTM": ("lstm", "lstm"),
     "LAF, `pooling` (default)": ("laf:pooling", "pooling"),
-    "LAF, `closed_forms`": ("laf:closed_forms", "degree_floor_0.25"),
+    "LAF, `closed_forms`": ("laf:closed_forms", "closed_forms"),
+    "LAF, `closed_forms` before its count anchor": (
+        "laf:closed_forms_no_count_anchor",
+        "degree_floor_0.25",
+    ),
     "softmax": ("softmax", "softmax"),
     "power mean": ("powermean", "powermean"),
     "attentional": ("attention", "attention"),
@@ -51,6 +55,8 @@ COST_NAMES = {
     "laf:pooling": "laf",
     "pooling": "laf",
     "laf:closed_forms": "laf",
+    "closed_forms": "laf",
+    "laf:closed_forms_no_count_anchor": "laf",
     "degree_floor_0.25": "laf",
 }
 
