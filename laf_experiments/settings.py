@@ -267,8 +267,8 @@ def add_common_arguments(
     group = parser.add_argument_group("training")
     add_setting_flags(group, _SETTING_FLAGS, _TYPES, defaults, quick)
     by_target = (
-        f"{BY_TARGET} (closed_forms for the targets "
-        f"{', '.join(CLOSED_FORM_TARGETS)}, which grow with the set; "
+        f"'{BY_TARGET}' (closed_forms for the targets "
+        f"{' and '.join(CLOSED_FORM_TARGETS)}, which grow with the set; "
         "pooling for the others), "
         if laf_preset_by_target
         else ""
