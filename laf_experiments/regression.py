@@ -31,19 +31,20 @@ def regression_records(runs):
 
 
 def laf_units_found(model):
-    """What each unit of each LAF layer of a trained model computes, as
-    `keras_laf.LAF.describe_units` says it: `{layer name: [line, ...]}`."""
-    import keras
+    """What each LAF layer of a trained model is: its preset and what each
+    unit computes, as `keras_laf.LAF.describe_units` says it.
 
-    import keras_laf
+    Returns:
+        Two dicts, `{layer name: preset}` and `{layer name: [line, ...]}`,
+        empty for a model without LAF.
+    """
+    from keras_laf.callbacks import laf_layers
 
-    found = {}
-    for layer in model.layers:
-        if isinstance(layer, keras_laf.LAF):
-            found[layer.name] = layer.describe_units()
-        elif isinstance(layer, keras.Model):
-            found.update(laf_units_found(layer))
-    return found
+    layers = laf_layers(model)
+    return (
+        {layer.name: layer.preset for layer in layers},
+        {layer.name: layer.describe_units() for layer in layers},
+    )
 
 
 def open_regression_store(args, settings):
@@ -126,12 +127,10 @@ def run_regression(
             f"{item['max_size']}: {item['mae']:.4g}" for item in test
         )
         record = {"test": test}
-        found = laf_units_found(model)
-        if found:
-            record["laf_units"] = found
-            record["laf_preset"] = laf_preset_for(
-                args.laf_preset, key["target"]
-            )
+        presets, units = laf_units_found(model)
+        if units:
+            record["laf_presets"] = presets
+            record["laf_units"] = units
         return record, f"MAE by max test-set size {maes}"
 
     runner.run_all(

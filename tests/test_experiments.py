@@ -88,9 +88,13 @@ def test_scalars_records_every_method_target_and_size(scalars_output):
     # its target; the others have no LAF.
     for run_record in results["runs"]:
         if run_record["method"] == "laf":
-            assert run_record["laf_preset"] == (
-                "closed_forms" if run_record["target"] == "sum" else "pooling"
-            )
+            assert run_record["laf_presets"] == {
+                "aggregation": (
+                    "closed_forms"
+                    if run_record["target"] == "sum"
+                    else "pooling"
+                )
+            }
             [lines] = run_record["laf_units"].values()
             assert len(lines) == 9
             assert all(
@@ -248,8 +252,11 @@ def test_paper_initialization_is_an_optional_method(tmp_path):
     assert paper.get_layer("aggregation").preset == "paper"
     argv = ["scalars", *QUIET, "--targets", "sum", "--methods", "laf-paper"]
     assert cli.main([*argv, "--output", str(tmp_path)]) == 0
-    records = read_json(tmp_path)["records"]
-    assert {record["method"] for record in records} == {"laf-paper"}
+    results = read_json(tmp_path)
+    assert {record["method"] for record in results["records"]} == {"laf-paper"}
+    # The run records the preset its layer has, not the one of its target.
+    [run_record] = results["runs"]
+    assert run_record["laf_presets"] == {"aggregation": "paper"}
 
 
 @pytest.mark.slow
