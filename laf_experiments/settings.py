@@ -266,17 +266,17 @@ def add_common_arguments(
     )
     group = parser.add_argument_group("training")
     add_setting_flags(group, _SETTING_FLAGS, _TYPES, defaults, quick)
-    by_target = (
-        f"'{BY_TARGET}' (closed_forms for the targets "
-        f"{' and '.join(CLOSED_FORM_TARGETS)}, which grow with the set; "
-        "pooling for the others), "
-        if laf_preset_by_target
-        else ""
-    )
-    default_preset = BY_TARGET if laf_preset_by_target else DEFAULT_LAF_PRESET
+    presets, default_preset, by_target = LAF_PRESETS, DEFAULT_LAF_PRESET, ""
+    if laf_preset_by_target:
+        presets, default_preset = (*LAF_PRESETS, BY_TARGET), BY_TARGET
+        by_target = (
+            f"'{BY_TARGET}' (closed_forms for the targets "
+            f"{' and '.join(CLOSED_FORM_TARGETS)}, which grow with the set; "
+            "pooling for the others), "
+        )
     group.add_argument(
         "--laf-preset",
-        choices=LAF_PRESETS + ((BY_TARGET,) if laf_preset_by_target else ()),
+        choices=presets,
         default=default_preset,
         help=f"the preset of every LAF layer trained: {by_target}'pooling' "
         "(the layer's default), 'closed_forms' (pulls the units onto "
