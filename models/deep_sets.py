@@ -59,8 +59,9 @@ def deep_sets(
             order-dependent), `"softmax"`, `"powermean"`, `"attention"`,
             `"set2set"`, `"gmt"`, or a list of names (fixed aggregators
             make one `FixedAggregation`; a list mixing others, e.g.
-            `["laf", "max"]`, a `keras_laf.MultiAggregation`). Defaults to
-            `"laf"`.
+            `["laf", "max"]`, a `keras_laf.MultiAggregation` whose members
+            all pool phi's output, LAF's squashed once by phi's last
+            activation). Defaults to `"laf"`.
         laf_units: int. LAF units (formerly `units`). Defaults to `9`.
         laf_preset: str. The `keras_laf.LAF` preset (`"pooling"`,
             `"closed_forms"` or `"paper"`, see `keras_laf.presets`) when
@@ -124,6 +125,9 @@ def deep_sets(
         check_positive_int(argument, value)
     phi_units = check_widths("phi_units", phi_units)
     rho_units = check_widths("rho_units", rho_units)
+    # A list holding LAF: phi's last activation already maps the elements
+    # into [0, 1], so the MultiAggregation does not squash LAF's again.
+    mixed = isinstance(aggregation, (list, tuple)) and "laf" in aggregation
     aggregate = aggregations.get(
         aggregation,
         units=(
@@ -131,6 +135,7 @@ def deep_sets(
         ),
         preset=laf_preset,
         name="aggregation",
+        **({"laf_activation": None} if mixed else {}),
     )
 
     if vocabulary_size is None:

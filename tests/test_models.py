@@ -275,6 +275,29 @@ def test_point_cloud_laf_in_a_list_pools_the_mapped_features_once():
     np.testing.assert_allclose(pooled[:, width:], mapped.max(axis=1), rtol=1e-6)
 
 
+@pytest.mark.multi_backend
+def test_deep_sets_laf_in_a_list_pools_phi_squashed_once():
+    # ["laf", "max"]: phi ends in a sigmoid, so LAF pools phi's output as
+    # it is, with no second sigmoid, like the max beside it.
+    model = models.deep_sets(
+        input_dim=3, aggregation=["laf", "max"], laf_units=2, phi_units=(4,)
+    )
+    rng = np.random.default_rng(0)
+    sets = rng.normal(size=(2, 5, 3)).astype("float32")
+    mask = np.array([[1, 1, 1, 1, 1], [1, 1, 1, 0, 0]], "float32")
+    pooled = keras.Model(model.inputs, model.get_layer("aggregation").output)
+    pooled = keras.ops.convert_to_numpy(pooled([sets, mask]))
+    # phi, one Dense layer with a sigmoid, in NumPy.
+    kernel, bias = model.get_layer("phi_0").get_weights()
+    phi = 1.0 / (1.0 + np.exp(-(sets @ kernel + bias)))
+    laf = model.get_layer("aggregation").members[0]
+    expected_laf = keras.ops.convert_to_numpy(laf(phi, mask=mask > 0))
+    width = expected_laf.shape[-1]
+    np.testing.assert_allclose(pooled[:, :width], expected_laf, rtol=1e-5)
+    expected_max = np.where(mask[..., None] > 0, phi, -np.inf).max(axis=1)
+    np.testing.assert_allclose(pooled[:, width:], expected_max, rtol=1e-6)
+
+
 @pytest.mark.parametrize(
     "builder, kwargs, message",
     [
