@@ -17,6 +17,7 @@ from keras_laf.presets import DEFAULT_PRESET
 from keras_laf.presets import preset_arguments
 from keras_laf.presets import standardize_preset
 from keras_laf.validation import check_positive_int
+from keras_laf.validation import check_unit_interval
 
 
 @keras.saving.register_keras_serializable(package="keras_laf")
@@ -267,6 +268,7 @@ class LAF(SetAggregation):
         )
 
     def aggregate(self, values, sets):
+        check_unit_interval(self, values, sets)
         # `.value` reads the variables: the backend tensors go into the
         # compiled kernels, the Keras variables would not.
         outputs = laf_over_sets(

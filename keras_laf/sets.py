@@ -25,6 +25,7 @@ import keras
 import numpy as np
 from keras import ops
 
+from keras_laf.validation import is_traced
 from keras_laf.validation import require_tensorflow
 from keras_laf.validation import tensorflow_module
 
@@ -42,24 +43,6 @@ def is_ragged(inputs):
         and tf is not None
         and isinstance(inputs, tf.RaggedTensor)
     )
-
-
-def is_traced(tensor):
-    """Whether `tensor` is symbolic, its values unknown until it runs.
-
-    True inside `tf.function` (`Model.fit`, `predict`), JAX tracing
-    (`jax.jit`) and while a functional model is built.
-    """
-    if isinstance(tensor, keras.KerasTensor):
-        return True
-    backend = keras.config.backend()
-    if backend == "tensorflow":
-        return not tensorflow_module().executing_eagerly()
-    if backend == "jax":
-        import jax
-
-        return isinstance(tensor, jax.core.Tracer)
-    return False
 
 
 def _checked(tensor, find_error, assertions):

@@ -10,6 +10,12 @@ import sys
 
 import keras
 import numpy as np
+from keras import ops
+
+# How far outside [0, 1] an element of LAF may lie: rounding (a sigmoid
+# computed in float32 and rescaled, say). Elements within it are clipped
+# into [0, 1]; elements beyond it are an error.
+UNIT_INTERVAL_TOLERANCE = 1e-6
 
 
 def describe_received(name, value):
@@ -75,6 +81,75 @@ def tensorflow_module():
     TensorFlow, so checking for one never needs to import it.
     """
     return sys.modules.get("tensorflow")
+
+
+def is_traced(tensor):
+    """Whether `tensor` is symbolic, its values unknown until it runs.
+
+    True inside `tf.function` (`Model.fit`, `predict`), JAX tracing
+    (`jax.jit`), `torch.compile`, and while a functional model is built
+    (Keras's PyTorch backend then runs the layers on the "meta" device).
+    Never imports TensorFlow.
+    """
+    if isinstance(tensor, keras.KerasTensor):
+        return True
+    backend = keras.config.backend()
+    if backend == "tensorflow":
+        return not tensorflow_module().executing_eagerly()
+    if backend == "jax":
+        import jax
+
+        return isinstance(tensor, jax.core.Tracer)
+    if backend == "torch":
+        import torch
+
+        return torch.compiler.is_compiling() or getattr(
+            tensor, "is_meta", False
+        )
+    return False
+
+
+def check_unit_interval(layer, values, sets):
+    """Raises where a real element of concrete `values` lies outside [0, 1].
+
+    The check of LAF's elements in eager calls, made once, before the
+    layer computes. Traced calls (`Model.fit`, `predict`, `jax.jit`) cannot
+    raise on a value: there LAF makes such a set's output NaN, so the loss
+    shows it. Padding is ignored; so are NaN and inf, whose sets' outputs
+    are NaN; elements within `UNIT_INTERVAL_TOLERANCE` of [0, 1] are
+    accepted (and clipped); integer values get their own error.
+
+    Args:
+        layer: the LAF layer, named in the message.
+        values: float `(elements..., features)`, in the layout of `sets`.
+        sets: `keras_laf.sets.PaddedSets` or `keras_laf.sets.SegmentSets`.
+    """
+    dtype = keras.backend.standardize_dtype(values.dtype)
+    if "float" not in dtype or is_traced(values):
+        return
+    values = ops.cast(values, "float32")
+    finite = ops.isfinite(values)
+    # The largest finite element of each set, and the largest negated one:
+    # (2, sets, features), one transfer to the host.
+    extremes = ops.stack(
+        [
+            sets.max(ops.where(finite, values, float("-inf"))),
+            sets.max(ops.where(finite, -values, float("-inf"))),
+        ]
+    )
+    highest, negated_lowest = np.max(
+        ops.convert_to_numpy(extremes), axis=(1, 2), initial=-np.inf
+    )
+    if highest > 1 + UNIT_INTERVAL_TOLERANCE or (
+        negated_lowest > UNIT_INTERVAL_TOLERANCE
+    ):
+        raise ValueError(
+            f"Layer '{layer.name}' ({type(layer).__name__}) aggregates "
+            "values in [0, 1]; received values in "
+            f"[{-negated_lowest!s}, {highest!s}]. Put a sigmoid (as the paper "
+            "does) or another map into [0, 1] before the layer, e.g. "
+            "keras.layers.Activation('sigmoid')."
+        )
 
 
 PADDED_SETS_INSTEAD = (

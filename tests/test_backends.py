@@ -780,6 +780,119 @@ def test_terminate_on_nan_stops_fit(sets):
     assert np.isnan(history.history["loss"][0])
 
 
+# Elements outside [0, 1] are told, not clipped (issue 37, item 4).
+
+FORMS = ["padded", "segments", "ragged"]
+
+
+def call_in_form(function, sets, form, padding=0.0):
+    """`function(inputs, **kwargs)` on `sets` in `form`: padded with a mask
+    (the padding holding `padding`), flat with segment ids, or ragged."""
+    if form == "ragged" and not ON_TENSORFLOW:
+        pytest.skip(NEEDS_TENSORFLOW)
+    if form == "padded":
+        values, mask = padded(sets, 6)
+        values[~mask] = padding
+        return function(values, mask=mask)
+    values, ids = flat(sets)
+    if form == "segments":
+        return function(values, segment_ids=ids, num_segments=len(sets))
+    import tensorflow as tf
+
+    return function(tf.RaggedTensor.from_value_rowids(values, ids))
+
+
+def unit_interval_error(low, high):
+    """The message of elements in [low, high], as a pattern."""
+    return re.escape(
+        f"aggregates values in [0, 1]; received values in [{low!s}, "
+        f"{high!s}]. Put a sigmoid (as the paper does) or another map into "
+        "[0, 1] before the layer, e.g. keras.layers.Activation('sigmoid')."
+    )
+
+
+@pytest.mark.parametrize("form", FORMS)
+@pytest.mark.parametrize("shift", [1.0, -1.0])
+def test_elements_outside_unit_interval_are_an_error_in_eager_calls(
+    sets, form, shift
+):
+    # The issue's case: the mean of sets in [1, 2] was 1.0, every input
+    # clipped. The padding, far out of range, is neither an error nor in
+    # the range the message gives.
+    shifted = [elements + shift for elements in sets]
+    real = np.concatenate(shifted).astype("float32")
+    layer = keras_laf.LAF.from_closed_forms(["mean"])
+    with pytest.raises(
+        ValueError, match=unit_interval_error(real.min(), real.max())
+    ):
+        call_in_form(layer, shifted, form, padding=7.0)
+
+
+@pytest.mark.parametrize("form", FORMS)
+def test_elements_within_rounding_of_unit_interval_are_accepted(sets, form):
+    sets[0][0, 0] = 1 + 1e-7
+    sets[1][0, 1] = -1e-7
+    layer = keras_laf.LAF.from_closed_forms(["mean", "sum"], flatten=False)
+    outputs = numpy(call_in_form(layer, sets, form, padding=7.0))
+    for i, elements in enumerate(sets):
+        clipped = np.clip(elements.astype("float32"), 0.0, 1.0)
+        # atol: x is floored at epsilon (1e-7) inside the logarithm.
+        for k, reference in enumerate([clipped.mean(0), clipped.sum(0)]):
+            np.testing.assert_allclose(
+                outputs[i, :, k], reference, rtol=1e-5, atol=1e-6
+            )
+
+
+@pytest.mark.parametrize("form", FORMS)
+@pytest.mark.parametrize("bad_value", [1.5, -0.5, 1 + 1e-5])
+def test_element_outside_unit_interval_makes_its_set_nan(sets, form, bad_value):
+    # What a traced call (`Model.fit`, `predict`) computes, where no error
+    # can be raised on a value: the functional op never raises on one.
+    sets[0][1, 0] = bad_value  # set 0, feature 0
+    exponents, coefficients = keras_laf.closed_form("mean")
+
+    def mean(inputs, **kwargs):
+        return keras_laf.laf(
+            inputs, exponents[:, None], coefficients[:, None], **kwargs
+        )
+
+    outputs = numpy(call_in_form(mean, sets, form, padding=7.0))
+    assert np.isnan(outputs[0, 0]).all()
+    # The other feature, and the other sets, whose padding holds 7.
+    np.testing.assert_allclose(outputs[0, 1, 0], sets[0][:, 1].mean(), 1e-5)
+    for i, elements in enumerate(sets[1:], 1):
+        np.testing.assert_allclose(outputs[i, :, 0], elements.mean(0), 1e-5)
+
+
+def test_fit_on_elements_outside_unit_interval_is_told():
+    # A LAF on unsquashed inputs in [1, 2]: compiled steps (TensorFlow,
+    # JAX) make the loss NaN and TerminateOnNaN stops; PyTorch trains
+    # eagerly, so the layer raises at the first step.
+    values = np.random.default_rng(1).uniform(1, 2, (3, 6, 2))
+    model = keras.Sequential(
+        [keras.Input((6, 2)), keras_laf.LAF(units=2), keras.layers.Dense(1)]
+    )
+    model.compile(optimizer="sgd", loss="mse")
+
+    def fit():
+        return model.fit(
+            values.astype("float32"),
+            np.ones((3, 1)),
+            batch_size=3,
+            epochs=5,
+            verbose=0,
+            callbacks=[keras.callbacks.TerminateOnNaN()],
+        )
+
+    if BACKEND == "torch":
+        with pytest.raises(ValueError, match=r"values in \[0, 1\]"):
+            fit()
+        return
+    history = fit()
+    assert len(history.history["loss"]) == 1
+    assert np.isnan(history.history["loss"][0])
+
+
 # Inputs that are wrong (issue 10, item 2).
 
 

@@ -230,14 +230,6 @@ def test_flatten_orders_units_within_features(random_sets):
     np.testing.assert_array_equal(flat, unflattened.reshape(4, 9))
 
 
-def test_values_outside_unit_interval_are_clipped():
-    layer = LAF(units=3)
-    values = np.array([[[-2.0], [0.3], [7.0]]], "float32")
-    np.testing.assert_allclose(
-        layer(values).numpy(), layer(np.clip(values, 0, 1)).numpy()
-    )
-
-
 def all_gradients_finite(layer, inputs, **call_kwargs):
     inputs = tf.constant(inputs)
     with tf.GradientTape() as tape:

@@ -12,6 +12,7 @@ from keras import ops
 from keras_laf.ops.power_sums import power_sums
 from keras_laf.ops.power_sums import shape
 from keras_laf.sets import reduce_or_initial
+from keras_laf.validation import UNIT_INTERVAL_TOLERANCE
 
 # Limits of the floor on the denominator's scaled magnitude: exp(+-80) is a
 # normal float32, so the floor never becomes 0 or inf.
@@ -52,14 +53,21 @@ def outer_and_inner(exponents):
 
 
 def nonfinite_sets(values, sets):
-    """True `(sets, features)` where a real element is NaN or infinite.
+    """True `(sets, features)` where a real element is NaN, infinite, or
+    outside [0, 1] by more than `UNIT_INTERVAL_TOLERANCE`.
 
     Their outputs are made NaN, so that the loss shows it (and
     `keras.callbacks.TerminateOnNaN` stops training) instead of the element
-    silently acting as 0 or 1. Padding is zero already.
+    silently acting as 0 or 1: inside `Model.fit` no error can be raised
+    on a value (eager calls of the LAF layer raise one first, see
+    `keras_laf.validation.check_unit_interval`). Padding has no effect.
     """
-    nonfinite = ops.cast(ops.logical_not(ops.isfinite(values)), "float32")
-    return sets.sum(nonfinite) > 0
+    # False for NaN, which fails every comparison.
+    inside = (values >= -UNIT_INTERVAL_TOLERANCE) & (
+        values <= 1.0 + UNIT_INTERVAL_TOLERANCE
+    )
+    outside = ops.cast(ops.logical_not(inside), "float32")
+    return sets.sum(outside) > 0
 
 
 def laf_of_power_sums(
