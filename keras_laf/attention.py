@@ -232,8 +232,8 @@ class MAB(_SetAttentionLayer):
     >>> block = MAB(dim=8, num_heads=2)
     >>> x = np.random.rand(4, 5, 3)
     >>> y = np.random.rand(4, 7, 6)
-    >>> block(x, y).shape
-    TensorShape([4, 5, 8])
+    >>> tuple(block(x, y).shape)
+    (4, 5, 8)
     """
 
     def build(self, query_shape, value_shape):
@@ -624,8 +624,8 @@ class PMA(_SetAttentionLayer):
     Example:
 
     >>> layer = PMA(dim=8, num_heads=2, num_seeds=1)
-    >>> layer(np.random.rand(4, 5, 3)).shape
-    TensorShape([4, 1, 8])
+    >>> tuple(layer(np.random.rand(4, 5, 3)).shape)
+    (4, 1, 8)
     """
 
     def __init__(

@@ -73,7 +73,7 @@ class FixedAggregation(SetAggregation):
     Example:
 
     >>> layer = FixedAggregation(["sum", "max"], flatten=False)
-    >>> layer(np.array([[[1.0], [3.0]]])).numpy()
+    >>> keras.ops.convert_to_numpy(layer(np.array([[[1.0], [3.0]]])))
     array([[[4., 3.]]], dtype=float32)
     """
 

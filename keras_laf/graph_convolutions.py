@@ -186,8 +186,8 @@ class GINConv(_GraphConvolution):
     >>> node_features = np.random.rand(3, 4).astype("float32")
     >>> # A path 0 - 1 - 2, each edge in both directions.
     >>> source, target = np.array([0, 1, 1, 2]), np.array([1, 0, 2, 1])
-    >>> layer(node_features, source, target).shape
-    TensorShape([3, 8])
+    >>> tuple(layer(node_features, source, target).shape)
+    (3, 8)
     """
 
     def __init__(
@@ -308,8 +308,8 @@ class GCNConv(_GraphConvolution):
     >>> layer = GCNConv(8, activation="relu")
     >>> node_features = np.random.rand(3, 4).astype("float32")
     >>> source, target = np.array([0, 1, 1, 2]), np.array([1, 0, 2, 1])
-    >>> layer(node_features, source, target).shape
-    TensorShape([3, 8])
+    >>> tuple(layer(node_features, source, target).shape)
+    (3, 8)
     """
 
     def __init__(
@@ -424,8 +424,8 @@ class GATConv(_GraphConvolution):
     >>> layer = GATConv(8, num_heads=2)
     >>> node_features = np.random.rand(3, 4).astype("float32")
     >>> source, target = np.array([0, 1, 1, 2]), np.array([1, 0, 2, 1])
-    >>> layer(node_features, source, target).shape
-    TensorShape([3, 16])
+    >>> tuple(layer(node_features, source, target).shape)
+    (3, 16)
     """
 
     def __init__(

@@ -195,8 +195,8 @@ class MessagePassing(keras.layers.Layer):
     >>> node_features = np.random.rand(3, 4).astype("float32")
     >>> # A path 0 - 1 - 2, each edge in both directions.
     >>> source, target = np.array([0, 1, 1, 2]), np.array([1, 0, 2, 1])
-    >>> layer(node_features, source, target).shape
-    TensorShape([3, 8])
+    >>> tuple(layer(node_features, source, target).shape)
+    (3, 8)
     """
 
     def __init__(
@@ -522,7 +522,8 @@ class GraphReadout(keras.layers.Layer):
     Example:
 
     >>> readout = GraphReadout(["sum", "max"])
-    >>> readout(np.array([[1.0], [2.0], [5.0]]), np.array([0, 0, 1])).numpy()
+    >>> outputs = readout(np.array([[1.0], [2.0], [5.0]]), np.array([0, 0, 1]))
+    >>> keras.ops.convert_to_numpy(outputs)
     array([[3., 2.],
            [5., 5.]], dtype=float32)
 

@@ -57,7 +57,8 @@ class MultiAggregation(SetPooling):
     Example:
 
     >>> layer = MultiAggregation(["sum", "max"])
-    >>> layer(np.array([[[1.0], [3.0]]], "float32")).numpy()
+    >>> outputs = layer(np.array([[[1.0], [3.0]]], "float32"))
+    >>> keras.ops.convert_to_numpy(outputs)
     array([[4., 3.]], dtype=float32)
     >>> tuple(MultiAggregation(["laf", "max"])(np.random.rand(2, 5, 3)).shape)
     (2, 30)

@@ -112,8 +112,8 @@ class SoftmaxAggregation(_ParametricAggregation):
 
     >>> layer = SoftmaxAggregation(t=1.0)
     >>> values = np.log(np.array([[[1.0], [3.0]]], "float32"))
-    >>> outputs = layer(values).numpy()  # 0.25 log 1 + 0.75 log 3
-    >>> np.exp(outputs).round(4)  # 3^0.75
+    >>> outputs = layer(values)  # 0.25 log 1 + 0.75 log 3
+    >>> np.exp(keras.ops.convert_to_numpy(outputs)).round(4)  # 3^0.75
     array([[2.2795]], dtype=float32)
     """
 
@@ -182,7 +182,7 @@ class PowerMeanAggregation(_ParametricAggregation):
 
     >>> layer = PowerMeanAggregation(p=2.0)
     >>> outputs = layer(np.array([[[1.0], [7.0]]], "float32"))
-    >>> outputs.numpy().round(4)  # sqrt((1 + 49) / 2)
+    >>> keras.ops.convert_to_numpy(outputs).round(4)  # sqrt((1 + 49) / 2)
     array([[5.]], dtype=float32)
     """
 

@@ -39,6 +39,7 @@ def set_logsumexp(scores, sets):
     Returns:
         `(num_sets, ...)`.
     """
+    scores = ops.convert_to_tensor(scores)
     # (num_sets, ...); the shift only keeps the exponentials finite.
     maxima = ops.stop_gradient(sets.max(scores))
     maxima = ops.where(maxima == float("-inf"), 0.0, maxima)
@@ -74,6 +75,7 @@ def set_softmax(scores, sets):
     >>> keras.ops.convert_to_numpy(set_softmax(scores, sets)).ravel()
     array([0.25, 0.75, 1.  ], dtype=float32)
     """
+    scores = ops.convert_to_tensor(scores)
     log_totals = set_logsumexp(scores, sets)
     real = _real_elements(log_totals, sets)
     shifted = ops.where(

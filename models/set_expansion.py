@@ -84,8 +84,8 @@ def set_expansion(
     >>> model = set_expansion(vocabulary_size=20, embedding_dim=4)
     >>> logits = model({"query": np.array([[1, 2, 3]]),
     ...                 "candidate": np.array([4])})
-    >>> logits.shape
-    TensorShape([1, 1])
+    >>> tuple(logits.shape)
+    (1, 1)
     """
     vocabulary_size = check_positive_int("vocabulary_size", vocabulary_size)
     if aggregation not in AGGREGATIONS:

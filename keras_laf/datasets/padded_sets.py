@@ -1,9 +1,10 @@
-"""Sets of different sizes as the builders take them on every backend."""
+"""Sets of different sizes as the builders take them on every backend, in
+NumPy: TensorFlow is not imported."""
 
 import numpy as np
-import tensorflow as tf
 
 from keras_laf.validation import check_positive_int
+from keras_laf.validation import tensorflow_module
 
 
 def pad_sets(sets, set_size=None):
@@ -37,7 +38,10 @@ def pad_sets(sets, set_size=None):
     array([[1., 1., 1.],
            [1., 0., 0.]], dtype=float32)
     """
-    if isinstance(sets, tf.RaggedTensor):
+    # A ragged tensor exists only once TensorFlow is imported: NumPy sets
+    # never import it.
+    tf = tensorflow_module()
+    if tf is not None and isinstance(sets, tf.RaggedTensor):
         if sets.ragged_rank != 1:
             raise ValueError(
                 "`sets` must be ragged in the set axis only, "

@@ -1,7 +1,10 @@
-"""A `tf.data` pipeline of ragged batches of variable-size sets."""
+"""A `tf.data` pipeline of ragged batches of variable-size sets.
+
+TensorFlow is imported when a function here is called, so that importing
+`keras_laf.datasets` does not import it on JAX or PyTorch.
+"""
 
 import numpy as np
-import tensorflow as tf
 
 from keras_laf.validation import check_positive_int
 
@@ -45,6 +48,8 @@ def ragged_set_dataset(
     >>> batch_sets.shape, batch_labels.shape
     (TensorShape([2, None]), TensorShape([2, 1]))
     """
+    import tensorflow as tf
+
     check_positive_int("batch_size", batch_size)
     if len(sets) == 0:
         raise ValueError("`sets` must contain at least one set. Received: []")
@@ -106,6 +111,8 @@ def to_padded_batches(dataset, set_size=None):
     array([[1., 1., 1.],
            [1., 0., 0.]], dtype=float32)
     """
+    import tensorflow as tf
+
     if set_size is not None and (
         not isinstance(set_size, (int, np.integer)) or set_size < 1
     ):
