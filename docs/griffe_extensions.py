@@ -15,8 +15,16 @@
   them becomes an `Example` heading, listed in the page's table of
   contents. Only the rendered text changes; the doctests run on the
   docstrings as written.
+- `RuntimeDefaults`: a default given by module constants
+  (`preset=DEFAULT_PRESET`, `aggregations=(DEFAULT_AGGREGATION,)`) is
+  shown as its value (`preset="pooling"`), what a caller gets, when the
+  constants are literals.
+- `PublicBases`: a private base class (`_ParametricAggregation`) is shown
+  as its own public bases, as if the reader could not see it; the page
+  shows no class it does not document.
 """
 
+import ast
 import pathlib
 import re
 
@@ -118,3 +126,101 @@ class KerasSections(griffe.Extension):
             obj.docstring.value = fence_examples(
                 list_items(obj.docstring.value)
             )
+
+
+def _classes_and_functions(obj):
+    """Every class and function defined in module or class `obj`."""
+    for member in obj.members.values():
+        if member.is_alias:
+            continue
+        if member.is_function:
+            yield member
+        elif member.is_class or member.is_module:
+            if member.is_class:
+                yield member
+            yield from _classes_and_functions(member)
+
+
+def _constant_value(expression, collection):
+    """The source of the literal that name `expression` is bound to, or
+    None where it is not a name of a literal constant."""
+    if not isinstance(expression, (griffe.ExprName, griffe.ExprAttribute)):
+        return None
+    try:
+        target = collection[expression.canonical_path]
+    except KeyError:
+        return None
+    if target.is_alias or not target.is_attribute:
+        return None
+    if isinstance(target.value, (griffe.ExprName, griffe.ExprAttribute)):
+        return _constant_value(target.value, collection)
+    source = str(target.value)
+    try:
+        ast.literal_eval(source)
+    except (SyntaxError, ValueError):
+        return None
+    return source
+
+
+def _resolved_default(expression, collection):
+    """The source of default `expression` with each name in it replaced by
+    the literal it is bound to, or None where a name is not a literal."""
+    if not isinstance(expression, griffe.Expr):
+        return None
+    parts = []
+    for part in expression.iterate(flat=True):
+        if isinstance(part, (griffe.ExprName, griffe.ExprAttribute)):
+            part = _constant_value(part, collection)
+            if part is None:
+                return None
+        parts.append(str(part))
+    source = "".join(parts)
+    try:
+        ast.literal_eval(source)
+    except (SyntaxError, ValueError):
+        return None
+    return source
+
+
+class RuntimeDefaults(griffe.Extension):
+    def on_package(self, *, pkg, **kwargs):
+        if pkg.name != "keras_laf":
+            return
+        for obj in _classes_and_functions(pkg):
+            if not obj.is_function:
+                continue
+            for parameter in obj.parameters:
+                value = _resolved_default(
+                    parameter.default, pkg.modules_collection
+                )
+                if value is not None:
+                    parameter.default = value
+
+
+def _public_bases(cls, collection):
+    """The bases of `cls`, each private one replaced by its own bases."""
+    bases = []
+    for base in cls.bases:
+        if not str(base).rpartition(".")[2].startswith("_"):
+            bases.append(base)
+            continue
+        bases += _public_bases(collection[base.canonical_path], collection)
+    return bases
+
+
+class PublicBases(griffe.Extension):
+    def on_package(self, *, pkg, **kwargs):
+        if pkg.name != "keras_laf":
+            return
+        for obj in _classes_and_functions(pkg):
+            if not obj.is_class:
+                continue
+            bases = _public_bases(obj, pkg.modules_collection)
+            if bases == obj.bases:
+                continue
+            # What the class inherited (the private base's `__init__`,
+            # whose arguments the page shows) stays, as inherited members.
+            inherited = obj.inherited_members
+            obj.bases = bases
+            for name, member in inherited.items():
+                obj.set_member(name, member)

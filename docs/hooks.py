@@ -7,7 +7,8 @@ build, so they cannot drift from the code.
   `keras_laf.__all__` and `keras_laf.models.__all__`, the classes of
   `keras_laf.constraints` and `keras_laf.initializers`, and the functions
   of `keras_laf.presets`, `keras_laf.aggregations` and
-  `keras_laf.datasets`. mkdocstrings
+  `keras_laf.datasets`; and the modules `keras_laf.config` and
+  `keras_laf.ops`, one page each. mkdocstrings
   renders each page from the docstrings, whose heading is the page's one
   title. Each section (the layers, `keras_laf.models`, the constraints,
   ...) opens with an overview page: what its module is for and a table of
@@ -15,7 +16,9 @@ build, so they cannot drift from the code.
 - `README.md` is the home page, beside `RESULTS.md` and `CHANGELOG.md`;
   the files they link to (figures, `LICENSE`, `CITATION.cff`) are copied.
 - Each tutorial (`tutorials/*.py`, keras-io guides) becomes a page: the
-  text cells as Markdown, the code between them as Python blocks.
+  text cells as Markdown, the code between them as Python blocks, each
+  figure it saves shown after the code that saves it (the copies kept in
+  `tutorials/figures/`).
 - The guides (`docs/guides/*.md`: numerics, backends) are pages of the
   docs folder as they are; README links to them are pointed at the pages.
 """
@@ -116,6 +119,21 @@ SECTION_MODULES = {
 }
 
 
+# Modules documented whole, on one page each: `(title, page path, module,
+# the members shown or None for all)`.
+MODULE_PAGES = [
+    ("keras_laf.config", "api/config.md", "keras_laf.config", None),
+    ("keras_laf.ops", "api/ops.md", "keras_laf.ops", ["laf"]),
+]
+
+
+def module_page(module, members):
+    """The Markdown of a module's page: its docstring and `members`."""
+    if members is None:
+        return f"::: {module}\n"
+    return f"::: {module}\n    options:\n      members: {members}\n"
+
+
 def overview_page(section, pages):
     """The Markdown of a section's overview: its module and its names."""
     import importlib
@@ -146,12 +164,25 @@ def overview_path(section):
     return f"api/{section.lower()}/index.md"
 
 
-def tutorial_to_markdown(source):
+# A figure a tutorial saves: `path = output_dir / "name.png"`.
+FIGURE = re.compile(r"""^path = output_dir / ["']([\w.-]+\.png)["']""", re.M)
+
+
+def tutorial_figures(name, source):
+    """The figures tutorial `name` saves, as `tutorials/figures/` paths,
+    in the order it saves them."""
+    return [
+        f"tutorials/figures/{name}/{file}" for file in FIGURE.findall(source)
+    ]
+
+
+def tutorial_to_markdown(source, name=None):
     """Turns a keras-io guide into Markdown.
 
     The module docstring is the header (Title, Author, Date created, ...);
     every other top-level string is a text cell, and the lines between text
-    cells are code.
+    cells are code. A code cell that saves a figure is followed by the
+    figure, the copy kept in `tutorials/figures/<name>/` from a full run.
     """
     tree = ast.parse(source)
     lines = source.splitlines()
@@ -186,6 +217,12 @@ def tutorial_to_markdown(source):
         text = "\n".join(block).strip("\n")
         if text.strip():
             parts.append(f"```python\n{text}\n```\n")
+        if name is not None:
+            for figure in tutorial_figures(name, text):
+                caption = pathlib.Path(figure).stem.replace("_", " ")
+                # Relative to the page, `tutorials/<name>.md`.
+                relative = figure.removeprefix("tutorials/")
+                parts.append(f"![{caption.capitalize()}]({relative})\n")
 
     position = header.end_lineno
     for cell in text_cells:
@@ -254,6 +291,7 @@ def on_config(config):
                 }
                 for section, pages in api_pages().items()
             ]
+            + [{title: page} for title, page, _, _ in MODULE_PAGES]
         }
     )
     nav.append({"Results": "results.md"})
@@ -269,8 +307,10 @@ def on_files(files, config):
         content = rewrite_links(text, linked_files)
         files.append(File.generated(config, page, content=content))
     for _, page, file in tutorial_pages():
-        content = tutorial_to_markdown(file.read_text(encoding="utf-8"))
+        source = file.read_text(encoding="utf-8")
+        content = tutorial_to_markdown(source, file.stem)
         files.append(File.generated(config, page, content=content))
+        linked_files.update(tutorial_figures(file.stem, source))
     for section, pages in api_pages().items():
         files.append(
             File.generated(
@@ -283,6 +323,19 @@ def on_files(files, config):
             # The object's heading (`show_root_heading`) is the title.
             content = f"::: {path}\n"
             files.append(File.generated(config, page, content=content))
+    for _, page, module, members in MODULE_PAGES:
+        content = module_page(module, members)
+        files.append(File.generated(config, page, content=content))
+    for target in sorted(linked_files):
+        if target.endswith(".md"):
+            # A linked page (the results archive) shows its own figures.
+            folder = pathlib.PurePosixPath(target).parent
+            text = (ROOT / target).read_text(encoding="utf-8")
+            linked_files.update(
+                str(folder / link)
+                for link, _ in LINK.findall(text)
+                if (ROOT / folder / link).is_file()
+            )
     for target in sorted(linked_files):
         files.append(
             File.generated(config, target, abs_src_path=str(ROOT / target))
