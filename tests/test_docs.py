@@ -177,23 +177,47 @@ def test_examples_become_code_blocks():
     )
 
 
+LAF_FORMULA = '<div class="arithmatex">\\[L_{a,b}(x)\\]</div>'
+LAF_PAGE = (
+    '<nav class="md-nav md-nav--secondary"><a href="#e">Example</a></nav>'
+    "<h1>LAF</h1>"
+    '<div class="doc-signature"><pre><code>LAF(units=1, preset="pooling")'
+    "</code></pre></div>"
+    '<p class="doc doc-class-bases">Bases: <code>Layer</code></p>'
+    + LAF_FORMULA
+    + (
+        '<p><span class="doc-section-title">Returns:</span></p><ul>'
+        '<li class="doc-section-item"><p>A tensor, one sentence</p>'
+        "<p>on two lines.</p></li></ul>"
+        "<h3 id='e'>Example</h3>"
+        "<pre><code><span>&gt;&gt;&gt; </span>LAF(2)</code></pre>"
+    )
+)
+GOOD_PAGES = {
+    "index.html": (
+        '<div class="arithmatex">\\[\\frac{...}{... + \\delta '
+        "L_{g,h}(1-x)}\\]</div>"
+    ),
+    "api/layers/index.html": "<h1>Layers</h1>",
+    "api/layers/LAF/index.html": LAF_PAGE,
+    "api/config/index.html": "<h1>keras_laf.config</h1>",
+    "api/ops/index.html": "<h1>keras_laf.ops</h1>",
+    "guides/numerics/index.html": '<span class="arithmatex">\\(0^0\\)</span>',
+    "tutorials/ragged_sets/index.html": (
+        '<img src="../figures/ragged_sets/mask.png">'
+    ),
+}
+
+
 def write_site(tmp_path, pages):
     for relative, body in pages.items():
         path = tmp_path / relative
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(f"<html><body>{body}</body></html>", "utf-8")
+    figure = tmp_path / "tutorials" / "figures" / "ragged_sets" / "mask.png"
+    figure.parent.mkdir(parents=True, exist_ok=True)
+    figure.write_bytes(b"")
     return tmp_path
-
-
-GOOD_PAGES = {
-    "index.html": "<pre><code>LAF(x) = (... + delta L_{g,h}(1-x))</code></pre>",
-    "api/layers/index.html": "<h1>Layers</h1>",
-    "api/layers/LAF/index.html": (
-        '<nav class="md-nav md-nav--secondary"><a href="#e">Example</a></nav>'
-        "<h1>LAF</h1><h3 id='e'>Example</h3>"
-        "<pre><code><span>&gt;&gt;&gt; </span>LAF(2)</code></pre>"
-    ),
-}
 
 
 def test_site_check_passes_a_good_site(tmp_path):
@@ -207,25 +231,74 @@ def test_site_check_passes_a_good_site(tmp_path):
     [
         (
             # What Markdown made of a `>>>` example.
-            "api/layers/LAF/index.html",
+            "api/layers/MAB/index.html",
             "<h1>LAF</h1><p>Example:</p><blockquote><blockquote><blockquote>"
             "<p>model = LAF(2)</p></blockquote></blockquote></blockquote>",
             "nested blockquotes",
         ),
         (
-            "api/layers/LAF/index.html",
+            "api/layers/MAB/index.html",
             "<h1>LAF</h1><p>&gt;&gt;&gt; LAF(2)</p>",
             "`>>>` outside a code block",
         ),
-        ("api/layers/LAF/index.html", "<h1>LAF</h1><h1>LAF</h1>", "2 titles"),
+        ("api/layers/MAB/index.html", "<h1>LAF</h1><h1>LAF</h1>", "2 titles"),
         (
-            "api/layers/LAF/index.html",
+            "api/layers/MAB/index.html",
             '<nav class="md-nav md-nav--secondary"></nav><h1>LAF</h1>'
             "<h2>call</h2>",
             "empty table of contents",
         ),
         ("api/layers/index.html", "", None),
-        ("index.html", "<p>L_{g,h</p>", "formula is cut"),
+        (
+            "index.html",
+            '<div class="arithmatex">\\[L_{g,h\\]</div>',
+            "formula is cut",
+        ),
+        (
+            # What Google-style parsing made of one sentence on two lines.
+            "api/layers/LAF/index.html",
+            LAF_PAGE.replace(
+                "<p>on two lines.</p>",
+                '</li><li class="doc-section-item"><p>on two lines.</p>',
+            ),
+            "Returns section split into 2 bullets",
+        ),
+        (
+            "api/layers/LAF/index.html",
+            LAF_PAGE.replace("one sentence", "`one sentence"),
+            "a backtick in text",
+        ),
+        (
+            "api/layers/LAF/index.html",
+            LAF_PAGE.replace(LAF_FORMULA, ""),
+            "no typeset formula",
+        ),
+        (
+            "guides/numerics/index.html",
+            '<span class="arithmatex">\\(0^0\\)</span><p>L_{a,b} is 1</p>',
+            "a formula as plain text",
+        ),
+        (
+            "tutorials/ragged_sets/index.html",
+            "<p>No figure.</p>",
+            "a tutorial page without a figure",
+        ),
+        (
+            "tutorials/ragged_sets/index.html",
+            '<img src="../figures/ragged_sets/gone.png">',
+            "has no file",
+        ),
+        (
+            "api/layers/LAF/index.html",
+            LAF_PAGE.replace('preset="pooling"', "preset=DEFAULT_PRESET"),
+            "the constant DEFAULT_PRESET",
+        ),
+        (
+            "api/layers/LAF/index.html",
+            LAF_PAGE.replace("<code>Layer</code>", "<code>_Private</code>"),
+            "a private base class: _Private",
+        ),
+        ("api/ops/index.html", "", "no page for the module keras_laf.ops"),
     ],
 )
 def test_site_check_finds_each_problem(tmp_path, page, body, problem):
@@ -237,6 +310,20 @@ def test_site_check_finds_each_problem(tmp_path, page, body, problem):
         # A section without its overview page.
         (site / page).unlink()
         problem = "no overview page"
+    elif problem.startswith("no page for"):
+        (site / page).unlink()
+        (site / page).parent.rmdir()
     problems = check.check_site(site)
     assert len(problems) == 1 and problem in problems[0], problems
     assert check.main([str(site)]) == 1
+
+
+def test_every_tutorial_figure_has_its_copy_in_the_figures_folder():
+    for _, _, file in hooks.tutorial_pages():
+        source = file.read_text("utf-8")
+        figures = hooks.tutorial_figures(file.stem, source)
+        assert figures, file.name
+        for figure in figures:
+            assert (ROOT / figure).is_file(), figure
+        markdown = hooks.tutorial_to_markdown(source, file.stem)
+        assert markdown.count("](figures/") == len(figures)
