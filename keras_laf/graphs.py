@@ -469,7 +469,7 @@ class GraphReadout(keras.layers.Layer):
     Every node feature of every graph is aggregated by LAF units or by
     fixed aggregators, over the nodes that `node_graph_ids` assigns to the
     graph: a segment aggregation with the graphs as segments. LAF takes
-    values in [0, 1] (it clips its inputs): put a sigmoid before it.
+    values in [0, 1] (see `keras_laf.LAF`): put a sigmoid before it.
 
     The number of graphs is the length of `nodes_per_graph` where it is
     given (as `keras_laf.datasets.disjoint_union` gives it, and as the

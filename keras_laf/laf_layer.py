@@ -45,8 +45,14 @@ class LAF(SetAggregation):
     details. Internally the layer computes in float32, also under a mixed
     precision policy, and casts its output to the compute dtype.
 
-    Input values are clipped into [0, 1]: put a sigmoid (as the paper does)
-    or another map into [0, 1] before the layer.
+    Input values must lie in [0, 1]: put a sigmoid (as the paper does) or
+    another map into [0, 1] before the layer. Values outside it (by more
+    than 1e-6 of rounding, within which they are clipped) are not clipped
+    silently: an eager call (PyTorch's `Model.fit` among them) raises a
+    ValueError naming the received range, and inside a compiled
+    `Model.fit` or `predict` the set's output is NaN in that feature, as
+    for a NaN or infinite element, so the loss shows it and
+    `keras.callbacks.TerminateOnNaN` stops.
 
     Reference: Pellegrini, Tibo, Frasconi, Passerini, Jaeger, "Learning
     Aggregation Functions", IJCAI 2021.

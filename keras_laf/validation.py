@@ -113,7 +113,8 @@ def check_unit_interval(layer, values, sets):
     """Raises where a real element of concrete `values` lies outside [0, 1].
 
     The check of LAF's elements in eager calls, made once, before the
-    layer computes. Traced calls (`Model.fit`, `predict`, `jax.jit`) cannot
+    layer computes; the range over the real elements is computed only for
+    the message. Traced calls (`Model.fit`, `predict`, `jax.jit`) cannot
     raise on a value: there LAF makes such a set's output NaN, so the loss
     shows it. Padding is ignored; so are NaN and inf, whose sets' outputs
     are NaN; elements within `UNIT_INTERVAL_TOLERANCE` of [0, 1] are
@@ -121,7 +122,8 @@ def check_unit_interval(layer, values, sets):
 
     Args:
         layer: the LAF layer, named in the message.
-        values: float `(elements..., features)`, in the layout of `sets`.
+        values: float `(elements..., features)`, in the layout of `sets`,
+            padding zeroed (`keras_laf.sets.as_set_batch`).
         sets: `keras_laf.sets.PaddedSets` or `keras_laf.sets.SegmentSets`.
     """
     dtype = keras.backend.standardize_dtype(values.dtype)
@@ -129,8 +131,15 @@ def check_unit_interval(layer, values, sets):
         return
     values = ops.cast(values, "float32")
     finite = ops.isfinite(values)
-    # The largest finite element of each set, and the largest negated one:
-    # (2, sets, features), one transfer to the host.
+    # Padding is zero, never outside; NaN and inf make their sets NaN.
+    outside = finite & (
+        (values < -UNIT_INTERVAL_TOLERANCE)
+        | (values > 1 + UNIT_INTERVAL_TOLERANCE)
+    )
+    if not ops.convert_to_numpy(ops.any(outside)):
+        return
+    # The range of the real elements, for the message: the largest finite
+    # element of each set, and the largest negated one, (2, sets, features).
     extremes = ops.stack(
         [
             sets.max(ops.where(finite, values, float("-inf"))),
@@ -140,16 +149,13 @@ def check_unit_interval(layer, values, sets):
     highest, negated_lowest = np.max(
         ops.convert_to_numpy(extremes), axis=(1, 2), initial=-np.inf
     )
-    if highest > 1 + UNIT_INTERVAL_TOLERANCE or (
-        negated_lowest > UNIT_INTERVAL_TOLERANCE
-    ):
-        raise ValueError(
-            f"Layer '{layer.name}' ({type(layer).__name__}) aggregates "
-            "values in [0, 1]; received values in "
-            f"[{-negated_lowest!s}, {highest!s}]. Put a sigmoid (as the paper "
-            "does) or another map into [0, 1] before the layer, e.g. "
-            "keras.layers.Activation('sigmoid')."
-        )
+    raise ValueError(
+        f"Layer '{layer.name}' ({type(layer).__name__}) aggregates "
+        "values in [0, 1]; received values in "
+        f"[{-negated_lowest!s}, {highest!s}]. Put a sigmoid (as the paper "
+        "does) or another map into [0, 1] before the layer, e.g. "
+        "keras.layers.Activation('sigmoid')."
+    )
 
 
 PADDED_SETS_INSTEAD = (

@@ -202,7 +202,9 @@ def test_empty_edges_isolated_nodes_and_single_node_graphs(aggregation):
         outputs = layer(features, no_edges, no_edges)
         assert outputs.shape == (num_nodes, 3)
         assert np.all(np.isfinite(keras.ops.convert_to_numpy(outputs)))
-        graphs = readout(outputs, np.zeros(num_nodes, "int32"))
+        # Squashed into [0, 1], which a LAF readout needs.
+        squashed = keras.ops.sigmoid(outputs)
+        graphs = readout(squashed, np.zeros(num_nodes, "int32"))
         assert graphs.shape[0] == 1
         assert np.all(np.isfinite(keras.ops.convert_to_numpy(graphs)))
     model = graph_network(aggregation=aggregation, laf_units=2, num_layers=2)

@@ -254,10 +254,10 @@ print(f"Saved {path}")
 
 `LAF` takes a batch of sets `(batch, set_size, features)` and returns
 `(batch, features * units)`: every unit aggregates every feature of every
-set. Its inputs must lie in [0, 1]: the layer clips them into that range,
-and a clipped value both loses information and passes no gradient. The
-paper therefore puts a **sigmoid** before LAF, here the activation of the
-last `Dense` layer applied to each element.
+set. Its inputs must lie in [0, 1]: a value outside is an error in an
+eager call, and makes its set's output NaN inside `fit`. The paper
+therefore puts a **sigmoid** before LAF, here the activation of the last
+`Dense` layer applied to each element.
 
 Sets of different sizes are padded to a common size. Keras marks the padded
 positions with a *mask*: the `Masking` layer below marks every element

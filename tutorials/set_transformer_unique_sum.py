@@ -32,8 +32,8 @@ image -> Dense 300 -> Dense 100 -> Dense 30 (ReLU, each image)
 ```
 
 The sigmoid in front of LAF is part of the LAF head: the encoder's outputs
-can be any real numbers, and LAF needs values in [0, 1] (it clips anything
-else, losing information and gradient).
+can be any real numbers, and LAF needs values in [0, 1] (anything else is
+an error, or a NaN loss inside `fit`).
 """
 
 """

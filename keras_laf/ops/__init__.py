@@ -47,11 +47,14 @@ How it is laid out, as Keras lays out its ops:
 
 Conventions:
 
-- Inputs are float and clipped into [0, 1] (the paper puts a sigmoid
-  before LAF); integer inputs are an error, since clipping would turn them
-  into 0 and 1: embed them or scale them into [0, 1].
-- NaN or inf in a real element makes that set's output NaN (per feature),
-  so the loss shows it; padded positions have no effect whatever they hold.
+- Inputs are float values in [0, 1] (the paper puts a sigmoid before
+  LAF); integer inputs are an error: embed them or scale them into
+  [0, 1]. Values within 1e-6 of [0, 1] (rounding) are clipped into it.
+- NaN, inf, or a value further outside [0, 1] in a real element makes
+  that set's output NaN (per feature), so the loss shows it; padded
+  positions have no effect whatever they hold. (Where values are known,
+  in eager calls, the `LAF` layer raises a ValueError first for a finite
+  value outside [0, 1].)
   Inside the logarithm x and 1 - x are floored at `epsilon`, so 0^b is
   computed as epsilon^b, and the gradient with respect to an element below
   epsilon is 0.
@@ -122,10 +125,11 @@ def laf(
     Args:
         inputs: a dense tensor `(batch, set_size, features)`, a
             `tf.RaggedTensor` `(batch, None, features)`, or flat values
-            `(num_elements, features)` with `segment_ids`. A float dtype:
-            values are clipped into [0, 1], and integer inputs raise a
-            ValueError (embed them or scale them into [0, 1] first). A NaN
-            or infinite real element makes its set's output NaN.
+            `(num_elements, features)` with `segment_ids`. Float values
+            in [0, 1] (within 1e-6 of it, then clipped); integer inputs
+            raise a ValueError (embed them or scale them into [0, 1]
+            first). A real element that is NaN, infinite or outside
+            [0, 1] makes its set's output NaN in that feature.
         exponents: `(8, units)`, rows a..h, all >= 0.
         coefficients: `(4, units)`, rows alpha, beta, gamma, delta.
         mask: optional `(batch, set_size)` for dense inputs: boolean, or
