@@ -3,9 +3,10 @@
 LAF sums one exponential per element, feature, unit and term over each
 set. It never stores them for a whole set: the set axis is cut into
 chunks, and only one chunk's exponentials exist at a time. The chunk
-budget is how many of those values a chunk may hold, per set for padded
-sets and in all for segment sets (flat elements with segment ids). A
-smaller budget uses less memory; a larger one may be faster. The
+budget is how many of those values a chunk may hold, all sets of a batch
+together. On a CPU a chunk that fits the processor's cache is fastest:
+its exponentials are summed twice (the power sums and their derivatives)
+while they are still in the cache. A smaller budget uses less memory. The
 defaults, and how they were chosen, are in RESULTS.md ("Chunks of the set
 axis", `benchmarks/chunk_budget.py`).
 
@@ -19,9 +20,9 @@ AUTO = "auto"
 LAYOUTS = ("padded", "segments")
 # Padded sets on a GPU are one chunk: XLA's GPU compiler fuses the
 # exponentials into their sums and stores none of them; its CPU compiler
-# stores each chunk's.
+# stores each chunk's, best in the cache (2**19 float32 values: 2 MiB).
 DEFAULT_CHUNK_BUDGETS = {
-    "padded": {"cpu": 2**17, "gpu": None},
+    "padded": {"cpu": 2**19, "gpu": None},
     "segments": {"cpu": 2**21, "gpu": 2**21},
 }
 
@@ -44,11 +45,12 @@ def set_chunk_budget(padded=AUTO, segments=AUTO):
     """Sets how many values LAF computes at once per chunk of the set axis.
 
     Args:
-        padded: int, None or `"auto"`. Values per set and chunk for padded
-            (and ragged) sets: a chunk holds about
-            `padded / (features * 4 * units)` elements, at least 16. None
-            makes every set one chunk. `"auto"` picks by device: `2**17`
-            on a CPU, None on a GPU. Defaults to `"auto"`.
+        padded: int, None or `"auto"`. Values per chunk of padded (and
+            ragged) sets, all sets of the batch together: a chunk holds
+            `padded / (sets * features * 4 * units)` elements of every set,
+            rounded down to a power of 2, at least 1. None makes every set
+            one chunk. `"auto"` picks by device: `2**19` on a CPU, None on a
+            GPU. Defaults to `"auto"`.
         segments: int, None or `"auto"`. Values per chunk of flat elements
             (segment ids), all sets together; `"auto"` is `2**21`.
             Defaults to `"auto"`.

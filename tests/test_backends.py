@@ -280,16 +280,6 @@ def test_backend_hooks_compute_what_numpy_computes():
         *(ops.convert_to_tensor(array) for array in (y, log_mask, q, weights)),
     )
     np.testing.assert_allclose(numpy(computed), expected, rtol=1e-5, atol=1e-6)
-    # y exp(y q), zero at padding, where y may be > 0 (1 - x = 1).
-    positive = padding & (rng.uniform(size=y.shape) < 0.5)
-    y_padded = np.where(positive, rng.uniform(0, 1, y.shape), y)
-    y_padded = y_padded.astype("float32")
-    expected = y_padded * np.exp(y_padded * q[:, :, None, None]) * ~padding
-    computed = backend.logs_times_exponentials(
-        PaddedPowerSums.exponentials,
-        *(ops.convert_to_tensor(array) for array in (y_padded, log_mask, q)),
-    )
-    np.testing.assert_allclose(numpy(computed), expected, rtol=1e-5, atol=1e-6)
     np.testing.assert_allclose(
         numpy(backend.materialized(ops.convert_to_tensor(y))), y
     )

@@ -5,14 +5,17 @@ inner exponents q of the units, the power sums are sum_i exp(q y_i) with
 y_i = log x_i - M (and likewise for 1 - x). They are the bulk of LAF's
 work: one exponential per element, feature, unit and term. They are
 never stored for a whole set: the set axis is cut into chunks
-(`keras_laf.config.set_chunk_budget`), each chunk's exponentials are
-summed before the next, and the gradient recomputes them. Memory thus
-stays at the size of the inputs plus the per-set sums.
+(`keras_laf.config.set_chunk_budget`), and each chunk's exponentials are
+summed twice before the next, into the power sums and into their
+derivatives by q, sum_i y_i exp(q y_i), from which the gradient of q is
+one product per set. The gradient of the elements recomputes the
+exponentials once. Memory thus stays at the size of the inputs plus the
+per-set sums.
 
 Two layouts: `PaddedPowerSums` (padded sets) and `SegmentPowerSums`
 (flat elements with segment ids). Each has `max_logs`, `sums` and
-`gradients`; `max_logs`, `sums` and `gradients` below run them on the
-inputs as given, and `power_sums` wires them into one differentiable
+`element_gradients`; `max_logs`, `sums` and `value_gradients` below run
+them on the inputs as given, and `power_sums` wires them into one differentiable
 function. Where backends differ in which layout of a sum or loop their
 compiler runs fastest, the math calls `keras_laf.ops.backend`.
 """
@@ -25,18 +28,25 @@ from keras_laf.ops import backend
 from keras_laf.sets import SegmentSets
 from keras_laf.sets import reduce_or_initial
 
-# Chunks of at least 16 elements still vectorise well.
-MIN_CHUNK_SIZE = 16
-
 
 def chunk_size(values_per_chunk, *dimensions):
     """The largest number of elements per chunk, a power of 2 (at least
-    `MIN_CHUNK_SIZE`), for `values_per_chunk` values of per-element
-    `dimensions`; None (the whole set) for None."""
+    1), for `values_per_chunk` values of per-element `dimensions` (ints,
+    or scalar tensors for sizes known only at run time); None (the whole
+    set) for None."""
     if values_per_chunk is None:
         return None
-    elements = max(values_per_chunk // int(np.prod(dimensions)), 1)
-    return max(2 ** int(np.log2(elements)), MIN_CHUNK_SIZE)
+    if all(isinstance(size, int) for size in dimensions):
+        per_element = max(int(np.prod(dimensions)), 1)
+        elements = max(values_per_chunk // per_element, 1)
+        return 2 ** int(np.log2(elements))
+    per_element = ops.cast(dimensions[0], "float32")
+    for size in dimensions[1:]:
+        per_element = per_element * ops.cast(size, "float32")
+    elements = ops.maximum(
+        values_per_chunk / ops.maximum(per_element, 1.0), 1.0
+    )
+    return ops.cast(2.0 ** ops.floor(ops.log2(elements)), "int32")
 
 
 def shape(tensor):
@@ -53,16 +63,17 @@ def chunking(size, max_chunk_size):
 
     As few chunks as `max_chunk_size` allows, at least one, the axis
     zero-padded by less than one element per chunk; one chunk when
-    `max_chunk_size` is None. For a size known only at run time (a scalar
-    tensor: ragged sets, a TensorFlow trace with a dynamic set axis), the
-    same arithmetic on tensors: the number of chunks is a run-time value.
+    `max_chunk_size` is None. For a size or chunk size known only at run
+    time (a scalar tensor: ragged sets, a TensorFlow trace with a dynamic
+    set or batch axis), the same arithmetic on tensors: the number of
+    chunks is a run-time value.
 
     Returns:
-        `(num_chunks, chunk_size, padding)`, Python ints for an int size.
+        `(num_chunks, chunk_size, padding)`, Python ints for int sizes.
     """
     if max_chunk_size is None:
         return 1, size, 0
-    if isinstance(size, int):
+    if isinstance(size, int) and isinstance(max_chunk_size, int):
         num_chunks = max(-(-size // max_chunk_size), 1)
         chunk_size = max(-(-size // num_chunks), 1)
         return num_chunks, chunk_size, num_chunks * chunk_size - size
@@ -183,8 +194,9 @@ class PaddedPowerSums:
         log_mask: `(set_size, sets * features)`, the log of the mask in
             x's layout (`element_log_mask`).
         epsilon: float, floor of x and 1 - x inside the logarithm.
-        chunk_size: int, the largest number of elements per chunk, or None
-            for the whole set.
+        chunk_size: int (a scalar tensor where the number of sets is known
+            only at run time), the largest number of elements per chunk, or
+            None for the whole set.
     """
 
     def __init__(self, values, log_mask, epsilon, chunk_size):
@@ -277,46 +289,36 @@ class PaddedPowerSums:
         return ops.exp(y * q[:, :, None, None] + log_mask)
 
     def sums(self, x, m, q):
-        """Sums exp(y q) over each set, chunk by chunk."""
+        """The power sums sum exp(y q) over each set, and their derivatives
+        by q, sum y exp(y q), chunk by chunk.
+
+        Both sums of a chunk are one loop of XLA's, over its exponentials
+        (stored by XLA's CPU compiler): from a chunk that fits the cache
+        (`keras_laf.config`), the derivatives cost one multiply-add per
+        exponential. y is finite, so padding adds 0 to both.
+        """
         chunk = self._chunks(self._shifted_logs(x, m))
 
         def chunk_sums(index):
-            return (ops.sum(self.exponentials(*chunk(index), q), axis=-2),)
-
-        (sums,) = backend.sum_over_chunks(chunk_sums, self.num_chunks)
-        return sums
-
-    def gradients(self, x, m, q, upstream):
-        """Gradients of `sums` with respect to x and to q, given the
-        gradient `upstream` of the sums.
-
-        The gradient of q sums y exp(y q) over each set, chunk by chunk
-        like `sums`, then weighs these sums by `upstream`. The gradient of
-        x sums exp(y q) over the units and sources: one pass over the
-        whole set, which XLA fuses with the exponentials and so stores
-        none of them, whatever the set size.
-        """
-        y = self._shifted_logs(x, m)
-        chunk = self._chunks(y)
-
-        def chunk_weighted_sums(index):
             y, log_mask = chunk(index)
-            terms = backend.logs_times_exponentials(
-                self.exponentials, y, log_mask, q
-            )
-            return (ops.sum(terms, axis=-2),)
+            terms = self.exponentials(y, log_mask, q)
+            return ops.sum(terms, axis=-2), ops.sum(y * terms, axis=-2)
 
-        (weighted_sums,) = backend.sum_over_chunks(
-            chunk_weighted_sums, self.num_chunks
-        )
-        grad_q = ops.sum(upstream * weighted_sums, axis=-1)
+        return backend.sum_over_chunks(chunk_sums, self.num_chunks)
+
+    def element_gradients(self, x, m, q, upstream):
+        """The gradient of `sums` with respect to x, given the gradient
+        `upstream` of the sums: sum_k upstream_k q_k exp(y q_k) over the
+        units and sources, in one pass over the whole set that XLA fuses
+        with the exponentials, and so stores none of them, whatever the
+        set size."""
+        y = self._shifted_logs(x, m)
         # (2, set_size, sets * features), then combined per source.
         grad_y = backend.weighted_sum_over_units(
             self.exponentials, y, self.log_mask, q, upstream * q[:, :, None]
         )
         derivatives = log_derivatives(x, self.epsilon, 0)
-        grad_x = grad_y[0] * derivatives[0] + grad_y[1] * derivatives[1]
-        return grad_x, grad_q
+        return grad_y[0] * derivatives[0] + grad_y[1] * derivatives[1]
 
 
 class SegmentPowerSums:
@@ -367,12 +369,19 @@ class SegmentPowerSums:
             # (chunk, features, 2, 2 * units), zero at padding.
             exponentials = ops.where(valid, ops.exp(y * q), 0)
             segments = SegmentSets(segment_ids, self.sets.num_segments)
-            return (segments.sum(exponentials),)
+            # One segment sum of the exponentials and their products with
+            # y, side by side: (sets, features, 2, 4 * units).
+            return (
+                segments.sum(
+                    ops.concatenate([exponentials, y * exponentials], -1)
+                ),
+            )
 
         (sums,) = backend.sum_over_chunks(chunk_sums, shape(chunks[0])[0])
-        return sets_minor(sums)
+        sums, exponent_derivatives = ops.split(sums, 2, axis=-1)
+        return sets_minor(sums), sets_minor(exponent_derivatives)
 
-    def gradients(self, x, m, q, upstream):
+    def element_gradients(self, x, m, q, upstream):
         # (2, 2 * units, sets * features) -> (sets, features, 2, 2 * units)
         upstream = ops.reshape(
             upstream,
@@ -384,21 +393,21 @@ class SegmentPowerSums:
             # (chunk, features, 2, 2 * units), zero at padding.
             exponentials = ops.where(valid, ops.exp(y * q), 0)
             element_upstream = ops.take(upstream, segment_ids, axis=0)
-            grad_y = ops.sum(element_upstream * q * exponentials, axis=-1)
-            grad_q = ops.sum(element_upstream * y * exponentials, axis=(0, 1))
-            return grad_y, grad_q
+            return (ops.sum(element_upstream * q * exponentials, axis=-1),)
 
-        grad_y, grad_q = map_over_chunks(chunk_gradients, self._chunks(x, m))
+        (grad_y,) = map_over_chunks(chunk_gradients, self._chunks(x, m))
         # (elements, features, 2)
         grad_y = from_chunks(grad_y, shape(x)[0])
         derivatives = log_derivatives(x, self.epsilon, -1)
-        return ops.sum(grad_y * derivatives, axis=-1), ops.sum(grad_q, axis=0)
+        return ops.sum(grad_y * derivatives, axis=-1)
 
 
 def padded_power_sums(values, log_mask, epsilon, units, budget):
     """`PaddedPowerSums` of `values` `(sets, set_size, features)` whose
-    chunks hold at most `budget` values per set (None: one chunk)."""
-    size = chunk_size(budget, values.shape[-1], 2, 2 * units)
+    chunks hold at most `budget` values, all sets together (None: one
+    chunk)."""
+    num_sets, _, features = shape(values)
+    size = chunk_size(budget, num_sets, features, 2, 2 * units)
     return PaddedPowerSums(values, log_mask, epsilon, size)
 
 
@@ -409,7 +418,7 @@ def segment_power_sums(values, sets, epsilon, units, budget):
     return SegmentPowerSums(sets, epsilon, size)
 
 
-# The three kernels of the power sums, each a function of a layout
+# The kernels of the power sums, each a function of a layout
 # (`PaddedPowerSums` or `SegmentPowerSums`) and of the values as given:
 # they clip the values and lay them out themselves, so that a gradient
 # needs to keep only the values.
@@ -421,20 +430,29 @@ def max_logs(power_sums, values):
 
 
 def sums(power_sums, values, max_logs, q):
-    """The power sums `(2, 2 * units, sets * features)`."""
+    """The power sums `(2, 2 * units, sets * features)`, and their
+    derivatives by q (`exponent_gradients` turns them into q's gradient),
+    in the same layout."""
     return power_sums.sums(
         power_sums.layout(unit_interval(values)), max_logs, q
     )
 
 
-def gradients(power_sums, values, max_logs, q, upstream):
-    """Gradients of `sums` with respect to the values and to q, given the
-    gradient `upstream` of the sums."""
+def exponent_gradients(exponent_derivatives, upstream):
+    """The gradient of the power sums with respect to q `(2, 2 * units)`,
+    given their derivatives by q from `sums` and the gradient `upstream`
+    of the sums."""
+    return ops.sum(upstream * exponent_derivatives, axis=-1)
+
+
+def value_gradients(power_sums, values, max_logs, q, upstream):
+    """The gradient of the power sums with respect to the values, given
+    the gradient `upstream` of the sums."""
     x = power_sums.layout(unit_interval(values))
-    grad_x, grad_q = power_sums.gradients(x, max_logs, q, upstream)
+    grad_x = power_sums.element_gradients(x, max_logs, q, upstream)
     # NaN, inf and values outside [0, 1] are clipped: no gradient.
     inside = (values >= 0.0) & (values <= 1.0)
-    return ops.where(inside, power_sums.from_layout(grad_x), 0.0), grad_q
+    return ops.where(inside, power_sums.from_layout(grad_x), 0.0)
 
 
 def power_sums(values, inner_exponents, sets, epsilon):
@@ -442,9 +460,12 @@ def power_sums(values, inner_exponents, sets, epsilon):
     tensor for the gradient.
 
     The forward pass computes one exponential per element and unit and
-    keeps only their sums; the gradient (`gradients`) recomputes them, and
-    recomputes the clipping and the layout of the elements from `values`,
-    so that the only per-element tensor it holds is `values` itself.
+    keeps only two sums of them: the power sums, and their derivatives by
+    q, which are the gradient of q once weighed by the upstream gradient.
+    The gradient of the values (`value_gradients`) recomputes the
+    exponentials, and the clipping and the layout of the elements from
+    `values`, so that the only per-element tensor it holds is `values`
+    itself.
 
     Args:
         values: the elements as given, padding zeroed: `(sets, set_size,
@@ -485,25 +506,28 @@ def power_sums(values, inner_exponents, sets, epsilon):
     @ops.custom_gradient
     def differentiable_sums(values, m, q, *state):
         # The loops over chunks are never differentiated: their gradient is
-        # `gradients`. Without stop_gradient, TensorFlow would still record
-        # them and keep every iteration's values for a gradient.
+        # `value_gradients` and `exponent_gradients`. Without
+        # stop_gradient, TensorFlow would still record them and keep every
+        # iteration's values for a gradient.
         values, m, q, *state = (
             ops.stop_gradient(tensor) for tensor in (values, m, q, *state)
         )
         layout = make_layout(values, *state)
+        power_sums, exponent_derivatives = sums(layout, values, m, q)
 
         def grad(*args, upstream=None):
             if upstream is None:
                 (upstream,) = args
             upstream = ops.stop_gradient(upstream)
-            grad_values, grad_q = gradients(layout, values, m, q, upstream)
+            grad_values = value_gradients(layout, values, m, q, upstream)
+            grad_q = exponent_gradients(exponent_derivatives, upstream)
             # m and the mask or segment ids get no gradient.
             m_zeros, *state_zeros = (
                 ops.zeros_like(tensor) for tensor in (m, *state)
             )
             return grad_values, m_zeros, grad_q, *state_zeros
 
-        return sums(layout, values, m, q), grad
+        return power_sums, grad
 
     result = differentiable_sums(values, m, inner_exponents, *state)
     if isinstance(sets, SegmentSets):

@@ -48,20 +48,6 @@ def materialized(tensor):
     return _module().materialized(tensor)
 
 
-def logs_times_exponentials(exponentials, y, log_mask, q):
-    """y exp(y q) `(2, 2 * units, n, rows)`, zero at padding, for the
-    shifted logs y `(2, 1, n, rows)` of padded sets, whose sums over the
-    elements are the gradient of the power sums with respect to q.
-
-    Args:
-        exponentials: `PaddedPowerSums.exponentials`.
-        y: `(2, 1, n, rows)`, <= 0 at real elements.
-        log_mask: `(n, rows)`.
-        q: `(2, 2 * units)`.
-    """
-    return _module().logs_times_exponentials(exponentials, y, log_mask, q)
-
-
 def weighted_sum_over_units(exponentials, y, log_mask, q, weights):
     """sum_k weights_k exp(y q_k) over the units and terms k of padded
     sets: `(2, set_size, rows)`, in one pass that XLA fuses with the

@@ -40,10 +40,6 @@ def materialized(tensor):
     return tensor
 
 
-def logs_times_exponentials(exponentials, y, log_mask, q):
-    return y * exponentials(y, log_mask, q)
-
-
 def weighted_sum_over_units(exponentials, y, log_mask, q, weights):
     # The set axis before the (set, feature) pairs, as they are laid out.
     return ops.sum(

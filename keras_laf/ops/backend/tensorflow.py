@@ -19,7 +19,6 @@ from keras_laf import config
 from keras_laf.ops import formula
 from keras_laf.ops import power_sums
 from keras_laf.ops.backend.generic import chunk_summer
-from keras_laf.ops.backend.generic import logs_times_exponentials
 from keras_laf.ops.backend.generic import materialized
 from keras_laf.ops.backend.generic import weighted_sum_over_units
 from keras_laf.sets import PaddedSets
@@ -34,7 +33,6 @@ __all__ = [
     "bucket_size",
     "compiled_padded_laf",
     "laf_over_sets",
-    "logs_times_exponentials",
     "materialized",
     "platform",
     "sum_over_chunks",
@@ -66,52 +64,64 @@ def padded_laf_forward(
     values, mask, log_mask, exponents, inner, coefficients, *args
 ):
     """LAF of padded sets, and what its gradient needs besides the inputs
-    (`per_set_gradients`, `power_sum_gradients`): the power sums, the
-    largest logs and the sets made NaN. `inner` is `exponents`' inner
-    exponents (`compiled_padded_laf` says why they are an argument); `args`
-    are epsilon, the output limit and the chunk budget."""
+    (`per_set_gradients`, `value_gradients`): the power sums, their
+    derivatives by the inner exponents, the largest logs and the sets made
+    NaN. `inner` is `exponents`' inner exponents (`compiled_padded_laf`
+    says why they are an argument); `args` are epsilon, the output limit
+    and the chunk budget."""
     epsilon, limit, budget = args
     layout = power_sums.padded_power_sums(
         values, log_mask, epsilon, inner.shape[-1] // 2, budget
     )
     max_logs = power_sums.max_logs(layout, values)
-    sums = power_sums.sums(layout, values, max_logs, inner)
+    sums, exponent_derivatives = power_sums.sums(
+        layout, values, max_logs, inner
+    )
     nonfinite = formula.nonfinite_sets(values, PaddedSets(mask))
     outputs = formula.laf_of_power_sums(
         sums, max_logs, exponents, coefficients, nonfinite, epsilon, limit
     )
-    return outputs, (sums, max_logs, nonfinite)
+    return outputs, (sums, max_logs, nonfinite, exponent_derivatives)
 
 
 def per_set_gradients(
-    sums, max_logs, nonfinite, exponents, coefficients, upstream, *args
+    sums,
+    max_logs,
+    nonfinite,
+    exponent_derivatives,
+    exponents,
+    coefficients,
+    upstream,
+    *args,
 ):
     """Gradients of `padded_laf_forward`'s outputs with respect to the
-    power sums, and to the exponents and coefficients through the per-set
-    arithmetic alone, given their gradient `upstream`; `args` are epsilon
-    and the output limit."""
+    power sums, to the exponents and coefficients through the per-set
+    arithmetic, and to the inner exponents through the power sums, given
+    their gradient `upstream`; `args` are epsilon and the output limit."""
     with tf.GradientTape() as tape:
         tape.watch((sums, exponents, coefficients))
         outputs = formula.laf_of_power_sums(
             sums, max_logs, exponents, coefficients, nonfinite, *args
         )
-    return tape.gradient(
+    grad_sums, grad_exponents, grad_coefficients = tape.gradient(
         outputs,
         (sums, exponents, coefficients),
         upstream,
         tf.UnconnectedGradients.ZERO,
     )
+    grad_inner = power_sums.exponent_gradients(exponent_derivatives, grad_sums)
+    return grad_sums, grad_exponents, grad_inner, grad_coefficients
 
 
-def power_sum_gradients(
-    values, log_mask, max_logs, inner, upstream, epsilon, budget
-):
-    """Gradients of the power sums of padded sets with respect to the values
-    and the inner exponents, given their gradient `upstream`."""
+def value_gradients(values, log_mask, max_logs, inner, upstream, *args):
+    """The gradient of the power sums of padded sets with respect to the
+    values, given their gradient `upstream`; `args` are epsilon and the
+    chunk budget."""
+    epsilon, budget = args
     layout = power_sums.padded_power_sums(
         values, log_mask, epsilon, inner.shape[-1] // 2, budget
     )
-    return power_sums.gradients(layout, values, max_logs, inner, upstream)
+    return power_sums.value_gradients(layout, values, max_logs, inner, upstream)
 
 
 # For each kernel of `padded_laf_kernels`, its tensor arguments that hold
@@ -119,8 +129,8 @@ def power_sum_gradients(
 # axis) vary from call to call.
 _SET_DIMENSIONS = {
     "padded_laf_forward": {0: 2, 1: 2, 2: 2},
-    "per_set_gradients": {0: 1, 1: 1, 2: 1, 5: 1},
-    "power_sum_gradients": {0: 2, 1: 2, 2: 1, 4: 1},
+    "per_set_gradients": {0: 1, 1: 1, 2: 1, 3: 1, 6: 1},
+    "value_gradients": {0: 2, 1: 2, 2: 1, 4: 1},
 }
 
 
@@ -169,8 +179,8 @@ def traced_once_per_layout(kernel, set_dimensions):
 
 @functools.cache
 def padded_laf_kernels():
-    """`padded_laf_forward`, `per_set_gradients` and `power_sum_gradients`
-    as TensorFlow functions compiled by XLA (`traced_once_per_layout`).
+    """`padded_laf_forward`, `per_set_gradients` and `value_gradients` as
+    TensorFlow functions compiled by XLA (`traced_once_per_layout`).
 
     The gradient is two programs: compiled as one, XLA fuses the per-set
     gradient into the loop over the elements and recomputes it for each
@@ -181,7 +191,7 @@ def padded_laf_kernels():
         for kernel in (
             padded_laf_forward,
             per_set_gradients,
-            power_sum_gradients,
+            value_gradients,
         )
     )
 
@@ -208,7 +218,7 @@ def compiled_padded_laf(values, mask, exponents, coefficients, epsilon, limit):
     the selection into the loops over the exponentials and redoes it for
     every element.
     """
-    forward, set_gradients, sum_gradients = padded_laf_kernels()
+    forward, set_gradients, element_gradients = padded_laf_kernels()
     budget = config.chunk_budget("padded")
     log_mask = power_sums.element_log_mask(mask, power_sums.shape(values)[-1])
 
@@ -234,16 +244,18 @@ def compiled_padded_laf(values, mask, exponents, coefficients, epsilon, limit):
         def grad(*args, upstream=None):
             if upstream is None:
                 (upstream,) = args
-            grad_sums, grad_exponents, grad_coefficients = set_gradients(
-                *residuals,
-                exponents,
-                coefficients,
-                ops.stop_gradient(upstream),
-                epsilon,
-                limit,
+            grad_sums, grad_exponents, grad_inner, grad_coefficients = (
+                set_gradients(
+                    *residuals,
+                    exponents,
+                    coefficients,
+                    ops.stop_gradient(upstream),
+                    epsilon,
+                    limit,
+                )
             )
             max_logs = residuals[1]
-            grad_values, grad_inner = sum_gradients(
+            grad_values = element_gradients(
                 values, log_mask, max_logs, inner, grad_sums, epsilon, budget
             )
             return grad_values, grad_exponents, grad_inner, grad_coefficients
@@ -261,14 +273,16 @@ def compiled_padded_laf(values, mask, exponents, coefficients, epsilon, limit):
 
 
 def bucket_size(set_size):
-    """The smallest 2^k or 3 * 2^(k-1) >= set_size (at least 1).
+    """The set size rounded up to a multiple of an eighth of the next power
+    of 2 (at least 1): exact up to 8, then four sizes per doubling (9 ->
+    10, 100 -> 112, 129 -> 160).
 
     XLA compiles `padded_laf_kernels` once per input shape: padding the set
-    axis to these sizes bounds the number of shapes to two per doubling of
-    the set size, for at most a third more work. The padding happens here,
-    inside the op, because the set size of a batch is often decided inside
-    the model (ragged sets are padded by the layer itself, batch by batch),
-    where no data pipeline can reach it.
+    axis to these sizes bounds the number of shapes to four per doubling of
+    the set size, for at most a quarter more work. The padding happens
+    here, inside the op, because the set size of a batch is often decided
+    inside the model (ragged sets are padded by the layer itself, batch by
+    batch), where no data pipeline can reach it.
 
     Args:
         set_size: a Python int, or a scalar int tensor when the size is
@@ -280,13 +294,12 @@ def bucket_size(set_size):
     """
     if isinstance(set_size, int):
         power = 2 ** max(set_size - 1, 0).bit_length()
-        smaller = 3 * power // 4
-        return smaller if power >= 4 and smaller >= set_size else power
+        step = max(power // 8, 1)
+        return max(-(-set_size // step) * step, 1)
     set_size = ops.cast(ops.maximum(set_size, 1), "float64")
     power = 2.0 ** ops.ceil(ops.log2(set_size) - 1e-9)
-    smaller = 0.75 * power
-    bucket = ops.where((power >= 4) & (smaller >= set_size), smaller, power)
-    return ops.cast(bucket, "int32")
+    step = ops.maximum(power / 8.0, 1.0)
+    return ops.cast(ops.ceil(set_size / step) * step, "int32")
 
 
 def laf_over_sets(values, sets, exponents, coefficients, epsilon, limit):
