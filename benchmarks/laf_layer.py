@@ -36,6 +36,11 @@ backend (`--backend`, default `KERAS_BACKEND` or TensorFlow):
    the epoch's batches (forward, compiled): the least work any LAF
    training step does.
 
+4. Scaling (`--part scaling`): one LAF(9) forward and backward step on 8
+   padded sets of 16 features at 1e6 and at 4e6 elements in all, each in
+   its own process: the growth of the peak RSS from one to the other per
+   element-feature added, and the time per element-feature of each.
+
 Usage:
 
     python benchmarks/laf_layer.py                  # both, prints a table
@@ -45,6 +50,7 @@ Usage:
     python benchmarks/laf_layer.py --part small     # only the small sets
     python benchmarks/laf_layer.py --part small --jit-compile
     python benchmarks/laf_layer.py --part peers     # LAF, PMA and sum
+    python benchmarks/laf_layer.py --part scaling   # 1e6 and 4e6 elements
 
 To compare with another version of the package, check it out elsewhere
 and pass its directory (each measurement imports keras_laf from there):
@@ -316,17 +322,20 @@ def peer_epochs(num_sets, epochs):
     return results
 
 
-def exponential_pass_seconds(batches, epochs):
-    """Seconds for `batches` passes of LAF(9)'s exponentials over a padded
-    batch of the integer sets (64 sets x 10 elements x 10 features x 36
-    inner exponents), summed over each set, compiled, forward only: the
-    least work any LAF training step does (the median of `epochs`)."""
+def exponential_pass_seconds(
+    batches, epochs, num_sets=64, set_size=10, features=10, units=9
+):
+    """Seconds for `batches` passes of LAF's exponentials over a padded
+    batch (by default the integer sets': 64 sets x 10 elements x 10
+    features, LAF(9): 4 * 9 inner exponents), summed over each set,
+    compiled, forward only: the least work any LAF training step does (the
+    median of `epochs`)."""
     import keras
     import numpy as np
     from keras import ops
 
     def one_pass(y, q):
-        # (2, 18, rows): exp(q y) summed over the set axis.
+        # (2, 2 * units, rows): exp(q y) summed over the set axis.
         return ops.sum(ops.exp(ops.expand_dims(y, 1) * q[:, :, None, None]), 2)
 
     if keras.config.backend() == "jax":
@@ -340,9 +349,10 @@ def exponential_pass_seconds(batches, epochs):
         wait = np.asarray
     rng = np.random.default_rng(0)
     # (2, set_size, sets * features): log x and log(1 - x).
-    y = np.log(rng.uniform(size=(2, 10, 640))).astype("float32")
-    y = ops.convert_to_tensor(y)
-    q = ops.convert_to_tensor(rng.uniform(size=(2, 18)).astype("float32"))
+    y = rng.uniform(size=(2, set_size, num_sets * features))
+    y = ops.convert_to_tensor(np.log(y).astype("float32"))
+    q = rng.uniform(size=(2, 2 * units)).astype("float32")
+    q = ops.convert_to_tensor(q)
     wait(compiled(y, q))
     times = []
     for _ in range(epochs):
@@ -460,6 +470,42 @@ def measure_large_sets(backend, package_path, shape, steps):
         large, "laf"
     ) / size_dependent_rss(large, "transcription")
     return large
+
+
+def measure_scaling(backend, package_path, elements=(10**6, 4 * 10**6)):
+    """How LAF(9)'s step grows with the elements: one forward and backward
+    step on 8 padded sets of 16 features, at each total of `elements`, in
+    a process of its own; the growth of the peak RSS and the time per
+    element-feature between the smallest and the largest."""
+    rows = {}
+    for total in elements:
+        print(f"scaling, {total} elements ...", flush=True)
+        rows[total] = run_in_subprocess(
+            backend,
+            "large_step",
+            package_path,
+            variant="laf",
+            steps=2,
+            batch=8,
+            set_size=total // 8,
+            features=16,
+            units=9,
+        )
+    smallest, largest = min(elements), max(elements)
+    added = (largest - smallest) * 16
+    return {
+        "elements": list(elements),
+        "steps": {str(total): row for total, row in rows.items()},
+        "rss_growth_bytes_per_element_feature": (
+            rows[largest]["rss_growth_bytes"]
+            - rows[smallest]["rss_growth_bytes"]
+        )
+        / added,
+        "nanoseconds_per_element_feature": {
+            str(total): row["seconds"] / (total * 16) * 1e9
+            for total, row in rows.items()
+        },
+    }
 
 
 def size_dependent_rss(large, variant):
@@ -585,6 +631,22 @@ def report(results, backend):
                 f"compiled): {peers['exponentials']['seconds_per_epoch']:.3f}"
                 " s/epoch"
             )
+    if "scaling" in results:
+        scaling = results["scaling"]
+        smallest, largest = scaling["elements"][0], scaling["elements"][-1]
+        per_element = scaling["nanoseconds_per_element_feature"]
+        lines += [
+            "Scaling (LAF(9), 8 padded sets x 16 features, one step):",
+            "  peak RSS growth from "
+            f"{smallest:.0e} to {largest:.0e} elements: "
+            f"{scaling['rss_growth_bytes_per_element_feature']:.1f} B per "
+            "element-feature",
+            *(
+                f"  {int(total):.0e} elements: {nanoseconds:.1f} ns per "
+                "element-feature"
+                for total, nanoseconds in per_element.items()
+            ),
+        ]
     return "\n".join(lines)
 
 
@@ -597,10 +659,11 @@ def main():
     )
     parser.add_argument(
         "--part",
-        choices=("both", "large", "small", "peers", "all"),
+        choices=("both", "large", "small", "peers", "scaling", "all"),
         default="both",
         help="large sets, the integer model's small sets, or both; "
-        "peers: LAF against PMA and a sum; all: the three",
+        "peers: LAF against PMA and a sum; scaling: LAF(9) at 1e6 and 4e6 "
+        "elements; all: the four",
     )
     parser.add_argument(
         "--package-path",
@@ -658,6 +721,8 @@ def main():
         results["peers"] = measure_peers(
             args.backend, args.package_path, num_sets, peer_epochs
         )
+    if args.part in ("scaling", "all"):
+        results["scaling"] = measure_scaling(args.backend, args.package_path)
     print("\n" + report(results, args.backend))
     if args.output:
         with open(args.output, "w") as output_file:

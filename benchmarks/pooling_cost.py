@@ -7,8 +7,12 @@ points, width 64, batch 32) and of the integer model
 10 digits, batch 64) with each pooling, in one process: the first epoch
 (tracing and compiling) is left out, the median of the next `--epochs` is
 kept, and the poolings take turns over `--rounds` rounds so that a busy
-machine slows them alike. Prints each time as it comes and writes the
-medians and their ratios to max pooling's as JSON.
+machine slows them alike. Beside them, in each round, one pass of LAF's
+exponentials alone over an epoch's batches (compiled, forward only: the
+least work any LAF epoch does; `laf_layer.exponential_pass_seconds`), so
+that LAF's extra time over max pooling is also given as a multiple of
+it. Prints each time as it comes and writes the medians and their ratios
+to max pooling's as JSON.
 
     python benchmarks/pooling_cost.py --rounds 2 --poolings max,laf,gru
 """
@@ -27,6 +31,7 @@ import numpy as np  # noqa: E402
 from laf_initialization import build_model  # noqa: E402
 from laf_initialization import compile_model  # noqa: E402
 from laf_initialization import padded  # noqa: E402
+from laf_layer import exponential_pass_seconds  # noqa: E402
 from point_cloud_pooling import compiled_classifier  # noqa: E402
 from point_cloud_pooling import padded_with_mask  # noqa: E402
 
@@ -34,6 +39,24 @@ from laf_experiments.datasets import make_solid_point_clouds  # noqa: E402
 from laf_experiments.datasets import make_training_sets  # noqa: E402
 
 TASKS = ("point_clouds", "integers")
+# Each task's batches per epoch and the shape of its LAF pooling's input:
+# sets, elements, features and LAF units.
+LAF_SHAPES = {
+    "point_clouds": {
+        "batches": 50,
+        "num_sets": 32,
+        "set_size": 100,
+        "features": 64,
+        "units": 10,
+    },
+    "integers": {
+        "batches": 313,
+        "num_sets": 64,
+        "set_size": 10,
+        "features": 10,
+        "units": 9,
+    },
+}
 
 
 class EpochTimes(keras.callbacks.Callback):
@@ -110,8 +133,12 @@ def main(argv=None):
     }
     run = {"point_clouds": point_cloud_epochs, "integers": integer_epochs}
     seconds = {task: {pooling: [] for pooling in poolings} for task in tasks}
+    exponentials = {task: [] for task in tasks}
     for round_index in range(args.rounds):
         for task in tasks:
+            exponentials[task].append(
+                exponential_pass_seconds(epochs=args.epochs, **LAF_SHAPES[task])
+            )
             for pooling in poolings:
                 keras.utils.set_random_seed(round_index)
                 times = run[task](pooling, 1 + args.epochs, data[task])[1:]
@@ -139,14 +166,26 @@ def main(argv=None):
             for task, per_pooling in seconds.items()
         },
     }
+    for task, per_pooling in report["tasks"].items():
+        floor = float(np.median(exponentials[task]))
+        report["tasks"][task]["exponentials"] = {"seconds_per_epoch": floor}
+        if "laf" in per_pooling:
+            extra = (
+                per_pooling["laf"]["seconds_per_epoch"]
+                - per_pooling["max"]["seconds_per_epoch"]
+            )
+            per_pooling["laf"]["extra_over_max_in_exponentials"] = extra / floor
     args.output.parent.mkdir(parents=True, exist_ok=True)
     args.output.write_text(json.dumps(report, indent=2) + "\n")
     for task, per_pooling in report["tasks"].items():
         for pooling, row in per_pooling.items():
-            print(
-                f"{task:>12} {pooling:>10}: {row['seconds_per_epoch']:.2f} s, "
-                f"{row['ratio_to_max']:.2f} x max"
-            )
+            line = f"{task:>12} {pooling:>12}: {row['seconds_per_epoch']:.3f} s"
+            if "ratio_to_max" in row:
+                line += f", {row['ratio_to_max']:.2f} x max"
+            if "extra_over_max_in_exponentials" in row:
+                extra = row["extra_over_max_in_exponentials"]
+                line += f", extra over max {extra:.1f} x the exponentials"
+            print(line)
     return 0
 
 

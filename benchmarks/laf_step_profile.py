@@ -1,0 +1,220 @@
+"""Where one LAF training step spends its time, as multiples of its
+exponentials alone.
+
+For the point-cloud pooling (32 clouds x 100 points x 64 features, LAF(10))
+and the integer model's pooling (64 sets x 10 digits x 10 features,
+LAF(9)), on the running Keras backend, each figure the median time of one
+step and its ratio to the floor, one pass of LAF's exponentials
+(`laf_layer.exponential_pass_seconds`, compiled, forward only), measured
+in the same run:
+
+- `exponentials`: the floor;
+- `forward`: the layer's forward pass, compiled as the backend compiles it
+  inside `Model.fit` (on TensorFlow a `tf.function`, whose LAF runs as XLA
+  programs; on JAX `jax.jit`);
+- `gradient`: the forward pass and the gradient with respect to the input
+  and the layer's weights, less `forward`;
+- `constraints`: the preset's constraints applied to the layer's weights,
+  as the optimizer applies them after each update;
+- `fixed`: forward and gradient of the same layer on one set of one
+  element with one feature: the per-step cost that does not grow with the
+  sets (dispatch, kernel launches, the per-set arithmetic's overhead).
+
+On JAX, the step's XLA operations that move data (transposes, copies,
+pads, slices) are added up from a profiler trace (`data_movement`).
+
+    python benchmarks/laf_step_profile.py --output profile.json
+    KERAS_BACKEND=jax python benchmarks/laf_step_profile.py
+"""
+
+import argparse
+import json
+import os
+import pathlib
+import sys
+import time
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+
+import keras  # noqa: E402
+import numpy as np  # noqa: E402
+from keras import ops  # noqa: E402
+from laf_layer import exponential_pass_seconds  # noqa: E402
+
+import keras_laf  # noqa: E402
+
+WORKLOADS = {
+    "point_clouds": {
+        "num_sets": 32,
+        "set_size": 100,
+        "features": 64,
+        "units": 10,
+    },
+    "integers": {"num_sets": 64, "set_size": 10, "features": 10, "units": 9},
+}
+# XLA operations that only move data, by their names' leading op.
+DATA_MOVEMENT = ("transpose", "copy", "pad", "slice", "concatenate", "bitcast")
+
+
+def compiled_functions(layer):
+    """The layer's forward, forward + gradient, and constraints, compiled
+    as the backend compiles a training step; and how to wait for them."""
+    if keras.config.backend() == "jax":
+        import jax
+
+        def loss(variables, values, mask):
+            outputs, _ = layer.stateless_call(variables, [], values, mask=mask)
+            return ops.sum(outputs)
+
+        variables = [variable.value for variable in layer.trainable_variables]
+
+        def constrain(variables):
+            return [
+                variable.constraint(value)
+                for variable, value in zip(
+                    layer.trainable_variables, variables, strict=True
+                )
+            ]
+
+        forward = jax.jit(loss)
+        gradient = jax.jit(jax.grad(loss, argnums=(0, 1)))
+        constrained = jax.jit(constrain)
+        return (
+            lambda values, mask: forward(variables, values, mask),
+            lambda values, mask: gradient(variables, values, mask),
+            lambda: constrained(variables),
+            jax.block_until_ready,
+        )
+    import tensorflow as tf
+
+    @tf.function
+    def forward(values, mask):
+        return layer(values, mask=mask)
+
+    @tf.function
+    def forward_and_gradient(values, mask):
+        with tf.GradientTape() as tape:
+            tape.watch(values)
+            outputs = ops.sum(layer(values, mask=mask))
+        return tape.gradient(outputs, [values, *layer.trainable_variables])
+
+    @tf.function
+    def constrain():
+        for variable in layer.trainable_variables:
+            variable.assign(variable.constraint(variable))
+        return [variable.value for variable in layer.trainable_variables]
+
+    def wait(outputs):
+        return [np.asarray(output) for output in tf.nest.flatten(outputs)]
+
+    return forward, forward_and_gradient, constrain, wait
+
+
+def median_seconds(function, wait, repeats, *args):
+    wait(function(*args))  # traces and compiles
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        wait(function(*args))
+        times.append(time.perf_counter() - start)
+    return float(np.median(times))
+
+
+def jax_data_movement_seconds(layer, values, mask, repeats):
+    """Seconds per step of the XLA operations of the forward + gradient
+    step that move data, from a profiler trace (JAX only)."""
+    from jax_step_profile import thunk_seconds
+
+    _, forward_and_gradient, _, _ = compiled_functions(layer)
+    thunks = thunk_seconds(forward_and_gradient, (values, mask), repeats)
+    return sum(
+        seconds
+        for name, seconds in thunks.items()
+        if name.split("_")[0].split(".")[0] in DATA_MOVEMENT
+    )
+
+
+def profile(workload, repeats):
+    shape = WORKLOADS[workload]
+    rng = np.random.default_rng(0)
+    values = rng.uniform(
+        size=(shape["num_sets"], shape["set_size"], shape["features"])
+    ).astype("float32")
+    mask = np.ones(values.shape[:2], bool)
+    layer = keras_laf.LAF(shape["units"])
+    layer.build(values.shape)
+    forward, forward_and_gradient, constrain, wait = compiled_functions(layer)
+    values, mask = ops.convert_to_tensor(values), ops.convert_to_tensor(mask)
+    floor = exponential_pass_seconds(batches=repeats, epochs=3, **shape)
+    floor /= repeats
+    forward_seconds = median_seconds(forward, wait, repeats, values, mask)
+    step_seconds = median_seconds(
+        forward_and_gradient, wait, repeats, values, mask
+    )
+    constraint_seconds = median_seconds(constrain, wait, repeats)
+    one_element = ops.convert_to_tensor(np.full((1, 1, 1), 0.5, "float32"))
+    one_mask = ops.convert_to_tensor(np.ones((1, 1), bool))
+    tiny = keras_laf.LAF(shape["units"])
+    tiny.build((1, 1, 1))
+    _, tiny_step, _, tiny_wait = compiled_functions(tiny)
+    fixed_seconds = median_seconds(
+        tiny_step, tiny_wait, repeats, one_element, one_mask
+    )
+    seconds = {
+        "exponentials": floor,
+        "forward": forward_seconds,
+        "gradient": step_seconds - forward_seconds,
+        "forward_and_gradient": step_seconds,
+        "constraints": constraint_seconds,
+        "fixed": fixed_seconds,
+    }
+    if keras.config.backend() == "jax":
+        seconds["data_movement"] = jax_data_movement_seconds(
+            layer, values, mask, max(repeats // 5, 1)
+        )
+    return {
+        name: {"seconds": value, "in_exponentials": value / floor}
+        for name, value in seconds.items()
+    }
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawTextHelpFormatter
+    )
+    parser.add_argument("--workloads", default=",".join(WORKLOADS))
+    parser.add_argument("--repeats", type=int, default=100)
+    parser.add_argument(
+        "--output",
+        type=pathlib.Path,
+        default=pathlib.Path("benchmarks/results/laf_step_profile.json"),
+    )
+    args = parser.parse_args(argv)
+    workloads = args.workloads.split(",")
+    for workload in workloads:
+        if workload not in WORKLOADS:
+            parser.error(
+                f"unknown workload {workload!r}; expected some of "
+                f"{tuple(WORKLOADS)}"
+            )
+    report = {
+        "backend": keras.config.backend(),
+        "repeats": args.repeats,
+        "workloads": {},
+    }
+    for workload in workloads:
+        rows = profile(workload, args.repeats)
+        report["workloads"][workload] = rows
+        for name, row in rows.items():
+            print(
+                f"{workload:>12} {name:>21}: {row['seconds'] * 1e3:8.3f} ms, "
+                f"{row['in_exponentials']:5.2f} x the exponentials",
+                flush=True,
+            )
+    args.output.parent.mkdir(parents=True, exist_ok=True)
+    args.output.write_text(json.dumps(report, indent=2) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
