@@ -43,12 +43,10 @@ import keras  # noqa: E402
 import numpy as np  # noqa: E402
 
 import keras_laf  # noqa: E402
-import keras_laf.constraints  # noqa: E402
-import keras_laf.initializers  # noqa: E402
 from keras_laf import aggregations  # noqa: E402
-from keras_laf.callbacks import SnapToClosedForms  # noqa: E402
 from keras_laf.datasets import ragged_set_dataset  # noqa: E402
 from keras_laf.datasets import to_padded_batches  # noqa: E402
+from keras_laf.laf_layer.callbacks import SnapToClosedForms  # noqa: E402
 from keras_laf.models import deep_sets  # noqa: E402
 from laf_experiments.datasets import TEST_PROTOCOLS  # noqa: E402
 from laf_experiments.datasets import make_test_sets  # noqa: E402

@@ -91,11 +91,24 @@ def api_pages():
         "Aggregations": keras_laf.aggregations,
     }
     for section, module in modules.items():
-        for name, obj in vars(module).items():
-            defined_here = getattr(obj, "__module__", None) == module.__name__
-            if name.startswith("_") or not defined_here:
-                continue
-            if inspect.isclass(obj) or inspect.isfunction(obj):
+        # A package (`keras_laf.aggregations`) documents the functions it
+        # hands on; a module the classes and functions defined in it.
+        if hasattr(module, "__path__"):
+            names = [
+                name
+                for name in module.__all__
+                if inspect.isfunction(getattr(module, name))
+            ]
+        else:
+            names = [
+                name
+                for name, obj in vars(module).items()
+                if getattr(obj, "__module__", None) == module.__name__
+                and (inspect.isclass(obj) or inspect.isfunction(obj))
+            ]
+        for name in names:
+            if not name.startswith("_"):
+                obj = getattr(module, name)
                 add(section, name, obj, f"{module.__name__}.{name}")
     for name in keras_laf.datasets.__all__:
         obj = getattr(keras_laf.datasets, name)
@@ -134,12 +147,25 @@ def module_page(module, members):
     return f"::: {module}\n    options:\n      members: {members}\n"
 
 
+def public_module(name):
+    """The module a public path names: `keras_laf.constraints` is an
+    attribute of `keras_laf` (the module `keras_laf.laf_layer.constraints`),
+    not a module path of its own."""
+    import importlib
+
+    try:
+        return importlib.import_module(name)
+    except ModuleNotFoundError:
+        parent, _, attribute = name.rpartition(".")
+        return getattr(public_module(parent), attribute)
+
+
 def overview_page(section, pages):
     """The Markdown of a section's overview: its module and its names."""
     import importlib
 
     module_name = SECTION_MODULES[section]
-    module = importlib.import_module(module_name)
+    module = public_module(module_name)
     about = inspect.cleandoc(module.__doc__ or "").split("\n\n")[0]
     lines = [
         f"# {section}",

@@ -1,42 +1,55 @@
-"""keras-laf: Learnable Aggregation Functions (LAF) for Keras 3."""
+"""keras-laf: Learnable Aggregation Functions (LAF) for Keras 3.
+
+The public names, flat: the layers and functions of the subpackages,
+
+- `laf_layer`: `LAF`, its presets, constraints, initializers, closed forms
+  and callbacks;
+- `aggregations`: the other aggregations (fixed, softmax and power mean,
+  attentional, recurrent, GMT, multi) and the registry of names;
+- `layers`: the set layers `MAB`, `SAB`, `ISAB`, `PMA`, `PerElement`,
+  `PermutationEquivariant`;
+- `graphs`: `MessagePassing`, `GraphReadout`, GIN, GCN and GAT;
+- `ops`: LAF as a function of tensors (`keras_laf.laf`);
+- `datasets`: padded and ragged sets, graph batches.
+"""
 
 import importlib
 
 from keras_laf import aggregations
-from keras_laf import callbacks
 from keras_laf import config
-from keras_laf import constraints
-from keras_laf import initializers
-from keras_laf import presets
-from keras_laf.aggregation import SetAggregation
-from keras_laf.attention import ISAB
-from keras_laf.attention import MAB
-from keras_laf.attention import PMA
-from keras_laf.attention import SAB
-from keras_laf.attentional_aggregation import AttentionalAggregation
-from keras_laf.attentional_aggregation import Set2Set
-from keras_laf.closed_forms import CLOSED_FORM_NAMES
-from keras_laf.closed_forms import ClosedForm
-from keras_laf.closed_forms import closed_form
-from keras_laf.equivariant import PermutationEquivariant
-from keras_laf.fixed_aggregation import DEEPSETS_AGGREGATORS
-from keras_laf.fixed_aggregation import PNA_AGGREGATORS
-from keras_laf.fixed_aggregation import FixedAggregation
-from keras_laf.graph_convolutions import GATConv
-from keras_laf.graph_convolutions import GCNConv
-from keras_laf.graph_convolutions import GINConv
-from keras_laf.graph_multiset_transformer import GraphMultisetTransformer
+from keras_laf.aggregations import AttentionalAggregation
+from keras_laf.aggregations import FixedAggregation
+from keras_laf.aggregations import GraphMultisetTransformer
+from keras_laf.aggregations import GRUAggregation
+from keras_laf.aggregations import LSTMAggregation
+from keras_laf.aggregations import MultiAggregation
+from keras_laf.aggregations import PowerMeanAggregation
+from keras_laf.aggregations import Set2Set
+from keras_laf.aggregations import SetAggregation
+from keras_laf.aggregations import SetPooling
+from keras_laf.aggregations import SoftmaxAggregation
+from keras_laf.aggregations.fixed import DEEPSETS_AGGREGATORS
+from keras_laf.aggregations.fixed import PNA_AGGREGATORS
+from keras_laf.graphs import GATConv
+from keras_laf.graphs import GCNConv
+from keras_laf.graphs import GINConv
 from keras_laf.graphs import GraphReadout
 from keras_laf.graphs import MessagePassing
 from keras_laf.laf_layer import LAF
-from keras_laf.lstm_aggregation import GRUAggregation
-from keras_laf.lstm_aggregation import LSTMAggregation
-from keras_laf.multi_aggregation import MultiAggregation
+from keras_laf.laf_layer import callbacks
+from keras_laf.laf_layer import constraints
+from keras_laf.laf_layer import initializers
+from keras_laf.laf_layer import presets
+from keras_laf.laf_layer.closed_forms import CLOSED_FORM_NAMES
+from keras_laf.laf_layer.closed_forms import ClosedForm
+from keras_laf.laf_layer.closed_forms import closed_form
+from keras_laf.layers import ISAB
+from keras_laf.layers import MAB
+from keras_laf.layers import PMA
+from keras_laf.layers import SAB
+from keras_laf.layers import PerElement
+from keras_laf.layers import PermutationEquivariant
 from keras_laf.ops import laf
-from keras_laf.parametric_aggregations import PowerMeanAggregation
-from keras_laf.parametric_aggregations import SoftmaxAggregation
-from keras_laf.per_element import PerElement
-from keras_laf.set_pooling import SetPooling
 from keras_laf.sets import as_set_batch
 from keras_laf.sets import from_padded
 from keras_laf.sets import to_padded

@@ -12,12 +12,12 @@ three graph properties of a batch of graphs jointly (the benchmark is in
 
 import keras
 
-from keras_laf.graph_convolutions import GATConv
-from keras_laf.graph_convolutions import GCNConv
-from keras_laf.graph_convolutions import GINConv
-from keras_laf.graphs import DEFAULT_AVERAGE_LOG_DEGREE
-from keras_laf.graphs import GraphReadout
-from keras_laf.graphs import MessagePassing
+from keras_laf.graphs.convolutions import GATConv
+from keras_laf.graphs.convolutions import GCNConv
+from keras_laf.graphs.convolutions import GINConv
+from keras_laf.graphs.message_passing import DEFAULT_AVERAGE_LOG_DEGREE
+from keras_laf.graphs.message_passing import MessagePassing
+from keras_laf.graphs.readout import GraphReadout
 from keras_laf.validation import check_positive_int
 
 UPDATES = ("gru", "residual", "none")

@@ -43,11 +43,11 @@ except ImportError:
     ) from None
 
 from keras_laf import aggregations
+from keras_laf.laf_layer.presets import DEFAULT_PRESET
+from keras_laf.laf_layer.presets import PRESETS
 from keras_laf.models.deep_sets import deep_sets
 from keras_laf.models.set_transformer import HEADS
 from keras_laf.models.set_transformer import set_transformer
-from keras_laf.presets import DEFAULT_PRESET
-from keras_laf.presets import PRESETS
 from keras_laf.validation import check_positive_int
 
 # The paper's choice, in the middle of the stable range of 6 to 9 units.

@@ -7,10 +7,10 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from keras_laf.attention import ISAB
-from keras_laf.attention import MAB
-from keras_laf.attention import PMA
-from keras_laf.attention import SAB
+from keras_laf.layers.attention import ISAB
+from keras_laf.layers.attention import MAB
+from keras_laf.layers.attention import PMA
+from keras_laf.layers.attention import SAB
 
 DIM = 8
 NUM_HEADS = 2

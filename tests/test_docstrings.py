@@ -21,17 +21,19 @@ OPTIONS = doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE
 # Examples that build ragged tensors or `tf.data` pipelines, which only
 # TensorFlow has, with the reason shown when they are skipped.
 TENSORFLOW_ONLY = {
-    "keras_laf.attention.ISAB": "ragged sets (tf.ragged.constant)",
+    "keras_laf.layers.attention.ISAB": "ragged sets (tf.ragged.constant)",
     "keras_laf.datasets.ragged_dataset.ragged_set_dataset": (
         "builds a tf.data pipeline of tf.RaggedTensor batches"
     ),
     "keras_laf.datasets.ragged_dataset.to_padded_batches": (
         "builds a tf.data pipeline of tf.RaggedTensor batches"
     ),
-    "keras_laf.lstm_aggregation.LSTMAggregation": (
+    "keras_laf.aggregations.recurrent.LSTMAggregation": (
         "ragged sets (tf.ragged.constant)"
     ),
-    "keras_laf.per_element.PerElement": "ragged sets (tf.ragged.constant)",
+    "keras_laf.layers.per_element.PerElement": (
+        "ragged sets (tf.ragged.constant)"
+    ),
 }
 
 
@@ -78,10 +80,11 @@ EXAMPLES = collect_examples()
 # Examples that fail today in files other changes own: the backends they
 # fail on, and why. Strict: once an example is fixed, its entry must go.
 KNOWN_FAILURES = {
-    "keras_laf.constraints.BoundedNonNeg": (
+    "keras_laf.laf_layer.constraints.BoundedNonNeg": (
         ("jax", "torch"),
-        "its output is a tf.Tensor's repr; keras_laf/constraints.py is "
-        "being changed elsewhere (issue 36)",
+        "its output is a tf.Tensor's repr; "
+        "keras_laf/laf_layer/constraints.py is being changed elsewhere "
+        "(issue 36)",
     ),
 }
 
@@ -99,7 +102,7 @@ def example_param(test):
 @pytest.mark.multi_backend
 def test_examples_are_found_in_layers_and_models():
     names = {test.name for test in EXAMPLES}
-    assert "keras_laf.laf_layer.LAF" in names
+    assert "keras_laf.laf_layer.layer.LAF" in names
     assert "keras_laf.models.deep_sets.deep_sets" in names
     assert len(EXAMPLES) >= 40
     assert set(TENSORFLOW_ONLY) <= names

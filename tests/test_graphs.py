@@ -9,8 +9,8 @@ import tensorflow as tf
 
 from keras_laf import LAF
 from keras_laf.datasets import disjoint_union
-from keras_laf.graphs import GraphReadout
-from keras_laf.graphs import MessagePassing
+from keras_laf.graphs.message_passing import MessagePassing
+from keras_laf.graphs.readout import GraphReadout
 from keras_laf.models.graph_network import graph_network
 
 ALL_SCALERS = ("identity", "amplification", "attenuation")

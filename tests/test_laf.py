@@ -9,7 +9,7 @@ import tensorflow as tf
 
 import keras_laf
 from keras_laf import LAF
-from keras_laf.constraints import BoundedNonNeg
+from keras_laf.laf_layer.constraints import BoundedNonNeg
 
 
 def reference_laf(elements, exponents, coefficients):

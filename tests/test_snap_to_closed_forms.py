@@ -1,6 +1,7 @@
 """Snapping LAF units onto the closed forms of Table 1 they nearly compute:
-`keras_laf.closed_forms.snap_closed_forms`, `LAF.snap_to_closed_forms` and
-the `keras_laf.callbacks.SnapToClosedForms` callback."""
+`keras_laf.laf_layer.closed_forms.snap_closed_forms`,
+`LAF.snap_to_closed_forms` and the `keras_laf.callbacks.SnapToClosedForms`
+callback."""
 
 import keras
 import numpy as np
@@ -9,9 +10,9 @@ import pytest
 import keras_laf
 from keras_laf import LAF
 from keras_laf import closed_form
-from keras_laf.callbacks import SnapToClosedForms
-from keras_laf.callbacks import laf_layers
-from keras_laf.closed_forms import snap_closed_forms
+from keras_laf.laf_layer.callbacks import SnapToClosedForms
+from keras_laf.laf_layer.callbacks import laf_layers
+from keras_laf.laf_layer.closed_forms import snap_closed_forms
 
 pytestmark = pytest.mark.multi_backend
 

@@ -123,7 +123,8 @@ def laf_numpy(x, exponents, coefficients):
 `keras_laf.closed_form(name, **parameters)` returns the exponents and
 coefficients with which one unit computes an aggregator of Table 1 of the
 paper. (Two printed rows of that table have a wrong sign; the package
-uses the corrected ones, see the docstring of `keras_laf.closed_forms`.)
+uses the corrected ones, see the docstring of
+`keras_laf.laf_layer.closed_forms`.)
 `LAF.from_closed_forms` builds a layer whose units *start* as those
 aggregators; training is then free to move them.
 

@@ -33,15 +33,14 @@ import numpy as np
 from keras import ops
 
 from keras_laf import aggregations
-from keras_laf import presets
+from keras_laf.graphs.common import check_edges
+from keras_laf.graphs.common import check_node_shape
+from keras_laf.graphs.common import check_preset
+from keras_laf.graphs.common import dense_sublayer
+from keras_laf.graphs.common import prepare_graph
 from keras_laf.sets import SegmentSets
-from keras_laf.sets import checked_indices
-from keras_laf.sets import count_segments
-from keras_laf.sets import is_traced
-from keras_laf.validation import check_index_tensor
 from keras_laf.validation import check_positive_int
 from keras_laf.validation import check_same_length
-from keras_laf.validation import check_shape
 
 SCALER_NAMES = (
     "identity",
@@ -53,51 +52,6 @@ SCALER_NAMES = (
 # Mean of log(degree + 1) over the nodes of the training graphs of the
 # graph-properties benchmark (15 to 24 nodes), about 1.5.
 DEFAULT_AVERAGE_LOG_DEGREE = 1.5
-
-
-def _check_node_shape(shape, layer, argument="node_features"):
-    return check_shape(layer, argument, shape, (2,), "(num_nodes, features)")
-
-
-def _check_edges(node_features, edge_source, edge_target, layer):
-    """Checks the node features and edge indices of a graph layer's call."""
-    _check_node_shape(node_features.shape, layer)
-    check_index_tensor(layer, "edge_source", edge_source, "node")
-    check_index_tensor(layer, "edge_target", edge_target, "node")
-    check_same_length("edge_source", edge_source, "edge_target", edge_target)
-
-
-def _prepare_graph(node_features, edge_source, edge_target, dtype):
-    """Casts the node features and checks the edge indices against them."""
-    node_features = ops.cast(node_features, dtype)
-    num_nodes = ops.shape(node_features)[0]
-    source = checked_indices(edge_source, num_nodes, "edge_source", "nodes")
-    target = checked_indices(edge_target, num_nodes, "edge_target", "nodes")
-    return node_features, source, target, num_nodes
-
-
-def _check_preset(preset):
-    """None (the LAF layer's default) or the preset's standard name."""
-    return None if preset is None else presets.standardize_preset(preset)
-
-
-def _clone_initializer(initializer):
-    # A new initializer object for each weight or sub-layer: a seeded one
-    # shared between them would give them the same values.
-    return initializer.__class__.from_config(initializer.get_config())
-
-
-def _dense(layer, units, name, activation=None, use_bias=None):
-    """A dense sub-layer with the bias and initializers of `layer`."""
-    return keras.layers.Dense(
-        units,
-        activation=activation,
-        use_bias=layer.use_bias if use_bias is None else use_bias,
-        kernel_initializer=_clone_initializer(layer.kernel_initializer),
-        bias_initializer=_clone_initializer(layer.bias_initializer),
-        name=name,
-        dtype=layer.dtype_policy,
-    )
 
 
 @keras.saving.register_keras_serializable(package="keras_laf")
@@ -223,7 +177,7 @@ class MessagePassing(keras.layers.Layer):
             aggregation, allowed=aggregations.PER_FEATURE_NAMES
         )
         self.laf_units = check_positive_int("laf_units", laf_units)
-        self.laf_preset = _check_preset(laf_preset)
+        self.laf_preset = check_preset(laf_preset)
         self.message_units = check_positive_int(
             "message_units", units if message_units is None else message_units
         )
@@ -290,16 +244,16 @@ class MessagePassing(keras.layers.Layer):
         edge_target_shape=None,
         edge_features_shape=None,
     ):
-        node_shape = _check_node_shape(node_features_shape, self)
+        node_shape = check_node_shape(node_features_shape, self)
         features = node_shape[-1]
         self.input_spec = keras.layers.InputSpec(ndim=2, axes={-1: features})
         message_inputs = 2 * features
         if edge_features_shape is not None:
-            edge_shape = _check_node_shape(
+            edge_shape = check_node_shape(
                 edge_features_shape, self, "edge_features"
             )
             message_inputs += edge_shape[-1]
-        self._message_dense = _dense(
+        self._message_dense = dense_sublayer(
             self, self.message_units, "message", self.message_activation
         )
         self._message_dense.build((None, message_inputs))
@@ -314,7 +268,9 @@ class MessagePassing(keras.layers.Layer):
         aggregate_features = (
             self.message_units * self.num_aggregates * len(self.scalers)
         )
-        self._update_dense = _dense(self, self.units, "update", self.activation)
+        self._update_dense = dense_sublayer(
+            self, self.units, "update", self.activation
+        )
         self._update_dense.build((None, features + aggregate_features))
         if self.train_average_log_degree:
             self.log_average_log_degree = self.add_weight(
@@ -326,9 +282,9 @@ class MessagePassing(keras.layers.Layer):
             )
 
     def _check_inputs(self, node_features, edge_source, edge_target, edges):
-        _check_edges(node_features, edge_source, edge_target, self)
+        check_edges(node_features, edge_source, edge_target, self)
         if edges is not None:
-            _check_node_shape(edges.shape, self, "edge_features")
+            check_node_shape(edges.shape, self, "edge_features")
             check_same_length(
                 "edge_source", edge_source, "edge_features", edges
             )
@@ -358,7 +314,7 @@ class MessagePassing(keras.layers.Layer):
         self._check_inputs(
             node_features, edge_source, edge_target, edge_features
         )
-        node_features, source, target, num_nodes = _prepare_graph(
+        node_features, source, target, num_nodes = prepare_graph(
             node_features, edge_source, edge_target, self.compute_dtype
         )
         # (num_edges, 2 * features [+ edge_features])
@@ -433,7 +389,7 @@ class MessagePassing(keras.layers.Layer):
         edge_target_shape=None,
         edge_features_shape=None,
     ):
-        node_shape = _check_node_shape(node_features_shape, self)
+        node_shape = check_node_shape(node_features_shape, self)
         return (node_shape[0], self.units)
 
     def get_config(self):
@@ -459,224 +415,4 @@ class MessagePassing(keras.layers.Layer):
             "bias_initializer": keras.initializers.serialize(
                 self.bias_initializer
             ),
-        }
-
-
-@keras.saving.register_keras_serializable(package="keras_laf")
-class GraphReadout(keras.layers.Layer):
-    """Aggregates the nodes of each graph of a disjoint-union batch.
-
-    Every node feature of every graph is aggregated by LAF units or by
-    fixed aggregators, over the nodes that `node_graph_ids` assigns to the
-    graph: a segment aggregation with the graphs as segments. LAF takes
-    values in [0, 1] (see `keras_laf.LAF`): put a sigmoid before it.
-
-    The number of graphs is the length of `nodes_per_graph` where it is
-    given (as `keras_laf.datasets.disjoint_union` gives it, and as the
-    sizes of TF-GNN's `GraphTensor` or jraph's `n_node`): a shape, known
-    when JAX traces the layer (`jax.jit`, `Model.fit`), so the layer runs
-    on JAX in a model whose number of graphs changes from batch to batch.
-    Without it the number of graphs is `max(node_graph_ids) + 1`, a value,
-    which a JAX trace cannot take.
-
-    Args:
-        aggregation: str or list of str. Any identifier of
-            `keras_laf.aggregations.get`: `"laf"`, names or a preset of
-            `FixedAggregation` aggregators, `"softmax"`, `"powermean"`,
-            the poolings `"attention"`, `"set2set"`, `"gmt"`, `"gru"` and
-            `"lstm"` (the last two and `"gmt"` need TensorFlow, which pads
-            the graphs' nodes for them), or a list mixing them (e.g.
-            `["laf", "max"]`). Defaults to `"sum"`.
-        laf_units: int. Number of LAF units, when `aggregation="laf"`.
-            Defaults to `16`.
-        laf_preset: str. The `keras_laf.LAF` preset (`"pooling"`,
-            `"closed_forms"` or `"paper"`, see `keras_laf.presets`), when
-            `aggregation="laf"`. Defaults to `None`: the layer's default.
-        **kwargs: base layer keyword arguments, such as `name` and `dtype`.
-
-    Call arguments:
-        node_features: float tensor `(num_nodes, features)`.
-        node_graph_ids: int tensor `(num_nodes,)`, the graph of each node,
-            in `[0, num_graphs)`; need not be sorted.
-        num_graphs: optional int or scalar int tensor, the number of
-            graphs. Graphs without nodes get the aggregate of the empty
-            set (0 for fixed aggregators).
-        nodes_per_graph: optional int tensor `(num_graphs,)`, the number
-            of nodes of each graph; only its length is read. Pass it or
-            `num_graphs`, not both; with neither, `num_graphs` is
-            `max(node_graph_ids) + 1`.
-
-        Float ids raise a ValueError; out-of-range ids raise a ValueError
-        in eager calls and `tf.errors.InvalidArgumentError` in traced
-        TensorFlow calls (JAX cannot check inside `jax.jit`, so check them
-        before: `disjoint_union` does).
-
-    Input shape:
-        `(num_nodes, features)`, with `node_graph_ids` `(num_nodes,)` and
-        `nodes_per_graph` `(num_graphs,)`.
-
-    Output shape:
-        `(num_graphs, features * num_aggregates)`, the aggregates of a
-        feature adjacent.
-
-    Example:
-
-    >>> readout = GraphReadout(["sum", "max"])
-    >>> outputs = readout(np.array([[1.0], [2.0], [5.0]]), np.array([0, 0, 1]))
-    >>> keras.ops.convert_to_numpy(outputs)
-    array([[3., 2.],
-           [5., 5.]], dtype=float32)
-
-    In a model, `nodes_per_graph` gives the number of graphs as a shape:
-
-    >>> features = keras.Input((1,))
-    >>> graph_ids = keras.Input((), dtype="int32")
-    >>> nodes_per_graph = keras.Input((), dtype="int32")
-    >>> means = GraphReadout("mean")(
-    ...     features, graph_ids, nodes_per_graph=nodes_per_graph
-    ... )
-    >>> model = keras.Model([features, graph_ids, nodes_per_graph], means)
-    >>> keras.ops.convert_to_numpy(
-    ...     model([np.array([[1.0], [2.0], [5.0]]), np.array([0, 0, 1]),
-    ...            np.array([2, 1])])
-    ... )
-    array([[1.5],
-           [5. ]], dtype=float32)
-    """
-
-    def __init__(
-        self, aggregation="sum", laf_units=16, laf_preset=None, **kwargs
-    ):
-        super().__init__(**kwargs)
-        self.aggregation = aggregations.check(aggregation)
-        self.laf_units = check_positive_int("laf_units", laf_units)
-        self.laf_preset = _check_preset(laf_preset)
-        # The node features; the indices are checked in call.
-        self.input_spec = keras.layers.InputSpec(ndim=2)
-        # Segment reductions over a run-time number of graphs.
-        self.supports_jit = False
-
-    @property
-    def num_aggregates(self):
-        """Aggregates per node feature."""
-        return aggregations.num_aggregates(self.aggregation, self.laf_units)
-
-    def build(
-        self,
-        node_features_shape,
-        node_graph_ids_shape=None,
-        nodes_per_graph_shape=None,
-    ):
-        node_shape = _check_node_shape(node_features_shape, self)
-        self._aggregation = aggregations.get(
-            self.aggregation,
-            units=self.laf_units,
-            preset=self.laf_preset,
-            name="aggregation",
-            dtype=self.dtype_policy,
-        )
-        self._aggregation.build(node_shape)
-
-    def _check_inputs(
-        self, node_features, node_graph_ids, num_graphs, nodes_per_graph
-    ):
-        _check_node_shape(node_features.shape, self)
-        check_index_tensor(self, "node_graph_ids", node_graph_ids, "graph")
-        check_same_length(
-            "node_graph_ids", node_graph_ids, "node_features", node_features
-        )
-        if nodes_per_graph is None:
-            return
-        if num_graphs is not None:
-            raise ValueError(
-                f"Layer '{self.name}' (GraphReadout) takes the number of "
-                "graphs from `num_graphs` or from the length of "
-                f"`nodes_per_graph`, not both. Received: num_graphs="
-                f"{num_graphs} and nodes_per_graph.shape="
-                f"{tuple(nodes_per_graph.shape)}"
-            )
-        dtype = keras.backend.standardize_dtype(nodes_per_graph.dtype)
-        if "int" not in dtype or len(nodes_per_graph.shape) != 1:
-            raise ValueError(
-                f"Layer '{self.name}' (GraphReadout) expects "
-                "`nodes_per_graph` as an int tensor (num_graphs,), the "
-                "number of nodes of each graph. Received: "
-                f"nodes_per_graph.dtype={dtype}, "
-                f"nodes_per_graph.shape={tuple(nodes_per_graph.shape)}"
-            )
-
-    def call(
-        self,
-        node_features,
-        node_graph_ids,
-        num_graphs=None,
-        nodes_per_graph=None,
-    ):
-        self._check_inputs(
-            node_features, node_graph_ids, num_graphs, nodes_per_graph
-        )
-        if nodes_per_graph is not None:
-            # A static shape where JAX traces, a scalar tensor where
-            # TensorFlow does with an unknown number of graphs.
-            num_graphs = ops.shape(nodes_per_graph)[0]
-        elif num_graphs is None:
-            if keras.config.backend() == "jax" and is_traced(node_graph_ids):
-                raise ValueError(
-                    f"Layer '{self.name}' (GraphReadout) needs the number of "
-                    "graphs as a shape inside a JAX trace (`jax.jit`, "
-                    "`Model.fit`): pass `nodes_per_graph` (num_graphs,), as "
-                    "`keras_laf.datasets.disjoint_union` gives it, or "
-                    "`num_graphs` as an int. Received: num_graphs=None and "
-                    "nodes_per_graph=None"
-                )
-            num_graphs = count_segments(node_graph_ids, "num_graphs")
-        graph_ids = checked_indices(
-            node_graph_ids, num_graphs, "node_graph_ids", "graphs"
-        )
-        # (num_graphs, features * num_aggregates)
-        return self._aggregation.aggregate_sets(
-            ops.cast(node_features, self.compute_dtype),
-            SegmentSets(graph_ids, num_graphs),
-        )
-
-    def compute_output_spec(
-        self,
-        node_features,
-        node_graph_ids,
-        num_graphs=None,
-        nodes_per_graph=None,
-    ):
-        self._check_inputs(
-            node_features, node_graph_ids, num_graphs, nodes_per_graph
-        )
-        shape = self.compute_output_shape(
-            node_features.shape,
-            node_graph_ids.shape,
-            None if nodes_per_graph is None else nodes_per_graph.shape,
-        )
-        return keras.KerasTensor(shape, dtype=self.compute_dtype)
-
-    def compute_output_shape(
-        self,
-        node_features_shape,
-        node_graph_ids_shape=None,
-        nodes_per_graph_shape=None,
-    ):
-        node_shape = _check_node_shape(node_features_shape, self)
-        num_graphs = (
-            None if nodes_per_graph_shape is None else nodes_per_graph_shape[0]
-        )
-        return (
-            num_graphs,
-            aggregations.output_width(
-                self.aggregation, node_shape[-1], self.laf_units
-            ),
-        )
-
-    def get_config(self):
-        return {
-            **super().get_config(),
-            "aggregation": self.aggregation,
-            "laf_units": self.laf_units,
-            "laf_preset": self.laf_preset,
         }

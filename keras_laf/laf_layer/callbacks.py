@@ -2,7 +2,7 @@
 
 import keras
 
-from keras_laf.laf_layer import LAF
+from keras_laf.laf_layer.layer import LAF
 from keras_laf.validation import check_open_unit_interval
 
 

@@ -3,7 +3,7 @@ baseline, `LSTMAggregation`, and `GRUAggregation`."""
 
 import keras
 
-from keras_laf.set_pooling import SetPooling
+from keras_laf.aggregations.pooling import SetPooling
 from keras_laf.sets import SegmentSets
 from keras_laf.validation import check_positive_int
 

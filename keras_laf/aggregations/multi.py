@@ -3,8 +3,8 @@
 import keras
 from keras import ops
 
-from keras_laf.aggregation import SetAggregation
-from keras_laf.set_pooling import SetPooling
+from keras_laf.aggregations.base import SetAggregation
+from keras_laf.aggregations.pooling import SetPooling
 from keras_laf.validation import check_positive_int
 
 MODES = ("cat", "proj", "sum", "mean", "max", "min")

@@ -12,9 +12,9 @@ import math
 import keras
 from keras import ops
 
-from keras_laf.aggregation import SetAggregation
-from keras_laf.set_pooling import set_logsumexp
-from keras_laf.set_pooling import set_softmax
+from keras_laf.aggregations.base import SetAggregation
+from keras_laf.aggregations.pooling import set_logsumexp
+from keras_laf.aggregations.pooling import set_softmax
 from keras_laf.validation import aggregation_input_spec
 from keras_laf.validation import check_positive_int
 

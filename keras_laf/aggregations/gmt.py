@@ -3,9 +3,9 @@
 import keras
 from keras import ops
 
-from keras_laf.attention import PMA
-from keras_laf.attention import SAB
-from keras_laf.set_pooling import SetPooling
+from keras_laf.aggregations.pooling import SetPooling
+from keras_laf.layers.attention import PMA
+from keras_laf.layers.attention import SAB
 from keras_laf.sets import SegmentSets
 from keras_laf.validation import check_positive_int
 

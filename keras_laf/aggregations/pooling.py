@@ -12,7 +12,7 @@ feature: the recurrent, attentional and transformer poolings.
 
 from keras import ops
 
-from keras_laf.aggregation import SetAggregation
+from keras_laf.aggregations.base import SetAggregation
 from keras_laf.sets import as_set_batch
 from keras_laf.validation import aggregation_input_spec
 from keras_laf.validation import check_set_shape

@@ -25,19 +25,19 @@ The model builders (`keras_laf.models`), the graph layers and the
 layer everywhere.
 """
 
-from keras_laf.aggregation import SetAggregation
-from keras_laf.attentional_aggregation import AttentionalAggregation
-from keras_laf.attentional_aggregation import Set2Set
-from keras_laf.fixed_aggregation import AGGREGATOR_NAMES
-from keras_laf.fixed_aggregation import AGGREGATOR_PRESETS
-from keras_laf.fixed_aggregation import FixedAggregation
-from keras_laf.graph_multiset_transformer import GraphMultisetTransformer
-from keras_laf.laf_layer import LAF
-from keras_laf.lstm_aggregation import GRUAggregation
-from keras_laf.lstm_aggregation import LSTMAggregation
-from keras_laf.multi_aggregation import MultiAggregation
-from keras_laf.parametric_aggregations import PowerMeanAggregation
-from keras_laf.parametric_aggregations import SoftmaxAggregation
+from keras_laf.aggregations.attention import AttentionalAggregation
+from keras_laf.aggregations.attention import Set2Set
+from keras_laf.aggregations.base import SetAggregation
+from keras_laf.aggregations.fixed import AGGREGATOR_NAMES
+from keras_laf.aggregations.fixed import AGGREGATOR_PRESETS
+from keras_laf.aggregations.fixed import FixedAggregation
+from keras_laf.aggregations.gmt import GraphMultisetTransformer
+from keras_laf.aggregations.multi import MultiAggregation
+from keras_laf.aggregations.parametric import PowerMeanAggregation
+from keras_laf.aggregations.parametric import SoftmaxAggregation
+from keras_laf.aggregations.recurrent import GRUAggregation
+from keras_laf.aggregations.recurrent import LSTMAggregation
+from keras_laf.laf_layer.layer import LAF
 
 # The learnable aggregations with one aggregate per feature.
 PARAMETRIC_NAMES = ("softmax", "powermean")

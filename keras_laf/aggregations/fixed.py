@@ -3,7 +3,7 @@
 import keras
 from keras import ops
 
-from keras_laf.aggregation import SetAggregation
+from keras_laf.aggregations.base import SetAggregation
 
 # The DeepSets baseline of the paper: 9 aggregates per feature, like LAF(9).
 DEEPSETS_AGGREGATORS = ("sum",) * 3 + ("max",) * 3 + ("mean",) * 3

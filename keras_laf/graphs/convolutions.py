@@ -18,11 +18,11 @@ import keras
 import numpy as np
 from keras import ops
 
-from keras_laf.graphs import _check_edges
-from keras_laf.graphs import _check_node_shape
-from keras_laf.graphs import _clone_initializer
-from keras_laf.graphs import _dense
-from keras_laf.graphs import _prepare_graph
+from keras_laf.graphs.common import check_edges
+from keras_laf.graphs.common import check_node_shape
+from keras_laf.graphs.common import clone_initializer
+from keras_laf.graphs.common import dense_sublayer
+from keras_laf.graphs.common import prepare_graph
 from keras_laf.validation import check_positive_int
 from keras_laf.validation import describe_received
 
@@ -72,8 +72,8 @@ class _GraphConvolution(keras.layers.Layer):
 
     def _prepare(self, node_features, edge_source, edge_target):
         """Casts the features and checks the indices against the nodes."""
-        _check_edges(node_features, edge_source, edge_target, self)
-        return _prepare_graph(
+        check_edges(node_features, edge_source, edge_target, self)
+        return prepare_graph(
             node_features, edge_source, edge_target, self.compute_dtype
         )
 
@@ -87,7 +87,7 @@ class _GraphConvolution(keras.layers.Layer):
         edge_source_shape=None,
         edge_target_shape=None,
     ):
-        shape = _check_node_shape(node_features_shape, self)
+        shape = check_node_shape(node_features_shape, self)
         self.input_spec = keras.layers.InputSpec(ndim=2, axes={-1: shape[-1]})
         self._build_for_features(shape[-1])
 
@@ -99,7 +99,7 @@ class _GraphConvolution(keras.layers.Layer):
         self, node_features, edge_source, edge_target, training=None
     ):
         # Checks dtypes and ranks while a functional model is built.
-        _check_edges(node_features, edge_source, edge_target, self)
+        check_edges(node_features, edge_source, edge_target, self)
         return keras.KerasTensor(
             (node_features.shape[0], self.output_features),
             dtype=self.compute_dtype,
@@ -111,7 +111,7 @@ class _GraphConvolution(keras.layers.Layer):
         edge_source_shape=None,
         edge_target_shape=None,
     ):
-        shape = _check_node_shape(node_features_shape, self)
+        shape = check_node_shape(node_features_shape, self)
         return (shape[0], self.output_features)
 
     def get_config(self):
@@ -230,13 +230,13 @@ class GINConv(_GraphConvolution):
         self._mlp = []
         inputs = features
         for index in range(self.num_mlp_layers - 1):
-            dense = _dense(
+            dense = dense_sublayer(
                 self, self.hidden_units, f"mlp_{index + 1}", self.activation
             )
             dense.build((None, inputs))
             self._mlp.append(dense)
             inputs = self.hidden_units
-        dense = _dense(self, self.units, f"mlp_{self.num_mlp_layers}")
+        dense = dense_sublayer(self, self.units, f"mlp_{self.num_mlp_layers}")
         dense.build((None, inputs))
         self._mlp.append(dense)
 
@@ -333,7 +333,9 @@ class GCNConv(_GraphConvolution):
         self.add_self_loops = bool(add_self_loops)
 
     def _build_for_features(self, features):
-        self._dense_layer = _dense(self, self.units, "dense", self.activation)
+        self._dense_layer = dense_sublayer(
+            self, self.units, "dense", self.activation
+        )
         self._dense_layer.build((None, features))
 
     def call(self, node_features, edge_source, edge_target):
@@ -465,26 +467,26 @@ class GATConv(_GraphConvolution):
         return self.units
 
     def _build_for_features(self, features):
-        self._projection = _dense(
+        self._projection = dense_sublayer(
             self, self.num_heads * self.units, "projection", use_bias=False
         )
         self._projection.build((None, features))
         self.attention_target = self.add_weight(
             name="attention_target",
             shape=(self.num_heads, self.units),
-            initializer=_clone_initializer(self.kernel_initializer),
+            initializer=clone_initializer(self.kernel_initializer),
         )
         self.attention_source = self.add_weight(
             name="attention_source",
             shape=(self.num_heads, self.units),
-            initializer=_clone_initializer(self.kernel_initializer),
+            initializer=clone_initializer(self.kernel_initializer),
         )
         self.bias = None
         if self.use_bias:
             self.bias = self.add_weight(
                 name="bias",
                 shape=(self.output_features,),
-                initializer=_clone_initializer(self.bias_initializer),
+                initializer=clone_initializer(self.bias_initializer),
             )
         self._dropout_layer = keras.layers.Dropout(
             self.dropout, name="attention_dropout", dtype=self.dtype_policy

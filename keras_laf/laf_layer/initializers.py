@@ -14,7 +14,7 @@ import keras
 import numpy as np
 from keras import ops
 
-from keras_laf.closed_forms import ClosedForm
+from keras_laf.laf_layer.closed_forms import ClosedForm
 from keras_laf.validation import check_positive_int
 
 _PARTS = {"exponents": 8, "coefficients": 4}

@@ -1,0 +1,70 @@
+"""The aggregations of keras-laf: one module per family, and the registry.
+
+- `base`: `SetAggregation`, the contract every aggregation follows (any
+  set layout in, one row per set out);
+- `pooling`: `SetPooling`, the base of the aggregations that mix the
+  features, and the softmax over sets;
+- `fixed`: `FixedAggregation` (sum, mean, max, moments);
+- `parametric`: `SoftmaxAggregation`, `PowerMeanAggregation`;
+- `attention`: `AttentionalAggregation`, `Set2Set`;
+- `recurrent`: `LSTMAggregation`, `GRUAggregation`;
+- `gmt`: `GraphMultisetTransformer`;
+- `multi`: `MultiAggregation`, several aggregations combined;
+- `registry`: `get` turns a name (`"laf"`, `"max"`, `["laf", "max"]`,
+  ...) into a layer; the builders, the graph layers and the `keras-laf`
+  command all go through it, so a name means the same layer everywhere.
+
+LAF itself is in `keras_laf.laf_layer`.
+"""
+
+from keras_laf.aggregations.attention import AttentionalAggregation
+from keras_laf.aggregations.attention import Set2Set
+from keras_laf.aggregations.base import SetAggregation
+from keras_laf.aggregations.fixed import AGGREGATOR_NAMES
+from keras_laf.aggregations.fixed import AGGREGATOR_PRESETS
+from keras_laf.aggregations.fixed import FixedAggregation
+from keras_laf.aggregations.gmt import GraphMultisetTransformer
+from keras_laf.aggregations.multi import MultiAggregation
+from keras_laf.aggregations.parametric import PowerMeanAggregation
+from keras_laf.aggregations.parametric import SoftmaxAggregation
+from keras_laf.aggregations.pooling import SetPooling
+from keras_laf.aggregations.recurrent import GRUAggregation
+from keras_laf.aggregations.recurrent import LSTMAggregation
+from keras_laf.aggregations.registry import DEFAULT_UNITS
+from keras_laf.aggregations.registry import NAMES
+from keras_laf.aggregations.registry import PARAMETRIC_NAMES
+from keras_laf.aggregations.registry import PER_FEATURE_NAMES
+from keras_laf.aggregations.registry import PNA_NEIGHBOURHOOD
+from keras_laf.aggregations.registry import POOLING_NAMES
+from keras_laf.aggregations.registry import check
+from keras_laf.aggregations.registry import get
+from keras_laf.aggregations.registry import needs_unit_interval
+from keras_laf.aggregations.registry import num_aggregates
+from keras_laf.aggregations.registry import output_width
+
+__all__ = [
+    "AGGREGATOR_NAMES",
+    "AGGREGATOR_PRESETS",
+    "AttentionalAggregation",
+    "DEFAULT_UNITS",
+    "FixedAggregation",
+    "GRUAggregation",
+    "GraphMultisetTransformer",
+    "LSTMAggregation",
+    "MultiAggregation",
+    "NAMES",
+    "PARAMETRIC_NAMES",
+    "PER_FEATURE_NAMES",
+    "PNA_NEIGHBOURHOOD",
+    "POOLING_NAMES",
+    "PowerMeanAggregation",
+    "Set2Set",
+    "SetAggregation",
+    "SetPooling",
+    "SoftmaxAggregation",
+    "check",
+    "get",
+    "needs_unit_interval",
+    "num_aggregates",
+    "output_width",
+]

@@ -1,0 +1,62 @@
+"""What the graph layers share: the checks of their inputs (node
+features, edge indices), the LAF preset of their aggregation, and dense
+sub-layers with the layer's initializers.
+
+The layers take graphs in the disjoint-union form described in
+`keras_laf.graphs.message_passing`.
+"""
+
+import keras
+from keras import ops
+
+from keras_laf.laf_layer import presets
+from keras_laf.sets import checked_indices
+from keras_laf.validation import check_index_tensor
+from keras_laf.validation import check_same_length
+from keras_laf.validation import check_shape
+
+
+def check_node_shape(shape, layer, argument="node_features"):
+    """Checks that `shape` is `(num_nodes, features)` and returns it."""
+    return check_shape(layer, argument, shape, (2,), "(num_nodes, features)")
+
+
+def check_edges(node_features, edge_source, edge_target, layer):
+    """Checks the node features and edge indices of a graph layer's call."""
+    check_node_shape(node_features.shape, layer)
+    check_index_tensor(layer, "edge_source", edge_source, "node")
+    check_index_tensor(layer, "edge_target", edge_target, "node")
+    check_same_length("edge_source", edge_source, "edge_target", edge_target)
+
+
+def prepare_graph(node_features, edge_source, edge_target, dtype):
+    """Casts the node features and checks the edge indices against them."""
+    node_features = ops.cast(node_features, dtype)
+    num_nodes = ops.shape(node_features)[0]
+    source = checked_indices(edge_source, num_nodes, "edge_source", "nodes")
+    target = checked_indices(edge_target, num_nodes, "edge_target", "nodes")
+    return node_features, source, target, num_nodes
+
+
+def check_preset(preset):
+    """None (the LAF layer's default) or the preset's standard name."""
+    return None if preset is None else presets.standardize_preset(preset)
+
+
+def clone_initializer(initializer):
+    # A new initializer object for each weight or sub-layer: a seeded one
+    # shared between them would give them the same values.
+    return initializer.__class__.from_config(initializer.get_config())
+
+
+def dense_sublayer(layer, units, name, activation=None, use_bias=None):
+    """A dense sub-layer with the bias and initializers of `layer`."""
+    return keras.layers.Dense(
+        units,
+        activation=activation,
+        use_bias=layer.use_bias if use_bias is None else use_bias,
+        kernel_initializer=clone_initializer(layer.kernel_initializer),
+        bias_initializer=clone_initializer(layer.bias_initializer),
+        name=name,
+        dtype=layer.dtype_policy,
+    )
