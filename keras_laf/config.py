@@ -16,6 +16,8 @@ traced with). Set sizes known only at run time (ragged sets) are cut into
 chunks too, their number then a run-time value.
 """
 
+from keras_laf import devices
+
 AUTO = "auto"
 LAYOUTS = ("padded", "segments")
 # Padded sets on a GPU are one chunk: XLA's GPU compiler fuses the
@@ -85,6 +87,4 @@ def chunk_budget(layout="padded"):
     budget = _chunk_budgets[layout]
     if budget != AUTO:
         return budget
-    from keras_laf.ops import backend
-
-    return DEFAULT_CHUNK_BUDGETS[layout][backend.platform()]
+    return DEFAULT_CHUNK_BUDGETS[layout][devices.platform()]

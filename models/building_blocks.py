@@ -18,7 +18,7 @@ import warnings
 
 import keras
 
-from keras_laf import PerElement
+from keras_laf.layers import PerElement
 from keras_laf.validation import describe_received
 from keras_laf.validation import require_tensorflow
 

@@ -2,8 +2,8 @@
 
 import keras
 
-from keras_laf import PerElement
 from keras_laf import aggregations
+from keras_laf.layers import PerElement
 from keras_laf.models.building_blocks import check_widths
 from keras_laf.models.building_blocks import dense_head
 from keras_laf.models.building_blocks import element_network

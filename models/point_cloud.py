@@ -2,9 +2,9 @@
 
 import keras
 
-from keras_laf import PerElement
-from keras_laf import PermutationEquivariant
 from keras_laf import aggregations
+from keras_laf.layers import PerElement
+from keras_laf.layers import PermutationEquivariant
 from keras_laf.models.building_blocks import check_choice
 from keras_laf.models.building_blocks import renamed_arguments
 from keras_laf.models.building_blocks import set_inputs

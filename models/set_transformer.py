@@ -2,10 +2,10 @@
 
 import keras
 
-from keras_laf import ISAB
-from keras_laf import PMA
-from keras_laf import SAB
 from keras_laf import aggregations
+from keras_laf.layers import ISAB
+from keras_laf.layers import PMA
+from keras_laf.layers import SAB
 from keras_laf.models.building_blocks import check_choice
 from keras_laf.models.building_blocks import check_widths
 from keras_laf.models.building_blocks import dense_head

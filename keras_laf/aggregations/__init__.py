@@ -9,6 +9,9 @@
 - `attention`: `AttentionalAggregation`, `Set2Set`;
 - `recurrent`: `LSTMAggregation`, `GRUAggregation`;
 - `gmt`: `GraphMultisetTransformer`;
+- `names`: the names of the registry (`NAMES`, ...), `check` and
+  `num_aggregates`;
+- `factory`: one layer from one name, for `MultiAggregation`'s members;
 - `multi`: `MultiAggregation`, several aggregations combined;
 - `registry`: `get` turns a name (`"laf"`, `"max"`, `["laf", "max"]`,
   ...) into a layer; the builders, the graph layers and the `keras-laf`
@@ -20,26 +23,26 @@ LAF itself is in `keras_laf.laf_layer`.
 from keras_laf.aggregations.attention import AttentionalAggregation
 from keras_laf.aggregations.attention import Set2Set
 from keras_laf.aggregations.base import SetAggregation
+from keras_laf.aggregations.factory import needs_unit_interval
 from keras_laf.aggregations.fixed import AGGREGATOR_NAMES
 from keras_laf.aggregations.fixed import AGGREGATOR_PRESETS
 from keras_laf.aggregations.fixed import FixedAggregation
 from keras_laf.aggregations.gmt import GraphMultisetTransformer
 from keras_laf.aggregations.multi import MultiAggregation
+from keras_laf.aggregations.names import DEFAULT_UNITS
+from keras_laf.aggregations.names import NAMES
+from keras_laf.aggregations.names import PARAMETRIC_NAMES
+from keras_laf.aggregations.names import PER_FEATURE_NAMES
+from keras_laf.aggregations.names import PNA_NEIGHBOURHOOD
+from keras_laf.aggregations.names import POOLING_NAMES
+from keras_laf.aggregations.names import check
+from keras_laf.aggregations.names import num_aggregates
 from keras_laf.aggregations.parametric import PowerMeanAggregation
 from keras_laf.aggregations.parametric import SoftmaxAggregation
 from keras_laf.aggregations.pooling import SetPooling
 from keras_laf.aggregations.recurrent import GRUAggregation
 from keras_laf.aggregations.recurrent import LSTMAggregation
-from keras_laf.aggregations.registry import DEFAULT_UNITS
-from keras_laf.aggregations.registry import NAMES
-from keras_laf.aggregations.registry import PARAMETRIC_NAMES
-from keras_laf.aggregations.registry import PER_FEATURE_NAMES
-from keras_laf.aggregations.registry import PNA_NEIGHBOURHOOD
-from keras_laf.aggregations.registry import POOLING_NAMES
-from keras_laf.aggregations.registry import check
 from keras_laf.aggregations.registry import get
-from keras_laf.aggregations.registry import needs_unit_interval
-from keras_laf.aggregations.registry import num_aggregates
 from keras_laf.aggregations.registry import output_width
 
 __all__ = [

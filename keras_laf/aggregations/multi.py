@@ -4,11 +4,27 @@ import keras
 from keras import ops
 
 from keras_laf.aggregations.base import SetAggregation
+from keras_laf.aggregations.factory import from_name
+from keras_laf.aggregations.factory import needs_unit_interval
+from keras_laf.aggregations.fixed import AGGREGATOR_NAMES
+from keras_laf.aggregations.names import check
 from keras_laf.aggregations.pooling import SetPooling
 from keras_laf.validation import check_positive_int
 
 MODES = ("cat", "proj", "sum", "mean", "max", "min")
 _ELEMENTWISE = {"sum": ops.sum, "mean": ops.mean, "max": ops.max}
+
+
+def _member(identifier, name, dtype):
+    """The layer of one identifier: a name, a list of fixed aggregator
+    names (one `FixedAggregation`), or a list mixing names (a
+    `MultiAggregation` of its own)."""
+    identifier = check(identifier)
+    if isinstance(identifier, list) and not all(
+        aggregator in AGGREGATOR_NAMES for aggregator in identifier
+    ):
+        return MultiAggregation(identifier, name=name, dtype=dtype)
+    return from_name(identifier, name=name, dtype=dtype)
 
 
 @keras.saving.register_keras_serializable(package="keras_laf")
@@ -73,8 +89,6 @@ class MultiAggregation(SetPooling):
         **kwargs,
     ):
         super().__init__(**kwargs)
-        from keras_laf import aggregations as registry
-
         if isinstance(aggregations, (str, SetAggregation)) or not (
             isinstance(aggregations, (list, tuple)) and aggregations
         ):
@@ -107,10 +121,8 @@ class MultiAggregation(SetPooling):
                     )
                 member = identifier
             else:
-                member = registry.get(
-                    identifier,
-                    name=f"aggregation_{index}",
-                    dtype=self.dtype_policy,
+                member = _member(
+                    identifier, f"aggregation_{index}", self.dtype_policy
                 )
             self.members.append(member)
         self.mode = mode
@@ -121,7 +133,7 @@ class MultiAggregation(SetPooling):
             else keras.activations.get(laf_activation)
         )
         self._unit_interval = [
-            registry.needs_unit_interval(member) for member in self.members
+            needs_unit_interval(member) for member in self.members
         ]
         if mode == "proj":
             self.projection = keras.layers.Dense(
