@@ -79,14 +79,7 @@ EXAMPLES = collect_examples()
 
 # Examples that fail today in files other changes own: the backends they
 # fail on, and why. Strict: once an example is fixed, its entry must go.
-KNOWN_FAILURES = {
-    "keras_laf.laf_layer.constraints.BoundedNonNeg": (
-        ("jax", "torch"),
-        "its output is a tf.Tensor's repr; "
-        "keras_laf/laf_layer/constraints.py is being changed elsewhere "
-        "(issue 36)",
-    ),
-}
+KNOWN_FAILURES = {}
 
 
 def example_param(test):

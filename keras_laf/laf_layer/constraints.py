@@ -22,8 +22,9 @@ class BoundedNonNeg(keras.constraints.Constraint):
     Example:
 
     >>> constraint = BoundedNonNeg(max_value=2.0)
-    >>> constraint(keras.ops.convert_to_tensor([-1.0, 0.5, 3.0]))
-    <tf.Tensor: shape=(3,), dtype=float32, numpy=array([0. , 0.5, 2. ], ...)>
+    >>> clipped = constraint(keras.ops.convert_to_tensor([-1.0, 0.5, 3.0]))
+    >>> keras.ops.convert_to_numpy(clipped)
+    array([0. , 0.5, 2. ], dtype=float32)
     """
 
     def __init__(self, max_value=100.0):

@@ -22,28 +22,32 @@ from keras_laf.validation import check_unit_interval
 
 @keras.saving.register_keras_serializable(package="keras_laf")
 class LAF(SetAggregation):
-    """Learnable Aggregation Functions over sets.
+    r"""Learnable Aggregation Functions over sets.
 
-    Each of the `units` LAF units is the function of a set x of values in
-    [0, 1]
+    Each of the `units` LAF units is the function of a set $x$ of values in
+    $[0, 1]$
 
-        L_{a,b}(x) = (sum_i x_i^b)^a
-        LAF(x) = (alpha L_{a,b}(x) + beta L_{c,d}(1-x))
-                 / (gamma L_{e,f}(x) + delta L_{g,h}(1-x))
+    $$
+    L_{a,b}(x) = \Big(\sum_i x_i^b\Big)^a \qquad
+    \mathrm{LAF}(x) = \frac{\alpha L_{a,b}(x) + \beta L_{c,d}(1-x)}
+    {\gamma L_{e,f}(x) + \delta L_{g,h}(1-x)}
+    $$
 
-    with learned exponents a..h >= 0 and coefficients alpha..delta. One
-    unit can be the sum, count, mean, max, min, moments and ratios of these
-    (see `LAF.from_closed_forms`), or anything between. Every feature of
-    every set is aggregated by every unit.
+    with learned exponents $a, \dots, h \ge 0$ and coefficients
+    $\alpha, \dots, \delta$. One unit can be the sum, count, mean, max,
+    min, moments and ratios of these (see `LAF.from_closed_forms`), or
+    anything between. Every feature of every set is aggregated by every
+    unit.
 
     The power sums are computed in log space, so the output is accurate for
     small and large sets alike, and finite with finite gradients for
     elements equal to 0 or 1, exponents equal to 0, single-element sets,
     very large sets and empty sets. For an empty set every sum is 0 and
-    0^0 = 1, so L_{a,b} is 1 when a = 0 and 0 otherwise. The magnitude of
-    the denominator is floored at `epsilon`. See `keras_laf.ops` for the
-    details. Internally the layer computes in float32, also under a mixed
-    precision policy, and casts its output to the compute dtype.
+    $0^0 = 1$, so $L_{a,b}$ is 1 when $a = 0$ and 0 otherwise. The
+    magnitude of the denominator is floored at `epsilon`. See
+    `keras_laf.ops` for the details. Internally the layer computes in
+    float32, also under a mixed precision policy, and casts its output to
+    the compute dtype.
 
     Input values must lie in [0, 1]: put a sigmoid (as the paper does) or
     another map into [0, 1] before the layer. Values outside it (by more

@@ -1,10 +1,12 @@
-"""The LAF function, computed in log space.
+r"""The LAF function, computed in log space.
 
-For a set x of values in [0, 1] and exponents a..h >= 0,
+For a set $x$ of values in $[0, 1]$ and exponents $a, \dots, h \ge 0$,
 
-    L_{a,b}(x) = (sum_i x_i^b)^a
-    LAF(x) = (alpha L_{a,b}(x) + beta L_{c,d}(1-x))
-             / (gamma L_{e,f}(x) + delta L_{g,h}(1-x))
+$$
+L_{a,b}(x) = \Big(\sum_i x_i^b\Big)^a \qquad
+\mathrm{LAF}(x) = \frac{\alpha L_{a,b}(x) + \beta L_{c,d}(1-x)}
+{\gamma L_{e,f}(x) + \delta L_{g,h}(1-x)}
+$$
 
 (Pellegrini et al., "Learning Aggregation Functions", IJCAI 2021).
 
@@ -59,8 +61,8 @@ Conventions:
   computed as epsilon^b, and the gradient with respect to an element below
   epsilon is 0.
 - 0^0 = 1, also for an element equal to 0 (x^0 = 1 for every x).
-- A sum over an empty set is 0, and (0)^0 = 1, so for an empty set
-  L_{a,b} is 1 when a = 0 and 0 otherwise.
+- A sum over an empty set is 0, and $0^0 = 1$, so for an empty set
+  $L_{a,b}$ is 1 when $a = 0$ and 0 otherwise.
 - Near a zero denominator: the magnitude of the denominator is floored at
   `epsilon`, keeping its sign (0 counts as positive). The output stays
   finite and its gradient is zero while the floor is active.
