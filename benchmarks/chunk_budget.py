@@ -2,8 +2,9 @@
 
 LAF sums its exponentials over chunks of the set axis of padded sets, so
 that no tensor of one exponential per element of the whole set is stored;
-a chunk holds at most `keras_laf.config.chunk_budget("padded")` values per
-set (`keras_laf.config.set_chunk_budget`).
+a chunk holds at most `keras_laf.config.chunk_budget("padded")` values,
+all sets of the batch together (`keras_laf.config.set_chunk_budget`;
+per set before `c646c6a`).
 This script times one forward + backward step of LAF (the large-set step
 of `benchmarks/laf_layer.py`) for several budgets, each in its own process,
 against the direct transcription of the formula in the same run, and
@@ -25,8 +26,8 @@ import sys
 
 import laf_layer
 
-# Values per set and chunk; None makes every set one chunk.
-BUDGETS = (2**15, 2**17, 2**19, 2**21, 2**23, None)
+# Values per chunk, all sets together; None makes every set one chunk.
+BUDGETS = (2**17, 2**19, 2**21, 2**23, 2**25, None)
 
 
 def budget_label(budget):
@@ -40,7 +41,7 @@ def step_with_budget(budget, steps, **shape):
 
     keras_laf.config.set_chunk_budget(padded=budget)
     chunk_size = elements_per_chunk(
-        budget, shape["features"], 2, 2 * shape["units"]
+        budget, shape["batch"], shape["features"], 2, 2 * shape["units"]
     )
     result = laf_layer.large_step("laf", steps=steps, **shape)
     chunks = 1 if chunk_size is None else -(-shape["set_size"] // chunk_size)
