@@ -89,6 +89,9 @@ setup(
         "docs": DOCS,
         "dev": [
             "pytest",
+            # `python -m pytest` runs the tests on 2 processes (pyproject's
+            # addopts).
+            "pytest-xdist",
             "ruff",
             "scipy",
             "jax[cpu]",
