@@ -270,6 +270,8 @@ CANDIDATES = {
     "anchored": {"preset": "closed_forms"},
     "closed_forms": {"preset": "closed_forms"},
     "pooling": {"preset": "pooling"},
+    # The pooling preset before its output bound (issue 37).
+    "pooling_unbounded": {"preset": "pooling", "output_bound": float("inf")},
     "paper": {"preset": "paper"},
     # Random units with positive denominators only, no max/min anchors.
     "positive": anchored_variant(anchors=()),

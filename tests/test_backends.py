@@ -93,6 +93,31 @@ def test_laf_closed_forms_match_numpy(sets, form):
             )
 
 
+@pytest.mark.parametrize("form", ["padded", "segments"])
+def test_laf_output_bound_holds_on_a_runaway_unit(form):
+    # 2 (sum x)^1.25 over a constant: the floor 2 N^1.25 / bound on its
+    # denominator stops it at bound * 0.9^1.25 on sets of 0.9s, where
+    # without the bound it grows as N^1.25.
+    exponents = np.zeros((8, 1), "float32")
+    exponents[:2, 0] = [1.25, 1.0]
+    coefficients = np.array([[2.0], [0.0], [1.0], [0.0]], "float32")
+    sets = [np.full((n, 1), 0.9) for n in (2, 30)]
+    for bound, expected in (
+        (float("inf"), [2 * (0.9 * n) ** 1.25 for n in (2, 30)]),
+        (8.0, [2 * 1.8**1.25, 8 * 0.9**1.25]),
+    ):
+        layer = keras_laf.LAF(1, output_bound=bound)
+        layer.build((None, None, 1))
+        layer.set_weights([exponents, coefficients])
+        if form == "padded":
+            values, mask = padded(sets, 30)
+            outputs = layer(values, mask=mask)
+        else:
+            values, ids = flat(sets)
+            outputs = layer(values, segment_ids=ids, num_segments=2)
+        np.testing.assert_allclose(numpy(outputs)[:, 0], expected, rtol=1e-5)
+
+
 def test_laf_gradients_finite_and_padding_inert(sets):
     layer = keras_laf.LAF(units=4)
     values, mask = padded(sets, 6)

@@ -77,8 +77,9 @@ class LAF(SetAggregation):
             exponents in [0, 1] with a positive denominator (see
             `keras_laf.initializers.AnchoredLAF`); the exponents are
             projected onto [0, 100], max/min-like terms keep a least
-            degree, and `gamma, delta >= 0` with `gamma + delta >= 1` (no
-            pole on large sets). `"closed_forms"`, for targets that are
+            degree, `gamma, delta >= 0` with `gamma + delta >= 1` (no
+            pole on large sets), and outputs within +-10
+            (`output_bound`). `"closed_forms"`, for targets that are
             closed forms (a count, a sum, a mean) and must hold on larger
             sets, starts every third unit as the maximum, the minimum or
             the mean, and adds pulls after every step that settle
@@ -90,6 +91,17 @@ class LAF(SetAggregation):
             [0, 1], coefficients normal with standard deviation 0.01, only
             the exponents projected onto [0, 100]. `"anchored"`, the name
             of `"closed_forms"` before presets, is accepted for it.
+        output_bound: float > 0, `float("inf")` for none, or None for the
+            preset's. Every output lies in `[-output_bound,
+            output_bound]`: on a set of N elements the denominator's
+            magnitude is floored at `(|alpha| N^a + |beta| N^c) /
+            output_bound`, the numerator's largest magnitude over the
+            bound, so a unit whose numerator grows faster with the set
+            than its denominator, or whose denominator vanishes on sets
+            unlike the training sets, cannot run away. Defaults to None:
+            the `"pooling"` preset's bound (`keras_laf.presets`), none for
+            `"closed_forms"` and `"paper"`, whose counts and sums must grow
+            with the set.
         exponent_initializer: initializer of the exponents, shape
             `(8, units)`. Defaults to the preset's.
         coefficient_initializer: initializer of the coefficients, shape
@@ -150,6 +162,7 @@ class LAF(SetAggregation):
         flatten=True,
         epsilon=1e-7,
         preset=DEFAULT_PRESET,
+        output_bound=None,
         exponent_initializer=None,
         coefficient_initializer=None,
         exponent_constraint=None,
@@ -186,6 +199,18 @@ class LAF(SetAggregation):
         self.epsilon = float(epsilon)
         self.preset = standardize_preset(preset)
         defaults = preset_arguments(self.preset)
+        if output_bound is None:
+            output_bound = defaults["output_bound"]
+        if (
+            isinstance(output_bound, bool)
+            or not isinstance(output_bound, (int, float))
+            or not output_bound > 0
+        ):
+            raise ValueError(
+                "`output_bound` must be a positive number (inf for no "
+                f"bound) or None. Received: output_bound={output_bound!r}"
+            )
+        self.output_bound = float(output_bound)
         self.exponent_initializer = keras.initializers.get(
             exponent_initializer or defaults["exponent_initializer"]
         )
@@ -214,7 +239,9 @@ class LAF(SetAggregation):
                 a `"name"` and the aggregator's parameters, e.g.
                 `{"name": "moment", "k": 3}`; see `keras_laf.closed_form`.
             **kwargs: further `LAF` arguments, except `units` and the
-                initializers. Without a `coefficient_constraint`, forms
+                initializers. Without an `output_bound`, none (a count or
+                a sum grows with the set). Without a
+                `coefficient_constraint`, forms
                 that need a negative denominator coefficient (`"max/min"`)
                 leave the coefficients unconstrained; the others keep the
                 default `PositiveDenominator`.
@@ -251,6 +278,8 @@ class LAF(SetAggregation):
             # max/min has delta = -1, out of reach of the default
             # PositiveDenominator: leave the coefficients unconstrained.
             kwargs["coefficient_constraint"] = keras.constraints.Constraint()
+        # Exact forms hold on sets of any size: counts and sums unbounded.
+        kwargs.setdefault("output_bound", float("inf"))
         return cls(
             units=len(exponents.forms),
             exponent_initializer=exponents,
@@ -288,6 +317,7 @@ class LAF(SetAggregation):
             self.coefficients.value,
             self.epsilon,
             largest_finite(self.compute_dtype),
+            self.output_bound,
         )
         return ops.cast(outputs, self.compute_dtype)
 
@@ -440,6 +470,8 @@ class LAF(SetAggregation):
         config = dict(config)
         if "preset" not in config:
             config["preset"] = config.pop("initialization", "paper")
+        # Layers saved before the output bound computed without one.
+        config.setdefault("output_bound", float("inf"))
         return super().from_config(config)
 
     def get_config(self):
@@ -448,6 +480,7 @@ class LAF(SetAggregation):
             "units": self.units,
             "epsilon": self.epsilon,
             "preset": self.preset,
+            "output_bound": self.output_bound,
             "exponent_initializer": keras.initializers.serialize(
                 self.exponent_initializer
             ),

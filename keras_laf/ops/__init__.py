@@ -66,6 +66,12 @@ Conventions:
 - Near a zero denominator: the magnitude of the denominator is floored at
   `epsilon`, keeping its sign (0 counts as positive). The output stays
   finite and its gradient is zero while the floor is active.
+- With an output bound B (`keras_laf.LAF(output_bound=...)`), the
+  denominator's magnitude is also floored at (|alpha| N^a + |beta| N^c) / B
+  for a set of N elements: the numerator is at most |alpha| N^a + |beta|
+  N^c in magnitude, so the output lies in [-B, B] on sets of any size and
+  content, where a unit whose numerator grows faster with N than its
+  denominator would otherwise run away.
 - The output is finally clipped into the finite range of the output dtype.
 """
 
@@ -82,7 +88,15 @@ def largest_finite(dtype):
     return float(ml_dtypes.finfo(dtype).max)
 
 
-def laf_over_sets(values, sets, exponents, coefficients, epsilon, output_limit):
+def laf_over_sets(
+    values,
+    sets,
+    exponents,
+    coefficients,
+    epsilon,
+    output_limit,
+    output_bound,
+):
     """LAF units applied to each feature of each set of a set layout.
 
     The computation behind `laf` and the `LAF` layer, for values already in
@@ -98,6 +112,12 @@ def laf_over_sets(values, sets, exponents, coefficients, epsilon, output_limit):
             the magnitude of the denominator.
         output_limit: float, the output is clipped into
             `[-output_limit, output_limit]`.
+        output_bound: float > 0, or inf for none. The denominator's
+            magnitude is floored at `(|alpha| N^a + |beta| N^c) /
+            output_bound` for a set of N elements, the numerator's largest
+            magnitude on N values in [0, 1] over the bound, so every
+            output lies in `[-output_bound, output_bound]` (see
+            `keras_laf.LAF`'s `output_bound`).
 
     Returns:
         float32 `(sets, features, units)`; NaN for every feature of a set
@@ -105,7 +125,13 @@ def laf_over_sets(values, sets, exponents, coefficients, epsilon, output_limit):
     """
     check_float_values(values)
     return backend.laf_over_sets(
-        values, sets, exponents, coefficients, epsilon, output_limit
+        values,
+        sets,
+        exponents,
+        coefficients,
+        epsilon,
+        output_limit,
+        output_bound,
     )
 
 
@@ -169,4 +195,5 @@ def laf(
         coefficients,
         float(epsilon),
         largest_finite("float32"),
+        float("inf"),
     )

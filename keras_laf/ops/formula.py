@@ -71,7 +71,15 @@ def nonfinite_sets(values, sets):
 
 
 def laf_of_power_sums(
-    sums, max_logs, exponents, coefficients, nonfinite, epsilon, limit
+    sums,
+    max_logs,
+    exponents,
+    coefficients,
+    nonfinite,
+    sizes,
+    epsilon,
+    limit,
+    output_bound,
 ):
     """LAF units from the power sums of each set and feature.
 
@@ -82,8 +90,10 @@ def laf_of_power_sums(
             (the result does not depend on it; empty sets get 0).
         exponents, coefficients: as `keras_laf.ops.laf_over_sets`.
         nonfinite: bool `(sets, features)`, sets whose output is NaN.
+        sizes: float32 `(sets,)`, the number of elements of each set.
         epsilon: float, floor of the denominator's magnitude.
         limit: float, the output is clipped into `[-limit, limit]`.
+        output_bound: float > 0 or inf, as `keras_laf.ops.laf_over_sets`.
 
     Returns:
         float32 `(sets, features, units)`.
@@ -125,16 +135,41 @@ def laf_of_power_sums(
         LOG_FLOOR_LIMIT,
     )
     magnitude = ops.maximum(ops.abs(denominator), ops.exp(log_floor))
+    num_sets, features = shape(nonfinite)
+    if output_bound != float("inf"):
+        # (1, sets * features): log N, with N >= 1 (an empty set's terms
+        # are 0 or 1).
+        log_sizes = ops.log(ops.maximum(sizes, 1.0))
+        log_sizes = ops.reshape(
+            ops.broadcast_to(log_sizes[:, None], (num_sets, features)),
+            (1, -1),
+        )
+        # (source, units, 1): the numerator's outer exponents (a, c) and
+        # coefficients (alpha, beta).
+        numerator_outer = ops.reshape(outer, (2, 2, units, 1))[:, 0]
+        # (units, sets * features): |alpha| N^a + |beta| N^c, scaled, the
+        # numerator's largest magnitude on a set of N values in [0, 1].
+        largest = ops.sum(
+            ops.abs(coefficients[:, 0])
+            * ops.exp(
+                ops.minimum(
+                    numerator_outer * log_sizes - scale[0], LOG_FLOOR_LIMIT
+                )
+            ),
+            axis=0,
+        )
+        magnitude = ops.maximum(magnitude, largest / output_bound)
     denominator = ops.where(denominator < 0, -magnitude, magnitude)
     outputs = ops.clip(numerator / denominator, -limit, limit)
     # (units, sets * features) -> (sets, features, units)
-    num_sets, features = shape(nonfinite)
     outputs = ops.reshape(outputs, (units, num_sets, features))
     outputs = ops.transpose(outputs, (1, 2, 0))
     return ops.where(ops.expand_dims(nonfinite, -1), float("nan"), outputs)
 
 
-def laf_math(values, sets, exponents, coefficients, epsilon, output_limit):
+def laf_math(
+    values, sets, exponents, coefficients, epsilon, output_limit, output_bound
+):
     """LAF units applied to each feature of each set of a set layout, as
     plain `keras.ops`: the reference path. Arguments and result as
     `keras_laf.ops.laf_over_sets`."""
@@ -142,4 +177,12 @@ def laf_math(values, sets, exponents, coefficients, epsilon, output_limit):
     _, inner = outer_and_inner(exponents)
     sums, max_logs = power_sums(values, inner, sets, epsilon)
     args = (exponents, coefficients, nonfinite_sets(values, sets))
-    return laf_of_power_sums(sums, max_logs, *args, epsilon, output_limit)
+    return laf_of_power_sums(
+        sums,
+        max_logs,
+        *args,
+        sets.sizes(),
+        epsilon,
+        output_limit,
+        output_bound,
+    )

@@ -392,6 +392,7 @@ def test_every_preset_has_a_purpose_and_its_arguments():
     for preset in keras_laf.presets.PRESETS:
         arguments = keras_laf.presets.preset_arguments(preset)
         layer = LAF(units=3, preset=preset)
+        assert layer.output_bound == arguments.pop("output_bound")
         for name, value in arguments.items():
             assert type(getattr(layer, name)) is type(
                 keras.constraints.get(value)

@@ -44,6 +44,8 @@ def random_parameters(units, seed):
 
 
 def layer_with(exponents, coefficients, **kwargs):
+    # The formula itself: no output bound unless asked for.
+    kwargs.setdefault("output_bound", float("inf"))
     layer = LAF(units=exponents.shape[1], flatten=False, **kwargs)
     layer.build((None, None, 1))
     layer.set_weights([exponents, coefficients])
@@ -332,6 +334,47 @@ def test_zero_denominator_is_floored():
     assert all_gradients_finite(layer, np.array([[[0.2], [0.3]]], "float32"))
 
 
+def runaway_unit():
+    """(sum x)^1.25 / 1: grows faster than the set, as a pooling unit
+    trained on small sets can (issue 37)."""
+    exponents = np.zeros((8, 1), "float32")
+    exponents[:2, 0] = [1.25, 1.0]
+    coefficients = np.array([[2.0], [0.0], [1.0], [0.0]], "float32")
+    return exponents, coefficients
+
+
+@pytest.mark.parametrize("size", [2, 40, 400])
+def test_output_bound_stops_a_runaway_unit(size):
+    values = np.full((1, size, 1), 0.9, "float32")
+    unbounded = layer_with(*runaway_unit())
+    expected = 2 * (0.9 * size) ** 1.25
+    np.testing.assert_allclose(unbounded(values)[0, 0, 0], expected, rtol=1e-5)
+    # The pooling preset's bound: the denominator floored at 2 N^1.25 / 10.
+    bounded = layer_with(*runaway_unit(), output_bound=None)
+    assert bounded.output_bound == keras_laf.presets.POOLING_OUTPUT_BOUND
+    expected = min(expected, 10 * 0.9**1.25)
+    np.testing.assert_allclose(bounded(values)[0, 0, 0], expected, rtol=1e-5)
+    ragged = ragged_sets([values[0], values[0, :1]])
+    np.testing.assert_allclose(bounded(ragged)[:1], bounded(values), rtol=1e-5)
+    assert all_gradients_finite(bounded, values)
+
+
+def test_output_bound_leaves_the_pooling_anchors_alone(random_sets):
+    # Max, min, mean and the second moment never reach the bound.
+    values, mask = padded_sets(random_sets, set_size=7)
+    bounded = LAF(units=8, flatten=False)
+    unbounded = LAF(units=8, flatten=False, output_bound=float("inf"))
+    bounded.build((None, None, 3))
+    unbounded.build((None, None, 3))
+    unbounded.set_weights(bounded.get_weights())
+    anchors = slice(1, None, 2)
+    np.testing.assert_allclose(
+        bounded(values, mask=mask)[..., anchors],
+        unbounded(values, mask=mask)[..., anchors],
+        rtol=1e-6,
+    )
+
+
 def test_mixed_float16():
     keras.mixed_precision.set_global_policy("mixed_float16")
     try:
@@ -422,6 +465,11 @@ def test_config_round_trip():
     clone = LAF.from_config(layer.get_config())
     assert clone.get_config() == layer.get_config()
     assert clone.exponent_constraint.max_value == 7.0
+    assert clone.output_bound == keras_laf.presets.POOLING_OUTPUT_BOUND
+    # Layers saved before the bound computed without one.
+    config = layer.get_config()
+    del config["output_bound"]
+    assert LAF.from_config(config).output_bound == float("inf")
     forms = LAF.from_closed_forms(["sum", {"name": "moment", "k": 3}])
     forms_clone = LAF.from_config(forms.get_config())
     inputs = np.random.default_rng(14).uniform(0, 1, (2, 4, 2))
@@ -482,6 +530,8 @@ def test_scaled_closed_forms_are_the_forms_times_the_scale():
         ({"units": 2.5}, "units=2.5"),
         ({"units": 2, "epsilon": 0.0}, "epsilon=0.0"),
         ({"units": 2, "flatten": "yes"}, "flatten=yes"),
+        ({"units": 2, "output_bound": 0.0}, "output_bound=0.0"),
+        ({"units": 2, "output_bound": "10"}, "output_bound='10'"),
     ],
 )
 def test_bad_arguments(kwargs, message):
@@ -540,11 +590,12 @@ def test_ragged_features_rejected():
         LAF(units=2)(inputs)
 
 
-def test_xla_path_matches_plain_path():
+@pytest.mark.parametrize("output_bound", [float("inf"), 0.5])
+def test_xla_path_matches_plain_path(output_bound):
     # On TensorFlow padded sets run XLA-compiled, the set axis padded to a
     # bucket size, with a gradient wired by hand; values and gradients must
     # equal the plain keras.ops path's. 2500 elements make many chunks of
-    # the set axis.
+    # the set axis; a bound of 0.5 is active on many units and sets.
     from keras_laf.ops import formula
     from keras_laf.ops import laf_over_sets
     from keras_laf.ops.backend import tensorflow as tensorflow_path
@@ -561,7 +612,13 @@ def test_xla_path_matches_plain_path():
         with tf.GradientTape() as tape:
             tape.watch([values, exponents, coefficients])
             outputs = function(
-                values, PaddedSets(mask), exponents, coefficients, 1e-7, 3e38
+                values,
+                PaddedSets(mask),
+                exponents,
+                coefficients,
+                1e-7,
+                3e38,
+                output_bound,
             )
         gradients = tape.gradient(outputs, [values, exponents, coefficients])
         return [outputs] + gradients
@@ -661,7 +718,13 @@ def test_ragged_sets_over_many_chunks_match_the_plain_path(chunk_budget):
         tape.watch(flat)
         padded = tf.where(mask[..., None], tf.gather(flat, positions), 0.0)
         outputs = formula.laf_math(
-            padded, PaddedSets(mask), exponents, coefficients, 1e-7, 3e38
+            padded,
+            PaddedSets(mask),
+            exponents,
+            coefficients,
+            1e-7,
+            3e38,
+            float("inf"),
         )
         loss = tf.reduce_sum(outputs * weights)
     plain = (outputs, tape.gradient(loss, flat))

@@ -65,8 +65,7 @@ def weighted_sum_over_units(exponentials, y, log_mask, q, weights):
     )
 
 
-def laf_over_sets(values, sets, exponents, coefficients, epsilon, limit):
-    """`keras_laf.ops.laf_over_sets` on the backend's fastest path."""
-    return _module().laf_over_sets(
-        values, sets, exponents, coefficients, epsilon, limit
-    )
+def laf_over_sets(values, sets, exponents, coefficients, *args):
+    """`keras_laf.ops.laf_over_sets` on the backend's fastest path; `args`
+    are epsilon, the output limit and the output bound."""
+    return _module().laf_over_sets(values, sets, exponents, coefficients, *args)

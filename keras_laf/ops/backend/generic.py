@@ -47,7 +47,7 @@ def weighted_sum_over_units(exponentials, y, log_mask, q, weights):
     )
 
 
-def laf_over_sets(values, sets, exponents, coefficients, epsilon, limit):
+def laf_over_sets(values, sets, exponents, coefficients, *args):
     from keras_laf.ops.formula import laf_math
 
-    return laf_math(values, sets, exponents, coefficients, epsilon, limit)
+    return laf_math(values, sets, exponents, coefficients, *args)

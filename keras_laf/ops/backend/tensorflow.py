@@ -66,10 +66,10 @@ def padded_laf_forward(
     """LAF of padded sets, and what its gradient needs besides the inputs
     (`per_set_gradients`, `value_gradients`): the power sums, their
     derivatives by the inner exponents, the largest logs and the sets made
-    NaN. `inner` is `exponents`' inner exponents (`compiled_padded_laf`
-    says why they are an argument); `args` are epsilon, the output limit
-    and the chunk budget."""
-    epsilon, limit, budget = args
+    NaN, and the set sizes. `inner` is `exponents`' inner exponents
+    (`compiled_padded_laf` says why they are an argument); `args` are
+    epsilon, the output limit, the output bound and the chunk budget."""
+    epsilon, limit, output_bound, budget = args
     layout = power_sums.padded_power_sums(
         values, log_mask, epsilon, inner.shape[-1] // 2, budget
     )
@@ -77,17 +77,28 @@ def padded_laf_forward(
     sums, exponent_derivatives = power_sums.sums(
         layout, values, max_logs, inner
     )
-    nonfinite = formula.nonfinite_sets(values, PaddedSets(mask))
+    sets = PaddedSets(mask)
+    nonfinite = formula.nonfinite_sets(values, sets)
+    sizes = sets.sizes()
     outputs = formula.laf_of_power_sums(
-        sums, max_logs, exponents, coefficients, nonfinite, epsilon, limit
+        sums,
+        max_logs,
+        exponents,
+        coefficients,
+        nonfinite,
+        sizes,
+        epsilon,
+        limit,
+        output_bound,
     )
-    return outputs, (sums, max_logs, nonfinite, exponent_derivatives)
+    return outputs, (sums, max_logs, nonfinite, sizes, exponent_derivatives)
 
 
 def per_set_gradients(
     sums,
     max_logs,
     nonfinite,
+    sizes,
     exponent_derivatives,
     exponents,
     coefficients,
@@ -97,11 +108,12 @@ def per_set_gradients(
     """Gradients of `padded_laf_forward`'s outputs with respect to the
     power sums, to the exponents and coefficients through the per-set
     arithmetic, and to the inner exponents through the power sums, given
-    their gradient `upstream`; `args` are epsilon and the output limit."""
+    their gradient `upstream`; `args` are epsilon, the output limit and
+    the output bound."""
     with tf.GradientTape() as tape:
         tape.watch((sums, exponents, coefficients))
         outputs = formula.laf_of_power_sums(
-            sums, max_logs, exponents, coefficients, nonfinite, *args
+            sums, max_logs, exponents, coefficients, nonfinite, sizes, *args
         )
     grad_sums, grad_exponents, grad_coefficients = tape.gradient(
         outputs,
@@ -129,7 +141,7 @@ def value_gradients(values, log_mask, max_logs, inner, upstream, *args):
 # axis) vary from call to call.
 _SET_DIMENSIONS = {
     "padded_laf_forward": {0: 2, 1: 2, 2: 2},
-    "per_set_gradients": {0: 1, 1: 1, 2: 1, 3: 1, 6: 1},
+    "per_set_gradients": {0: 1, 1: 1, 2: 1, 3: 1, 4: 1, 7: 1},
     "value_gradients": {0: 2, 1: 2, 2: 1, 4: 1},
 }
 
@@ -196,7 +208,9 @@ def padded_laf_kernels():
     )
 
 
-def compiled_padded_laf(values, mask, exponents, coefficients, epsilon, limit):
+def compiled_padded_laf(
+    values, mask, exponents, coefficients, epsilon, limit, output_bound
+):
     """`keras_laf.ops.formula.laf_math` of padded sets, as three XLA
     programs (`padded_laf_kernels`): the forward pass, and the gradient in
     two.
@@ -238,6 +252,7 @@ def compiled_padded_laf(values, mask, exponents, coefficients, epsilon, limit):
             coefficients,
             epsilon,
             limit,
+            output_bound,
             budget,
         )
 
@@ -252,6 +267,7 @@ def compiled_padded_laf(values, mask, exponents, coefficients, epsilon, limit):
                     ops.stop_gradient(upstream),
                     epsilon,
                     limit,
+                    output_bound,
                 )
             )
             max_logs = residuals[1]
@@ -302,15 +318,11 @@ def bucket_size(set_size):
     return ops.cast(ops.ceil(set_size / step) * step, "int32")
 
 
-def laf_over_sets(values, sets, exponents, coefficients, epsilon, limit):
+def laf_over_sets(values, sets, exponents, coefficients, *args):
     if isinstance(sets, SegmentSets):
-        return formula.laf_math(
-            values, sets, exponents, coefficients, epsilon, limit
-        )
+        return formula.laf_math(values, sets, exponents, coefficients, *args)
     set_size = power_sums.shape(values)[1]
     padding = bucket_size(set_size) - set_size
     values = ops.pad(values, [[0, 0], [0, padding], [0, 0]])
     mask = ops.pad(sets.mask, [[0, 0], [0, padding]])
-    return compiled_padded_laf(
-        values, mask, exponents, coefficients, epsilon, limit
-    )
+    return compiled_padded_laf(values, mask, exponents, coefficients, *args)
