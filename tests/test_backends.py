@@ -315,7 +315,6 @@ def test_backend_hooks_compute_what_numpy_computes():
 
     (total,) = backend.sum_over_chunks(chunk_outputs, 2)
     np.testing.assert_allclose(numpy(total), numpy(weights).sum(0), rtol=1e-6)
-    assert backend.platform() in ("cpu", "gpu")
 
 
 @pytest.mark.parametrize(

@@ -26,13 +26,6 @@ def _module():
     return module
 
 
-def platform():
-    """Where the backend computes by default: "gpu" or "cpu" (any other
-    device counts as a CPU: the chunk budgets were measured on these
-    two)."""
-    return _module().platform()
-
-
 def sum_over_chunks(chunk_outputs, num_chunks):
     """Sums `chunk_outputs(index)`, a tuple of tensors, over the chunks
     `index` in `[0, num_chunks)`, one chunk at a time (`num_chunks` a

@@ -5,10 +5,6 @@ every backend without a module of its own (see `keras_laf.ops.backend`).
 from keras import ops
 
 
-def platform():
-    return "cpu"
-
-
 def chunk_summer(loop):
     """A `sum_over_chunks` whose loop over chunks 1 to `num_chunks - 1` is
     `loop(num_chunks, add_chunk, totals)` (each backend runs it its way)."""

@@ -21,14 +21,9 @@ except ImportError:
 __all__ = [
     "laf_over_sets",
     "materialized",
-    "platform",
     "sum_over_chunks",
     "weighted_sum_over_units",
 ]
-
-
-def platform():
-    return "gpu" if jax.default_backend() == "gpu" else "cpu"
 
 
 def materialized(tensor):

@@ -34,14 +34,9 @@ __all__ = [
     "compiled_padded_laf",
     "laf_over_sets",
     "materialized",
-    "platform",
     "sum_over_chunks",
     "weighted_sum_over_units",
 ]
-
-
-def platform():
-    return "gpu" if tf.config.list_logical_devices("GPU") else "cpu"
 
 
 def _bounded_loop(num_chunks, add_chunk, totals):
