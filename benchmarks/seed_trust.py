@@ -16,9 +16,10 @@ up to ~5, the draw of issue 37). The ratio bound takes the larger of the
 two.
 
 Each (candidate, target, seed) is appended to a JSON-lines file as soon
-as it finishes, so an interrupted run resumes where it stopped; the
-summary gives every seed's figure for each bound and how many seeds miss
-it:
+as it finishes (with the trained weights, and the sets predicted worst),
+so an interrupted run resumes where it stopped; the summary, printed and
+written beside it for the `--label` (`seed_trust_<label>.summary.json`),
+gives every seed's figure for each bound and how many seeds miss it:
 
     python benchmarks/seed_trust.py --candidates pooling \
         --targets kurtosis,sum,max,min,mean,inverse_count
@@ -40,7 +41,7 @@ import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402
 
 import keras_laf  # noqa: E402
-from keras_laf.callbacks import SnapToClosedForms  # noqa: E402
+from keras_laf.laf_layer.callbacks import SnapToClosedForms  # noqa: E402
 from keras_laf.models import deep_sets  # noqa: E402
 from laf_experiments.datasets import make_test_sets  # noqa: E402
 from laf_experiments.datasets import make_training_sets  # noqa: E402
@@ -54,8 +55,14 @@ TEST_SEED = 1
 # with "cosine_decay", Adam's learning rate decays from 1e-3 to 0 over the
 # training (`keras.optimizers.schedules.CosineDecay`).
 CANDIDATES = {
+    # The presets as the code has them: "pooling" with no output bound
+    # before 38fb44b (records labelled "before"), with 10 since.
     "pooling": {"laf": {"preset": "pooling"}},
     "closed_forms": {"laf": {"preset": "closed_forms"}},
+    # The pooling preset without its output bound.
+    "pooling_unbounded": {
+        "laf": {"preset": "pooling", "output_bound": float("inf")}
+    },
     # The pooling preset with its units' outputs bounded.
     **{
         f"pooling_bound_{bound:g}": {
@@ -334,6 +341,10 @@ def main(argv=None):
         and r["seed"] in args.seeds
     ]
     rows = bound_rows(selected)
+    summary = args.output.with_name(
+        f"{args.output.stem}_{args.label or 'unlabelled'}.summary.json"
+    )
+    summary.write_text(json.dumps(rows, indent=1))
     for row in rows:
         seeds = " ".join(f"{s}:{v:.3g}" for s, v in row["seeds"].items())
         print(
