@@ -15,9 +15,10 @@ per-set sums.
 Two layouts: `PaddedPowerSums` (padded sets) and `SegmentPowerSums`
 (flat elements with segment ids). Each has `max_logs`, `sums` and
 `element_gradients`; `max_logs`, `sums` and `value_gradients` below run
-them on the inputs as given, and `power_sums` wires them into one differentiable
-function. Where backends differ in which layout of a sum or loop their
-compiler runs fastest, the math calls `keras_laf.ops.backend`.
+them on the inputs as given, and `power_sums` wires them into one
+differentiable function. Where backends differ in which layout of a sum
+or loop their compiler runs fastest, the math calls
+`keras_laf.ops.backend`.
 """
 
 import numpy as np
