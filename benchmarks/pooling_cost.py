@@ -14,7 +14,13 @@ that LAF's extra time over max pooling is also given as a multiple of
 it. Prints each time as it comes and writes the medians and their ratios
 to max pooling's as JSON.
 
+`--chunk-budgets` runs each LAF pooling once per chunk budget of the set
+axis (`keras_laf.config.set_chunk_budget`), named e.g. `laf@2^21`, in the
+same alternation, so that budgets are compared under the same load.
+
     python benchmarks/pooling_cost.py --rounds 2 --poolings max,laf,gru
+    python benchmarks/pooling_cost.py --poolings max,laf --tasks point_clouds \
+        --chunk-budgets 2^19,2^21,none
 """
 
 import argparse
@@ -28,6 +34,7 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
 import keras  # noqa: E402
 import numpy as np  # noqa: E402
+from chunk_budget import budget_label  # noqa: E402
 from laf_initialization import build_model  # noqa: E402
 from laf_initialization import compile_model  # noqa: E402
 from laf_initialization import padded  # noqa: E402
@@ -37,6 +44,8 @@ from point_cloud_pooling import padded_with_mask  # noqa: E402
 
 from laf_experiments.datasets import make_solid_point_clouds  # noqa: E402
 from laf_experiments.datasets import make_training_sets  # noqa: E402
+
+import keras_laf  # noqa: E402
 
 TASKS = ("point_clouds", "integers")
 # Each task's batches per epoch and the shape of its LAF pooling's input:
@@ -101,6 +110,27 @@ def integer_epochs(pooling, epochs, data):
     return times.seconds
 
 
+def parse_budget(text):
+    """`2^19`, `524288` or `none` -> 2**19, 524288 or None."""
+    if text.lower() == "none":
+        return None
+    if "^" in text:
+        base, power = text.split("^")
+        return int(base) ** int(power)
+    return int(text)
+
+
+def runs(poolings, budgets):
+    """`(name, pooling, budget)` for each run of a round: every LAF pooling
+    once per budget ("auto", the default, when `budgets` is empty)."""
+    for pooling in poolings:
+        if not pooling.startswith("laf") or not budgets:
+            yield pooling, pooling, keras_laf.config.AUTO
+            continue
+        for budget in budgets:
+            yield f"{pooling}@{budget_label(budget)}", pooling, budget
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawTextHelpFormatter
@@ -111,6 +141,12 @@ def main(argv=None):
         "set2set,gmt,laf+max",
     )
     parser.add_argument("--tasks", default=",".join(TASKS))
+    parser.add_argument(
+        "--chunk-budgets",
+        default="",
+        help="comma-separated chunk budgets for the LAF poolings "
+        "(2^19, 524288, none); default: the device's",
+    )
     parser.add_argument("--epochs", type=int, default=3)
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument(
@@ -126,27 +162,36 @@ def main(argv=None):
     for task in tasks:
         if task not in TASKS:
             parser.error(f"unknown task {task!r}; expected some of {TASKS}")
+    try:
+        budgets = [
+            parse_budget(text) for text in args.chunk_budgets.split(",") if text
+        ]
+    except ValueError:
+        parser.error(f"bad --chunk-budgets {args.chunk_budgets!r}")
+    schedule = list(runs(poolings, budgets))
     digit_sets = make_training_sets(20_000, "sum", seed=0)
     data = {
         "point_clouds": make_solid_point_clouds(1_600, 100, seed=0),
         "integers": padded(digit_sets.sets, digit_sets.labels),
     }
     run = {"point_clouds": point_cloud_epochs, "integers": integer_epochs}
-    seconds = {task: {pooling: [] for pooling in poolings} for task in tasks}
+    seconds = {task: {name: [] for name, _, _ in schedule} for task in tasks}
     exponentials = {task: [] for task in tasks}
     for round_index in range(args.rounds):
         for task in tasks:
             exponentials[task].append(
                 exponential_pass_seconds(epochs=args.epochs, **LAF_SHAPES[task])
             )
-            for pooling in poolings:
+            for name, pooling, budget in schedule:
                 keras.utils.set_random_seed(round_index)
+                keras_laf.config.set_chunk_budget(padded=budget)
                 times = run[task](pooling, 1 + args.epochs, data[task])[1:]
+                keras_laf.config.set_chunk_budget()
                 keras.backend.clear_session()
-                seconds[task][pooling].extend(times)
+                seconds[task][name].extend(times)
                 print(
                     f"round {round_index + 1}/{args.rounds} {task:>12} "
-                    f"{pooling:>10}: {np.median(times):.2f} s per epoch",
+                    f"{name:>10}: {np.median(times):.2f} s per epoch",
                     flush=True,
                 )
     report = {
@@ -169,12 +214,13 @@ def main(argv=None):
     for task, per_pooling in report["tasks"].items():
         floor = float(np.median(exponentials[task]))
         report["tasks"][task]["exponentials"] = {"seconds_per_epoch": floor}
-        if "laf" in per_pooling:
-            extra = (
-                per_pooling["laf"]["seconds_per_epoch"]
-                - per_pooling["max"]["seconds_per_epoch"]
-            )
-            per_pooling["laf"]["extra_over_max_in_exponentials"] = extra / floor
+        for name, row in per_pooling.items():
+            if name == "laf" or name.startswith("laf@"):
+                extra = (
+                    row["seconds_per_epoch"]
+                    - per_pooling["max"]["seconds_per_epoch"]
+                )
+                row["extra_over_max_in_exponentials"] = extra / floor
     args.output.parent.mkdir(parents=True, exist_ok=True)
     args.output.write_text(json.dumps(report, indent=2) + "\n")
     for task, per_pooling in report["tasks"].items():
