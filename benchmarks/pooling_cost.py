@@ -42,10 +42,9 @@ from laf_layer import exponential_pass_seconds  # noqa: E402
 from point_cloud_pooling import compiled_classifier  # noqa: E402
 from point_cloud_pooling import padded_with_mask  # noqa: E402
 
+import keras_laf  # noqa: E402
 from laf_experiments.datasets import make_solid_point_clouds  # noqa: E402
 from laf_experiments.datasets import make_training_sets  # noqa: E402
-
-import keras_laf  # noqa: E402
 
 TASKS = ("point_clouds", "integers")
 # Each task's batches per epoch and the shape of its LAF pooling's input:
