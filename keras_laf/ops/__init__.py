@@ -75,10 +75,11 @@ Conventions:
 - The output is finally clipped into the finite range of the output dtype.
 """
 
+import keras
 import ml_dtypes
 
-from keras_laf.ops import backend
 from keras_laf.ops.formula import check_float_values
+from keras_laf.ops.formula import laf_math
 from keras_laf.sets import as_set_batch
 from keras_laf.validation import check_backend_supports
 
@@ -101,7 +102,9 @@ def laf_over_sets(
 
     The computation behind `laf` and the `LAF` layer, for values already in
     a set layout (see `keras_laf.sets.as_set_batch`), on the backend's
-    fastest path (`keras_laf.ops.backend`).
+    fastest path: padded sets on TensorFlow as XLA programs of their own
+    (`keras_laf.ops.tensorflow_programs`), everything else as
+    `keras.ops` (`keras_laf.ops.formula.laf_math`).
 
     Args:
         values: float `(elements..., features)`, padding zeroed.
@@ -124,7 +127,11 @@ def laf_over_sets(
         with a NaN or infinite real element in that feature.
     """
     check_float_values(values)
-    return backend.laf_over_sets(
+    if keras.config.backend() == "tensorflow":
+        from keras_laf.ops.tensorflow_programs import laf_over_sets as path
+    else:
+        path = laf_math
+    return path(
         values,
         sets,
         exponents,

@@ -598,7 +598,7 @@ def test_xla_path_matches_plain_path(output_bound):
     # the set axis; a bound of 0.5 is active on many units and sets.
     from keras_laf.ops import formula
     from keras_laf.ops import laf_over_sets
-    from keras_laf.ops.backend import tensorflow as tensorflow_path
+    from keras_laf.ops import tensorflow_programs
     from keras_laf.sets import PaddedSets
 
     rng = np.random.default_rng(15)
@@ -623,7 +623,7 @@ def test_xla_path_matches_plain_path(output_bound):
         gradients = tape.gradient(outputs, [values, exponents, coefficients])
         return [outputs] + gradients
 
-    assert tensorflow_path.bucket_size(2500) == 2560
+    assert tensorflow_programs.bucket_size(2500) == 2560
     compiled = value_and_gradients(laf_over_sets)
     plain = value_and_gradients(formula.laf_math)
     for compiled_value, plain_value in zip(compiled, plain):
@@ -633,7 +633,7 @@ def test_xla_path_matches_plain_path(output_bound):
 
 
 def test_bucket_sizes_of_static_and_run_time_set_sizes_agree():
-    from keras_laf.ops.backend.tensorflow import bucket_size
+    from keras_laf.ops.tensorflow_programs import bucket_size
 
     for set_size in list(range(0, 70)) + [1000, 2500, 4097]:
         static = bucket_size(set_size)

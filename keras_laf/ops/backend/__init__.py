@@ -2,12 +2,13 @@
 
 The math (`keras_laf.ops.power_sums`, `keras_laf.ops.formula`) is
 `keras.ops`. Where backends' compilers differ in which layout of a loop or
-a sum they run fastest, and where a backend runs LAF through a speed path
-of its own, the math calls the functions below, which forward to the
-module of the running Keras backend: `tensorflow`, `jax`, or `generic`
-(plain `keras.ops`, the reference, for every other backend). Each module
-defines every function below, taking from `generic` what it does not
-change; no module ever checks which backend runs.
+a sum they run fastest, the math calls the functions below, which forward
+to the module of the running Keras backend: `tensorflow`, `jax`, or
+`generic` (plain `keras.ops`, the reference, for every other backend).
+Each module defines every function below, taking from `generic` what it
+does not change; no module ever checks which backend runs. The hooks sit
+below the math and never import it; a backend's whole path for LAF, where
+it has one (`keras_laf.ops.tensorflow_programs`), sits above it.
 """
 
 import keras
@@ -56,9 +57,3 @@ def weighted_sum_over_units(exponentials, y, log_mask, q, weights):
     return _module().weighted_sum_over_units(
         exponentials, y, log_mask, q, weights
     )
-
-
-def laf_over_sets(values, sets, exponents, coefficients, *args):
-    """`keras_laf.ops.laf_over_sets` on the backend's fastest path; `args`
-    are epsilon, the output limit and the output bound."""
-    return _module().laf_over_sets(values, sets, exponents, coefficients, *args)

@@ -41,9 +41,3 @@ def weighted_sum_over_units(exponentials, y, log_mask, q, weights):
     return ops.sum(
         ops.expand_dims(weights, -2) * exponentials(y, log_mask, q), 1
     )
-
-
-def laf_over_sets(values, sets, exponents, coefficients, *args):
-    from keras_laf.ops.formula import laf_math
-
-    return laf_math(values, sets, exponents, coefficients, *args)

@@ -10,7 +10,6 @@ from being fused into the loops over the exponentials; RESULTS.md
 
 from keras import ops
 
-from keras_laf.ops.backend.generic import laf_over_sets
 from keras_laf.ops.backend.generic import sum_over_chunks
 
 try:
@@ -19,7 +18,6 @@ except ImportError:
     jax = None
 
 __all__ = [
-    "laf_over_sets",
     "materialized",
     "sum_over_chunks",
     "weighted_sum_over_units",
