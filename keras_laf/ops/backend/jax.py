@@ -2,11 +2,13 @@
 
 LAF runs as plain `keras.ops` (`keras_laf.ops.formula.laf_math`): a JAX
 training step is compiled whole by XLA. The gradient's sum over the units
-is written out term by term, so that XLA's CPU compiler fuses it into one
-loop over the elements, and tensors are kept from being fused into the
-loops over the exponentials; RESULTS.md ("What LAF costs") has the
-measurements.
+runs with the set axis minor, or on long sets written out term by term,
+and tensors are kept from being fused into the loops over the
+exponentials; RESULTS.md ("What LAF costs", "Layout of the power sums")
+has the measurements.
 """
+
+from keras import ops
 
 from keras_laf.ops.backend.generic import sum_over_chunks
 
@@ -14,6 +16,15 @@ try:
     import jax
 except ImportError:
     jax = None
+
+# Up to this many elements per set, the gradient's sum over the units is a
+# reduction; on longer sets YNNPACK, which XLA gives it to, stores every
+# exponential of the set (one LAF(9) step on 8 sets x 16 features: 22.6 ms
+# either way at 4,000 elements; at 16,000 298 against 196 ms, at 64,000
+# 8.8 s and 3.1 GB against 0.42 s and 0.86 GB). Written out term by term
+# it is slower with many units on shorter sets (20 units on point clouds:
+# 38 against 19 ms). RESULTS.md, "What LAF costs".
+LONGEST_SET_SUMMED_BY_REDUCTION = 4096
 
 __all__ = [
     "materialized",
@@ -29,11 +40,16 @@ def materialized(tensor):
 
 
 def weighted_sum_over_units(exponentials, y, log_mask, q, weights):
-    # One term per unit and term, added up: XLA fuses them into one loop
-    # over the elements, which stores no exponential at any set size. As a
-    # reduction over the units, XLA's CPU compiler hands the sum to
-    # YNNPACK, which stores every exponential of the set on long sets (8
-    # sets of 125,000 elements: 25 s and 5.5 GB against 0.7 s and 1.1 GB).
+    if y.shape[2] <= LONGEST_SET_SUMMED_BY_REDUCTION:
+        # A reduction over the units, the set axis minor: XLA's CPU
+        # compiler hands it to YNNPACK, fastest on sets of usual sizes.
+        exponentials = exponentials(
+            ops.transpose(y, (0, 1, 3, 2)), ops.transpose(log_mask), q
+        )
+        weighted_sums = ops.sum(ops.expand_dims(weights, -1) * exponentials, 1)
+        return ops.transpose(weighted_sums, (0, 2, 1))
+    # One term per unit and term, added up: one loop over the elements,
+    # which stores no exponential at any set size.
     total = 0.0
     for term in range(q.shape[1]):
         term_exponentials = exponentials(y, log_mask, q[:, term : term + 1])
