@@ -22,7 +22,6 @@ import os
 import resource
 import subprocess
 import sys
-import time
 
 FORMS = {"reduction": float("inf"), "written_out": 0}
 
@@ -30,9 +29,9 @@ FORMS = {"reduction": float("inf"), "written_out": 0}
 def step_seconds(shape, units, form, repeats):
     """Median seconds of one forward + gradient step, in this process."""
     os.environ["KERAS_BACKEND"] = "jax"
-    import jax
     import numpy as np
-    from keras import ops
+    from laf_step_profile import compiled_functions
+    from laf_step_profile import median_seconds
 
     import keras_laf
     from keras_laf.ops.backend import jax as jax_hooks
@@ -42,20 +41,8 @@ def step_seconds(shape, units, form, repeats):
     mask = np.ones(shape[:2], bool)
     layer = keras_laf.LAF(units)
     layer.build(shape)
-
-    def loss(variables, values, mask):
-        outputs, _ = layer.stateless_call(variables, [], values, mask=mask)
-        return ops.sum(outputs)
-
-    variables = [variable.value for variable in layer.trainable_variables]
-    step = jax.jit(jax.grad(loss, argnums=(0, 1)))
-    jax.block_until_ready(step(variables, values, mask))
-    times = []
-    for _ in range(repeats):
-        started = time.perf_counter()
-        jax.block_until_ready(step(variables, values, mask))
-        times.append(time.perf_counter() - started)
-    return float(np.median(times))
+    _, forward_and_gradient, _, wait = compiled_functions(layer)
+    return median_seconds(forward_and_gradient, wait, repeats, values, mask)
 
 
 def child(request):

@@ -6,7 +6,7 @@ a sum they run fastest, the math calls the functions below, which forward
 to the module of the running Keras backend: `tensorflow`, `jax`, or
 `generic` (plain `keras.ops`, the reference, for every other backend).
 Each module defines every function below, taking from `generic` what it
-does not change; no module ever checks which backend runs. The hooks sit
+does not change; no hook module checks which backend runs. The hooks sit
 below the math and never import it; a backend's whole path for LAF, where
 it has one (`keras_laf.ops.tensorflow_programs`), sits above it.
 """

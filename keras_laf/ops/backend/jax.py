@@ -19,11 +19,9 @@ except ImportError:
 
 # Up to this many elements per set, the gradient's sum over the units is a
 # reduction; on longer sets YNNPACK, which XLA gives it to, stores every
-# exponential of the set (one LAF(9) step on 8 sets x 16 features: 22.6 ms
-# either way at 4,000 elements; at 16,000 298 against 196 ms, at 64,000
-# 8.8 s and 3.1 GB against 0.42 s and 0.86 GB). Written out term by term
-# it is slower with many units on shorter sets (20 units on point clouds:
-# 38 against 19 ms). RESULTS.md, "What LAF costs".
+# exponential of the set, and the sum is written out term by term, which is
+# slower with many units on shorter sets. `benchmarks/jax_long_sets.py`
+# measures both forms; RESULTS.md ("What LAF costs") has the figures.
 LONGEST_SET_SUMMED_BY_REDUCTION = 4096
 
 __all__ = [
