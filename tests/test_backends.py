@@ -213,8 +213,13 @@ def value_and_gradients(function, *args):
 
 @pytest.mark.parametrize(
     "form, padded_budget",
-    [("padded", 1), ("padded", None), ("segments", 1)],
-    ids=["padded-chunks", "padded-whole-sets", "segments-chunks"],
+    [("padded", 1), ("padded", None), ("padded", "auto"), ("segments", 1)],
+    ids=[
+        "padded-chunks",
+        "padded-whole-sets",
+        "padded-exponentials-kept",
+        "segments-chunks",
+    ],
 )
 def test_laf_gradients_over_many_chunks_match_the_formula(
     form, padded_budget, chunk_budget
@@ -222,9 +227,11 @@ def test_laf_gradients_over_many_chunks_match_the_formula(
     # The power sums loop over chunks of the set axis with a hand-written
     # gradient; with one value per chunk allowed, sets of 40 elements are
     # summed over chunks of 16 (with None, padded sets are one chunk, as on
-    # a GPU). Compare the value and the gradients with respect to the
-    # elements, exponents and coefficients with autodiff of the formula
-    # written with powers.
+    # a GPU; with the CPU's budget too, and then, except in TensorFlow's
+    # programs, the gradient reuses the forward pass's exponentials).
+    # Compare the value and the gradients with respect to the elements,
+    # exponents and coefficients with autodiff of the formula written with
+    # powers.
     chunk_budget(padded=padded_budget, segments=1)
     rng = np.random.default_rng(7)
     sets_ = [rng.uniform(0.05, 0.95, (n, 2)) for n in (40, 23)]
@@ -318,6 +325,38 @@ def test_backend_hooks_compute_what_numpy_computes(num_elements):
 
     (total,) = backend.sum_over_chunks(chunk_outputs, 2)
     np.testing.assert_allclose(numpy(total), numpy(weights).sum(0), rtol=1e-6)
+
+
+@pytest.mark.parametrize(
+    "budget, kept", [(2**19, True), (None, False), (64, False)]
+)
+def test_padded_power_sums_keep_exponentials_only_within_a_budget(
+    budget, kept
+):
+    # Sets that fit one chunk of a budget keep their exponentials for the
+    # gradient; without a budget (a GPU's) or over several chunks, none.
+    from keras_laf.ops import power_sums
+
+    rng = np.random.default_rng(9)
+    values = rng.uniform(0.05, 0.95, (3, 5, 2)).astype("float32")
+    mask = np.arange(5) < np.array([[5], [2], [4]])
+    log_mask = power_sums.element_log_mask(ops.convert_to_tensor(mask), 2)
+    q = rng.uniform(0, 2, (2, 4)).astype("float32")
+    layout = power_sums.padded_power_sums(
+        ops.convert_to_tensor(values), log_mask, 1e-7, 2, budget
+    )
+    assert layout.keeps_exponentials is kept
+    m = power_sums.max_logs(layout, values)
+    sums, _, exponentials = power_sums.sums(layout, values, m, q)
+    if not kept:
+        assert exponentials is None
+        return
+    # (2, set_size, sets * features): y = log x - M, as laid out.
+    x = np.transpose(values, (1, 0, 2)).reshape(5, 6)
+    y = np.log(np.stack([x, 1 - x])) - numpy(m)[:, None]
+    expected = np.exp(y[:, None] * q[:, :, None, None]) * mask.T.repeat(2, 1)
+    np.testing.assert_allclose(numpy(exponentials), expected, rtol=1e-5)
+    np.testing.assert_allclose(numpy(sums), expected.sum(2), rtol=1e-5)
 
 
 @pytest.mark.parametrize(

@@ -23,10 +23,12 @@ How it is computed, and why:
   exponentiated; the common factor cancels in the ratio, so large sets and
   large exponents neither overflow nor turn into inf / inf.
 - The exponentials, one per element, feature, unit and term, are the bulk
-  of the work. They are never stored for a whole set: the power sums
+  of the work. They are never stored beyond one chunk: the power sums
   (`keras_laf.ops.power_sums`) loop over chunks of the set axis, summing
-  each chunk's exponentials, and their gradient recomputes them. Memory
-  thus stays at the size of the inputs plus the per-set sums. How many
+  each chunk's exponentials, and their gradient recomputes them, unless
+  the sets fit one chunk, whose exponentials the gradient reuses. Memory
+  thus stays at the size of the inputs plus the per-set sums and one
+  chunk. How many
   values a chunk holds is `keras_laf.config.set_chunk_budget`.
 - Layout: for padded sets every (set, feature) pair lies on one axis, the
   minor axis of the per-set tensors `(2, 2 * units, sets * features)` and

@@ -3,14 +3,15 @@
 For the elements x of each set and feature, their largest logs M and the
 inner exponents q of the units, the power sums are sum_i exp(q y_i) with
 y_i = log x_i - M (and likewise for 1 - x). They are the bulk of LAF's
-work: one exponential per element, feature, unit and term. They are
-never stored for a whole set: the set axis is cut into chunks
-(`keras_laf.config.set_chunk_budget`), and each chunk's exponentials are
-summed twice before the next, into the power sums and into their
-derivatives by q, sum_i y_i exp(q y_i), from which the gradient of q is
-one product per set. The gradient of the elements recomputes the
-exponentials once. Memory thus stays at the size of the inputs plus the
-per-set sums.
+work: one exponential per element, feature, unit and term. The set axis
+is cut into chunks (`keras_laf.config.set_chunk_budget`), and each
+chunk's exponentials are summed twice before the next, into the power
+sums and into their derivatives by q, sum_i y_i exp(q y_i), from which
+the gradient of q is one product per set. Where padded sets are known,
+when traced, to fit one chunk of the budget, the forward pass keeps their
+exponentials (at most the budget's values) and the gradient of the
+elements reuses them; otherwise it recomputes them once. Memory thus stays
+at the size of the inputs plus the per-set sums, and at most one chunk.
 
 Two layouts: `PaddedPowerSums` (padded sets) and `SegmentPowerSums`
 (flat elements with segment ids). Each has `max_logs`, `sums` and
@@ -208,6 +209,12 @@ class PaddedPowerSums:
         self.num_chunks, self.chunk_size, self.padding = chunking(
             self.set_size, chunk_size
         )
+        # Whole sets within a chunk budget: their exponentials fit it, and
+        # the gradient reuses them. Not without a budget (a GPU), where
+        # they would be a whole batch's and the compiler stores none.
+        self.keeps_exponentials = chunk_size is not None and is_one(
+            self.num_chunks
+        )
 
     def layout(self, values):
         """`(sets, set_size, features)` -> x."""
@@ -291,7 +298,9 @@ class PaddedPowerSums:
 
     def sums(self, x, m, q):
         """The power sums sum exp(y q) over each set, and their derivatives
-        by q, sum y exp(y q), chunk by chunk.
+        by q, sum y exp(y q), chunk by chunk; and the exponentials `(2, 2 *
+        units, set_size, sets * features)` where the layout keeps them
+        (`keeps_exponentials`), else None.
 
         Both sums of a chunk are one loop of XLA's, over its exponentials
         (stored by XLA's CPU compiler): from a chunk that fits the cache
@@ -303,21 +312,39 @@ class PaddedPowerSums:
         def chunk_sums(index):
             y, log_mask = chunk(index)
             terms = self.exponentials(y, log_mask, q)
-            return ops.sum(terms, axis=-2), ops.sum(y * terms, axis=-2)
+            return ops.sum(terms, axis=-2), ops.sum(y * terms, axis=-2), terms
 
-        return backend.sum_over_chunks(chunk_sums, self.num_chunks)
+        if self.keeps_exponentials:
+            return chunk_sums(0)
+        sums, exponent_derivatives = backend.sum_over_chunks(
+            lambda index: chunk_sums(index)[:2], self.num_chunks
+        )
+        return sums, exponent_derivatives, None
 
-    def element_gradients(self, x, m, q, upstream):
+    def element_gradients(self, x, m, q, upstream, exponentials=None):
         """The gradient of `sums` with respect to x, given the gradient
         `upstream` of the sums: sum_k upstream_k q_k exp(y q_k) over the
-        units and sources, in one pass over the whole set that XLA fuses
-        with the exponentials, and so stores none of them, whatever the
-        set size."""
-        y = self._shifted_logs(x, m)
-        # (2, set_size, sets * features), then combined per source.
-        grad_y = backend.weighted_sum_over_units(
-            self.exponentials, y, self.log_mask, q, upstream * q[:, :, None]
-        )
+        units and sources.
+
+        From the exponentials `sums` kept, where given: one term per unit
+        and source, added up, which XLA runs as one loop over them (as a
+        reduction over the units, XLA's CPU compiler hands it to YNNPACK,
+        which takes longer than recomputing them). Otherwise in one pass
+        over the whole set that XLA fuses with the exponentials, and so
+        stores none of them, whatever the set size.
+        """
+        # (2, 2 * units, sets * features)
+        weights = upstream * q[:, :, None]
+        if exponentials is not None:
+            grad_y = 0.0
+            for term in range(exponentials.shape[1]):
+                grad_y = grad_y + weights[:, term, None] * exponentials[:, term]
+        else:
+            y = self._shifted_logs(x, m)
+            grad_y = backend.weighted_sum_over_units(
+                self.exponentials, y, self.log_mask, q, weights
+            )
+        # grad_y: (2, set_size, sets * features), combined per source.
         derivatives = log_derivatives(x, self.epsilon, 0)
         return grad_y[0] * derivatives[0] + grad_y[1] * derivatives[1]
 
@@ -380,9 +407,10 @@ class SegmentPowerSums:
 
         (sums,) = backend.sum_over_chunks(chunk_sums, shape(chunks[0])[0])
         sums, exponent_derivatives = ops.split(sums, 2, axis=-1)
-        return sets_minor(sums), sets_minor(exponent_derivatives)
+        return sets_minor(sums), sets_minor(exponent_derivatives), None
 
-    def element_gradients(self, x, m, q, upstream):
+    def element_gradients(self, x, m, q, upstream, exponentials=None):
+        # `sums` keeps no exponentials of segments: `exponentials` is None.
         # (2, 2 * units, sets * features) -> (sets, features, 2, 2 * units)
         upstream = ops.reshape(
             upstream,
@@ -446,27 +474,34 @@ def exponent_gradients(exponent_derivatives, upstream):
     return ops.sum(upstream * exponent_derivatives, axis=-1)
 
 
-def value_gradients(power_sums, values, max_logs, q, upstream):
+def value_gradients(
+    power_sums, values, max_logs, q, upstream, exponentials=None
+):
     """The gradient of the power sums with respect to the values, given
-    the gradient `upstream` of the sums."""
+    the gradient `upstream` of the sums and the exponentials `sums` kept
+    (None where it kept none)."""
     x = power_sums.layout(unit_interval(values))
-    grad_x = power_sums.element_gradients(x, max_logs, q, upstream)
+    grad_x = power_sums.element_gradients(
+        x, max_logs, q, upstream, exponentials
+    )
     # NaN, inf and values outside [0, 1] are clipped: no gradient.
     inside = (values >= 0.0) & (values <= 1.0)
     return ops.where(inside, power_sums.from_layout(grad_x), 0.0)
 
 
 def power_sums(values, inner_exponents, sets, epsilon):
-    """Sums exp(q * y) over each set, y = log x - M, storing no per-element
-    tensor for the gradient.
+    """Sums exp(q * y) over each set, y = log x - M, storing for the
+    gradient no per-element tensor beyond one chunk.
 
     The forward pass computes one exponential per element and unit and
-    keeps only two sums of them: the power sums, and their derivatives by
-    q, which are the gradient of q once weighed by the upstream gradient.
+    keeps two sums of them: the power sums, and their derivatives by q,
+    which are the gradient of q once weighed by the upstream gradient.
     The gradient of the values (`value_gradients`) recomputes the
-    exponentials, and the clipping and the layout of the elements from
-    `values`, so that the only per-element tensor it holds is `values`
-    itself.
+    clipping and the layout of the elements from `values`, and the
+    exponentials too unless the padded sets fit one chunk of the budget,
+    whose exponentials the forward pass keeps (`PaddedPowerSums.sums`);
+    so the only per-element tensors it holds are `values` and at most one
+    chunk.
 
     Args:
         values: the elements as given, padding zeroed: `(sets, set_size,
@@ -514,13 +549,17 @@ def power_sums(values, inner_exponents, sets, epsilon):
             ops.stop_gradient(tensor) for tensor in (values, m, q, *state)
         )
         layout = make_layout(values, *state)
-        power_sums, exponent_derivatives = sums(layout, values, m, q)
+        power_sums, exponent_derivatives, exponentials = sums(
+            layout, values, m, q
+        )
 
         def grad(*args, upstream=None):
             if upstream is None:
                 (upstream,) = args
             upstream = ops.stop_gradient(upstream)
-            grad_values = value_gradients(layout, values, m, q, upstream)
+            grad_values = value_gradients(
+                layout, values, m, q, upstream, exponentials
+            )
             grad_q = exponent_gradients(exponent_derivatives, upstream)
             # m and the mask or segment ids get no gradient.
             m_zeros, *state_zeros = (

@@ -44,7 +44,10 @@ def padded_laf_forward(
         values, log_mask, epsilon, inner.shape[-1] // 2, budget
     )
     max_logs = power_sums.max_logs(layout, values)
-    sums, exponent_derivatives = power_sums.sums(
+    # The exponentials are never kept: the batch and set axes are unknown
+    # when the program is traced, so the whole set is never known to be
+    # one chunk (`keras_laf.ops.power_sums.PaddedPowerSums.sums`).
+    sums, exponent_derivatives, _ = power_sums.sums(
         layout, values, max_logs, inner
     )
     sets = PaddedSets(mask)
