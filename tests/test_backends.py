@@ -330,9 +330,7 @@ def test_backend_hooks_compute_what_numpy_computes(num_elements):
 @pytest.mark.parametrize(
     "budget, kept", [(2**19, True), (None, False), (64, False)]
 )
-def test_padded_power_sums_keep_exponentials_only_within_a_budget(
-    budget, kept
-):
+def test_padded_power_sums_keep_exponentials_only_within_a_budget(budget, kept):
     # Sets that fit one chunk of a budget keep their exponentials for the
     # gradient; without a budget (a GPU's) or over several chunks, none.
     from keras_laf.ops import power_sums
