@@ -323,7 +323,9 @@ def test_backend_hooks_compute_what_numpy_computes(num_elements):
     def chunk_outputs(index):
         return (ops.take(chunks, index, axis=0),)
 
-    (total,) = backend.sum_over_chunks(chunk_outputs, 2)
+    (total,) = backend.sum_over_chunks(
+        chunk_outputs, 2, (ops.zeros(weights.shape[1:]),)
+    )
     np.testing.assert_allclose(numpy(total), numpy(weights).sum(0), rtol=1e-6)
 
 

@@ -255,7 +255,8 @@ class PaddedPowerSums:
     def _chunks(self, y):
         """chunk(index): y and the log of the mask in chunk `index` of the
         set axis, `(2, 1, chunk, sets * features)` and `(chunk, sets *
-        features)`.
+        features)`, each read in place from the whole set's (padded by
+        less than a chunk where the chunks do not divide it).
 
         The caller computes y for all chunks before the loop: computed
         inside it, XLA fuses the logarithms into the exponentials and
@@ -271,16 +272,15 @@ class PaddedPowerSums:
                 [[0, self.padding], [0, 0]],
                 constant_values=float("-inf"),
             )
-        # (num_chunks, ...): a chunk is then one slice of the major axis,
-        # which XLA reads as fast as a whole tensor.
-        y = ops.reshape(y, (2, 1, self.num_chunks, self.chunk_size, self.rows))
-        y = ops.transpose(y, (2, 0, 1, 3, 4))
-        log_mask = ops.reshape(
-            log_mask, (self.num_chunks, self.chunk_size, self.rows)
-        )
 
         def chunk(index):
-            return ops.take(y, index, axis=0), ops.take(log_mask, index, axis=0)
+            start = index * self.chunk_size
+            return (
+                ops.slice(
+                    y, (0, 0, start, 0), (2, 1, self.chunk_size, self.rows)
+                ),
+                ops.slice(log_mask, (start, 0), (self.chunk_size, self.rows)),
+            )
 
         return chunk
 
@@ -316,8 +316,9 @@ class PaddedPowerSums:
 
         if self.keeps_exponentials:
             return chunk_sums(0)
+        zeros = ops.zeros((2, q.shape[1], self.rows))
         sums, exponent_derivatives = backend.sum_over_chunks(
-            lambda index: chunk_sums(index)[:2], self.num_chunks
+            lambda index: chunk_sums(index)[:2], self.num_chunks, (zeros,) * 2
         )
         return sums, exponent_derivatives, None
 
@@ -405,7 +406,13 @@ class SegmentPowerSums:
                 ),
             )
 
-        (sums,) = backend.sum_over_chunks(chunk_sums, shape(chunks[0])[0])
+        # (sets, features, 2, 4 * units)
+        zeros = ops.zeros(
+            (self.sets.num_segments, shape(x)[1], 2, 2 * shape(q)[-1])
+        )
+        (sums,) = backend.sum_over_chunks(
+            chunk_sums, shape(chunks[0])[0], (zeros,)
+        )
         sums, exponent_derivatives = ops.split(sums, 2, axis=-1)
         return sets_minor(sums), sets_minor(exponent_derivatives), None
 

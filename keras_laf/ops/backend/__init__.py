@@ -27,12 +27,18 @@ def _module():
     return module
 
 
-def sum_over_chunks(chunk_outputs, num_chunks):
+def sum_over_chunks(chunk_outputs, num_chunks, zeros):
     """Sums `chunk_outputs(index)`, a tuple of tensors, over the chunks
     `index` in `[0, num_chunks)`, one chunk at a time (`num_chunks` a
     Python int, or a scalar tensor for a set size known only at run
-    time)."""
-    return _module().sum_over_chunks(chunk_outputs, num_chunks)
+    time), starting from `zeros`, zero tensors of the outputs' shapes.
+
+    Every chunk is computed inside the loop, the first too: computed
+    before it, XLA fuses into it the producers of the tensors the chunks
+    are read from, which then stay in memory beside those tensors
+    (`benchmarks/chunk_loop.py`).
+    """
+    return _module().sum_over_chunks(chunk_outputs, num_chunks, zeros)
 
 
 def materialized(tensor):

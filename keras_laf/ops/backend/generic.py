@@ -6,13 +6,12 @@ from keras import ops
 
 
 def chunk_summer(loop):
-    """A `sum_over_chunks` whose loop over chunks 1 to `num_chunks - 1` is
-    `loop(num_chunks, add_chunk, totals)` (each backend runs it its way)."""
+    """A `sum_over_chunks` whose loop over the chunks is `loop(num_chunks,
+    add_chunk, zeros)` (each backend runs it its way)."""
 
-    def sum_over_chunks(chunk_outputs, num_chunks):
-        totals = chunk_outputs(0)
+    def sum_over_chunks(chunk_outputs, num_chunks, zeros):
         if isinstance(num_chunks, int) and num_chunks == 1:
-            return totals
+            return chunk_outputs(0)
 
         def add_chunk(index, totals):
             outputs = chunk_outputs(index)
@@ -20,14 +19,14 @@ def chunk_summer(loop):
                 total + output for total, output in zip(totals, outputs)
             )
 
-        return loop(num_chunks, add_chunk, totals)
+        return loop(num_chunks, add_chunk, zeros)
 
     return sum_over_chunks
 
 
 sum_over_chunks = chunk_summer(
-    lambda num_chunks, add_chunk, totals: ops.fori_loop(
-        1, num_chunks, add_chunk, totals
+    lambda num_chunks, add_chunk, zeros: ops.fori_loop(
+        0, num_chunks, add_chunk, zeros
     )
 )
 

@@ -21,15 +21,15 @@ __all__ = [
 ]
 
 
-def _bounded_loop(num_chunks, add_chunk, totals):
+def _bounded_loop(num_chunks, add_chunk, zeros):
     # A bound on the iterations lets XLA size the lists in which TensorFlow
     # keeps the loop's values whenever it records the loop for a gradient
     # (the hand-written gradients never use them).
     _, totals = tf.while_loop(
         lambda index, totals: index < num_chunks,
         lambda index, totals: (index + 1, add_chunk(index, totals)),
-        (1, totals),
-        maximum_iterations=num_chunks - 1,
+        (0, zeros),
+        maximum_iterations=num_chunks,
     )
     return totals
 
