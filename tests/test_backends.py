@@ -213,9 +213,16 @@ def value_and_gradients(function, *args):
 
 @pytest.mark.parametrize(
     "form, padded_budget",
-    [("padded", 1), ("padded", None), ("padded", "auto"), ("segments", 1)],
+    [
+        ("padded", 1),
+        ("padded", 48 * 16),
+        ("padded", None),
+        ("padded", "auto"),
+        ("segments", 1),
+    ],
     ids=[
         "padded-chunks",
+        "padded-overlapping-chunks",
         "padded-whole-sets",
         "padded-exponentials-kept",
         "segments-chunks",
@@ -225,10 +232,12 @@ def test_laf_gradients_over_many_chunks_match_the_formula(
     form, padded_budget, chunk_budget
 ):
     # The power sums loop over chunks of the set axis with a hand-written
-    # gradient; with one value per chunk allowed, sets of 40 elements are
-    # summed over chunks of 16 (with None, padded sets are one chunk, as on
-    # a GPU; with the CPU's budget too, and then, except in TensorFlow's
-    # programs, the gradient reuses the forward pass's exponentials).
+    # gradient. With one value per chunk allowed, sets of 40 elements are
+    # summed one element at a time; padded sets with 16 elements' values
+    # (48 each) allowed, in three chunks of 14, the last
+    # overlapping the one before. With None, padded sets are one chunk, as
+    # on a GPU; with the CPU's budget too, and then, except in TensorFlow's
+    # programs, the gradient reuses the forward pass's exponentials.
     # Compare the value and the gradients with respect to the elements,
     # exponents and coefficients with autodiff of the formula written with
     # powers.

@@ -255,8 +255,11 @@ class PaddedPowerSums:
     def _chunks(self, y):
         """chunk(index): y and the log of the mask in chunk `index` of the
         set axis, `(2, 1, chunk, sets * features)` and `(chunk, sets *
-        features)`, each read in place from the whole set's (padded by
-        less than a chunk where the chunks do not divide it).
+        features)`, each read in place from the whole set's.
+
+        Where the chunks do not divide the set, the last one ends at the
+        set's end and so overlaps the one before; its elements before the
+        chunk's own start are masked out.
 
         The caller computes y for all chunks before the loop: computed
         inside it, XLA fuses the logarithms into the exponentials and
@@ -265,21 +268,24 @@ class PaddedPowerSums:
         log_mask = self.log_mask
         if is_one(self.num_chunks):
             return lambda index: (y, log_mask)
-        if not isinstance(self.padding, int) or self.padding:
-            y = ops.pad(y, [[0, 0], [0, 0], [0, self.padding], [0, 0]])
-            log_mask = ops.pad(
-                log_mask,
-                [[0, self.padding], [0, 0]],
-                constant_values=float("-inf"),
-            )
+        overlaps = not isinstance(self.padding, int) or self.padding
 
         def chunk(index):
             start = index * self.chunk_size
+            read_from = ops.minimum(start, self.set_size - self.chunk_size)
+            chunk_log_mask = ops.slice(
+                log_mask, (read_from, 0), (self.chunk_size, self.rows)
+            )
+            if overlaps:
+                counted = ops.arange(self.chunk_size) >= start - read_from
+                chunk_log_mask = ops.where(
+                    counted[:, None], chunk_log_mask, float("-inf")
+                )
             return (
                 ops.slice(
-                    y, (0, 0, start, 0), (2, 1, self.chunk_size, self.rows)
+                    y, (0, 0, read_from, 0), (2, 1, self.chunk_size, self.rows)
                 ),
-                ops.slice(log_mask, (start, 0), (self.chunk_size, self.rows)),
+                chunk_log_mask,
             )
 
         return chunk

@@ -688,13 +688,21 @@ def test_traced_call_is_chunked_whether_the_set_size_is_known_or_not():
     )
 
 
-def test_ragged_sets_over_many_chunks_match_the_plain_path(chunk_budget):
+@pytest.mark.parametrize(
+    "budget", [1, 72 * 32], ids=["elements", "overlapping"]
+)
+def test_ragged_sets_over_many_chunks_match_the_plain_path(
+    chunk_budget, budget
+):
     # Ragged sets: their set size is known only at run time, and they are
-    # cut into chunks all the same (one value per chunk: chunks of 16).
+    # cut into chunks all the same: with one value per chunk, of one
+    # element; with 32 elements' values (72 each), the 80 elements of the
+    # bucketed sets in three chunks of 27, the last overlapping the one
+    # before (the plain path: 70 elements in three chunks of 24).
     from keras_laf.ops import formula
     from keras_laf.sets import PaddedSets
 
-    chunk_budget(padded=1)
+    chunk_budget(padded=budget)
     rng = np.random.default_rng(9)
     lengths = [70, 33, 1]
     flat = rng.uniform(0, 1, (sum(lengths), 3)).astype("float32")
