@@ -4,14 +4,16 @@ set length and number of units.
 On JAX, LAF's gradient sums exp(q_k y) over the units k either as a
 reduction, the set axis minor (which XLA's CPU compiler hands to
 YNNPACK), or written out term by term; sets longer than
-`keras_laf.ops.backend.jax.LONGEST_SET_SUMMED_BY_REDUCTION` take the
+`keras_laf.ops.backend.jax.LONGEST_SET_SUMMED_BY_REDUCTION`, and units of
+at most `MOST_TERMS_WRITTEN_OUT` terms per source on any set, take the
 second form. This script times one jitted forward + gradient step of
-`LAF(units)` on padded sets with each form forced (the threshold set to
-infinity or 0), each in a process of its own, and prints the median step
-time and the process's peak RSS. It chose the threshold (RESULTS.md,
-"What LAF costs").
+`LAF(units)` on padded sets with each form forced (the thresholds set to
+force it), each in a process of its own, and prints the median step time
+and the process's peak RSS. It chose the thresholds (RESULTS.md, "What
+LAF costs").
 
     python benchmarks/jax_long_sets.py
+    python benchmarks/jax_long_sets.py --shapes 32x100x64 --units 10,12,13
     python benchmarks/jax_long_sets.py --shapes 8x16000x16 --units 9,20
     python benchmarks/jax_long_sets.py --output long_sets.json
 """
@@ -23,7 +25,8 @@ import resource
 import subprocess
 import sys
 
-FORMS = {"reduction": float("inf"), "written_out": 0}
+# Each form forced: (LONGEST_SET_SUMMED_BY_REDUCTION, MOST_TERMS_WRITTEN_OUT).
+FORMS = {"reduction": (float("inf"), 0), "written_out": (0, 0)}
 
 
 def step_seconds(shape, units, form, repeats):
@@ -36,7 +39,10 @@ def step_seconds(shape, units, form, repeats):
     import keras_laf
     from keras_laf.ops.backend import jax as jax_hooks
 
-    jax_hooks.LONGEST_SET_SUMMED_BY_REDUCTION = FORMS[form]
+    (
+        jax_hooks.LONGEST_SET_SUMMED_BY_REDUCTION,
+        jax_hooks.MOST_TERMS_WRITTEN_OUT,
+    ) = FORMS[form]
     values = np.random.default_rng(0).uniform(size=shape).astype("float32")
     mask = np.ones(shape[:2], bool)
     layer = keras_laf.LAF(units)

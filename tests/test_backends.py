@@ -297,17 +297,18 @@ def test_laf_gradients_over_many_chunks_match_the_formula(
         )
 
 
-@pytest.mark.parametrize("num_elements", [5, 4100])
-def test_backend_hooks_compute_what_numpy_computes(num_elements):
+@pytest.mark.parametrize("num_elements, units", [(5, 3), (5, 13), (4100, 13)])
+def test_backend_hooks_compute_what_numpy_computes(num_elements, units):
     # Each backend lays a sum or a loop out its own way
-    # (keras_laf/ops/backend/<backend>.py); all compute the same. 4100
-    # elements: on JAX, sets longer than 4096 take another form of the
-    # gradient's sum over the units.
+    # (keras_laf/ops/backend/<backend>.py); all compute the same. On JAX
+    # the gradient's sum over the units is written out term by term up to
+    # 12 units, a reduction with 13 on short sets, and written out again
+    # on sets longer than 4096.
     from keras_laf.ops import backend
     from keras_laf.ops.power_sums import PaddedPowerSums
 
     rng = np.random.default_rng(8)
-    rows, units = 6, 3
+    rows = 6
     y = -rng.uniform(0, 3, (2, 1, num_elements, rows)).astype("float32")
     padding = rng.uniform(size=(num_elements, rows)) < 0.3
     log_mask = np.where(padding, -np.inf, 0).astype("float32")

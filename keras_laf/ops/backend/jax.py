@@ -17,12 +17,16 @@ try:
 except ImportError:
     jax = None
 
-# Up to this many elements per set, the gradient's sum over the units is a
-# reduction; on longer sets YNNPACK, which XLA gives it to, stores every
-# exponential of the set, and the sum is written out term by term, which is
-# slower with many units on shorter sets. `benchmarks/jax_long_sets.py`
-# measures both forms; RESULTS.md ("What LAF costs") has the figures.
+# The gradient's sum over the units is written out term by term on sets of
+# more than this many elements, and up to MOST_TERMS_WRITTEN_OUT terms per
+# source (12 units) on any set; otherwise it is a reduction. As a reduction
+# XLA's CPU compiler hands it to YNNPACK, whose exponentials take longer
+# than XLA's own and which on long sets stores every exponential of the
+# set; written out with more terms, XLA splits the sum into loops that
+# store them. `benchmarks/jax_long_sets.py` measures both forms; RESULTS.md
+# ("What LAF costs") has the figures.
 LONGEST_SET_SUMMED_BY_REDUCTION = 4096
+MOST_TERMS_WRITTEN_OUT = 24
 
 __all__ = [
     "materialized",
@@ -38,18 +42,25 @@ def materialized(tensor):
 
 
 def weighted_sum_over_units(exponentials, y, log_mask, q, weights):
-    if y.shape[2] <= LONGEST_SET_SUMMED_BY_REDUCTION:
+    terms = q.shape[1]
+    written_out = (
+        y.shape[2] > LONGEST_SET_SUMMED_BY_REDUCTION
+        or terms <= MOST_TERMS_WRITTEN_OUT
+    )
+    if not written_out:
         # A reduction over the units, the set axis minor: XLA's CPU
-        # compiler hands it to YNNPACK, fastest on sets of usual sizes.
+        # compiler hands it to YNNPACK, fastest with many units on sets of
+        # usual sizes.
         exponentials = exponentials(
             ops.transpose(y, (0, 1, 3, 2)), ops.transpose(log_mask), q
         )
         weighted_sums = ops.sum(ops.expand_dims(weights, -1) * exponentials, 1)
         return ops.transpose(weighted_sums, (0, 2, 1))
     # One term per unit and term, added up: one loop over the elements,
-    # which stores no exponential at any set size.
+    # which stores no exponential at any set size (with at most
+    # MOST_TERMS_WRITTEN_OUT terms; beyond, on long sets only).
     total = 0.0
-    for term in range(q.shape[1]):
+    for term in range(terms):
         term_exponentials = exponentials(y, log_mask, q[:, term : term + 1])
         total = total + weights[:, term, None] * term_exponentials[:, 0]
     return total
