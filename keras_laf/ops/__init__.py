@@ -28,8 +28,8 @@ How it is computed, and why:
   each chunk's exponentials, and their gradient recomputes them, unless
   the sets fit one chunk, whose exponentials the gradient reuses. Memory
   thus stays at the size of the inputs plus the per-set sums and one
-  chunk. How many
-  values a chunk holds is `keras_laf.config.set_chunk_budget`.
+  chunk. How many values a chunk holds is
+  `keras_laf.config.set_chunk_budget`.
 - Layout: for padded sets every (set, feature) pair lies on one axis, the
   minor axis of the per-set tensors `(2, 2 * units, sets * features)` and
   of the per-element ones `(2, set_size, sets * features)`, so no
