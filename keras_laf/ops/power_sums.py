@@ -27,6 +27,7 @@ from keras import ops
 
 from keras_laf import config
 from keras_laf.ops import backend
+from keras_laf.ops.backend.generic import sum_of_weighted_terms
 from keras_laf.sets import SegmentSets
 from keras_laf.sets import reduce_or_initial
 
@@ -352,9 +353,9 @@ class PaddedPowerSums:
         # (2, 2 * units, sets * features)
         weights = upstream * q[:, :, None]
         if exponentials is not None:
-            grad_y = 0.0
-            for term in range(exponentials.shape[1]):
-                grad_y = grad_y + weights[:, term, None] * exponentials[:, term]
+            grad_y = sum_of_weighted_terms(
+                weights, lambda term: exponentials[:, term], q.shape[1]
+            )
         else:
             y = self._shifted_logs(x, m)
             grad_y = backend.weighted_sum_over_units(

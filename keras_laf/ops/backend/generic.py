@@ -31,6 +31,16 @@ sum_over_chunks = chunk_summer(
 )
 
 
+def sum_of_weighted_terms(weights, term_values, num_terms):
+    """sum_k weights_k term_values(k) over the terms k, written out one
+    term at a time: one loop of XLA's over the elements, which stores no
+    term (`weights` `(2, num_terms, rows)`, each term `(2, n, rows)`)."""
+    total = 0.0
+    for term in range(num_terms):
+        total = total + weights[:, term, None] * term_values(term)
+    return total
+
+
 def materialized(tensor):
     return tensor
 

@@ -2,14 +2,15 @@
 
 LAF runs as plain `keras.ops` (`keras_laf.ops.formula.laf_math`): a JAX
 training step is compiled whole by XLA. The gradient's sum over the units
-runs with the set axis minor, or on long sets written out term by term,
-and tensors are kept from being fused into the loops over the
-exponentials; RESULTS.md ("What LAF costs", "Layout of the power sums")
-has the measurements.
+is written out term by term up to 12 units and on long sets, and is
+otherwise a reduction with the set axis minor; tensors are kept from
+being fused into the loops over the exponentials; RESULTS.md ("What LAF
+costs", "Layout of the power sums") has the measurements.
 """
 
 from keras import ops
 
+from keras_laf.ops.backend.generic import sum_of_weighted_terms
 from keras_laf.ops.backend.generic import sum_over_chunks
 
 try:
@@ -59,8 +60,8 @@ def weighted_sum_over_units(exponentials, y, log_mask, q, weights):
     # One term per unit and term, added up: one loop over the elements,
     # which stores no exponential at any set size (with at most
     # MOST_TERMS_WRITTEN_OUT terms; beyond, on long sets only).
-    total = 0.0
-    for term in range(terms):
-        term_exponentials = exponentials(y, log_mask, q[:, term : term + 1])
-        total = total + weights[:, term, None] * term_exponentials[:, 0]
-    return total
+    return sum_of_weighted_terms(
+        weights,
+        lambda term: exponentials(y, log_mask, q[:, term : term + 1])[:, 0],
+        terms,
+    )
