@@ -297,6 +297,59 @@ def test_laf_gradients_over_many_chunks_match_the_formula(
         )
 
 
+@pytest.mark.parametrize("padded_budget", [1, None, "auto"])
+def test_laf_gradients_at_the_floor_of_the_logs_match_the_formula(
+    padded_budget, chunk_budget
+):
+    # The logs are floored at epsilon: log max(x, 1e-7) and log max(1 - x,
+    # 1e-7). Below the floor (x = 0, x = 1e-9, x = 1) a source's power sums
+    # do not depend on x, so its share of the gradient is 0, while the
+    # other source's is not. The gradient folds the derivative of the log
+    # into the exponent (and, where the exponentials are kept, multiplies
+    # by it); compare both, and chunks of one element, with autodiff of
+    # the formula with the floored logs written out.
+    chunk_budget(padded=padded_budget)
+    epsilon = 1e-7
+    rng = np.random.default_rng(11)
+    values = rng.uniform(0.05, 0.95, (2, 6, 2)).astype("float32")
+    values[0, :3, 0] = [0.0, 1e-9, 1.0]
+    values[1, 2:5, 1] = [1.0, 0.0, 0.0]
+    mask = np.arange(6) < np.array([[6], [5]])
+    exponents = rng.uniform(0.2, 1.5, (8, 3)).astype("float32")
+    coefficients = rng.uniform(0.5, 1.5, (4, 3)).astype("float32")
+
+    def formula(values, exponents, coefficients):
+        real = mask[:, :, None, None]
+        x = values[..., None]
+
+        def term(source, outer, inner):
+            logs = ops.log(ops.maximum(source, epsilon))
+            powers = ops.where(real, ops.exp(exponents[inner] * logs), 0.0)
+            return ops.sum(powers, axis=1) ** exponents[outer]
+
+        numerator = coefficients[0] * term(x, 0, 1) + coefficients[1] * term(
+            1 - x, 2, 3
+        )
+        denominator = coefficients[2] * term(x, 4, 5) + coefficients[3] * term(
+            1 - x, 6, 7
+        )
+        return numerator / denominator
+
+    def layer_function(values, exponents, coefficients):
+        return keras_laf.laf(
+            values, exponents, coefficients, mask=mask, epsilon=epsilon
+        )
+
+    computed = value_and_gradients(
+        layer_function, values, exponents, coefficients
+    )
+    expected = value_and_gradients(formula, values, exponents, coefficients)
+    for got, want in zip(computed, expected):
+        np.testing.assert_allclose(
+            numpy(got), numpy(want), rtol=2e-3, atol=1e-5
+        )
+
+
 @pytest.mark.parametrize("num_elements, units", [(5, 3), (5, 13), (4100, 13)])
 def test_backend_hooks_compute_what_numpy_computes(num_elements, units):
     # Each backend lays a sum or a loop out its own way
@@ -314,15 +367,20 @@ def test_backend_hooks_compute_what_numpy_computes(num_elements, units):
     log_mask = np.where(padding, -np.inf, 0).astype("float32")
     q = rng.uniform(0, 2, (2, 2 * units)).astype("float32")
     weights = rng.normal(size=(2, 2 * units, rows)).astype("float32")
-    # sum_k weights_k exp(y q_k) over the units k, zero at padding.
+    counted = rng.uniform(size=(2, 1, num_elements, rows)) < 0.8
+    # sum_k weights_k exp(y q_k) over the sources and units k, zero at
+    # padding and where not counted.
     expected = np.einsum(
-        "skr,sknr->snr",
+        "skr,sknr->nr",
         weights,
-        np.exp(y * q[:, :, None, None]) * ~padding,
+        np.exp(y * q[:, :, None, None]) * ~padding * counted,
     )
-    computed = backend.weighted_sum_over_units(
+    computed = backend.weighted_sum_over_sources_and_units(
         PaddedPowerSums.exponentials,
-        *(ops.convert_to_tensor(array) for array in (y, log_mask, q, weights)),
+        *(
+            ops.convert_to_tensor(array)
+            for array in (y, log_mask, q, weights, counted)
+        ),
     )
     np.testing.assert_allclose(numpy(computed), expected, rtol=1e-5, atol=1e-6)
     np.testing.assert_allclose(
