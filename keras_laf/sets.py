@@ -184,6 +184,11 @@ class PaddedSets:
         """Sums `(batch, set_size, ...)` over each set: `(batch, ...)`."""
         return ops.sum(ops.where(self._element_mask(values), values, 0), 1)
 
+    def any(self, values):
+        """Whether any element of each set is True, for boolean `(batch,
+        set_size, ...)`: `(batch, ...)`; False for empty sets."""
+        return ops.any(ops.logical_and(self._element_mask(values), values), 1)
+
     def max(self, values):
         """Maximum over each set, `(batch, ...)`; `-inf` for empty sets."""
         masked = ops.where(self._element_mask(values), values, float("-inf"))
@@ -219,6 +224,15 @@ class SegmentSets:
     def sum(self, values):
         """Sums `(num_elements, ...)` over each set: `(num_segments, ...)`."""
         return ops.segment_sum(values, self.segment_ids, self.num_segments)
+
+    def any(self, values):
+        """Whether any element of each set is True, for boolean
+        `(num_elements, ...)`: `(num_segments, ...)`; False if empty."""
+        # Empty segments get the lowest int32 on TensorFlow, 0 elsewhere.
+        counts = ops.segment_max(
+            ops.cast(values, "int32"), self.segment_ids, self.num_segments
+        )
+        return counts > 0
 
     def max(self, values):
         """Maximum over each set, `(num_segments, ...)`; `-inf` if empty."""

@@ -297,6 +297,33 @@ def test_laf_gradients_over_many_chunks_match_the_formula(
         )
 
 
+def test_sets_any_is_any_over_the_real_elements():
+    # Padding never counts; an empty set is False, padded or as a segment
+    # with no element (TensorFlow fills those with the lowest int).
+    from keras_laf.sets import PaddedSets
+    from keras_laf.sets import SegmentSets
+
+    flags = [
+        np.array([[False, True], [False, False]]),
+        np.zeros((0, 2), bool),
+        np.array([[False, False], [False, False], [True, False]]),
+    ]
+    expected = np.array([f.any(0) for f in flags])
+    values = np.ones((3, 3, 2), bool)  # True at padding too
+    mask = np.zeros((3, 3), bool)
+    for i, f in enumerate(flags):
+        values[i, : len(f)] = f
+        mask[i, : len(f)] = True
+    padded_any = PaddedSets(ops.convert_to_tensor(mask)).any(
+        ops.convert_to_tensor(values)
+    )
+    np.testing.assert_array_equal(numpy(padded_any), expected)
+    ids = np.repeat(np.arange(3), [len(f) for f in flags]).astype("int32")
+    segments = SegmentSets(ops.convert_to_tensor(ids), 3)
+    segment_any = segments.any(ops.convert_to_tensor(np.concatenate(flags)))
+    np.testing.assert_array_equal(numpy(segment_any), expected)
+
+
 @pytest.mark.parametrize("padded_budget", [1, None, "auto"])
 def test_laf_gradients_at_the_floor_of_the_logs_match_the_formula(
     padded_budget, chunk_budget
