@@ -106,6 +106,9 @@ def measure(shape_name, rounds, repeats):
     for form in FORMS:
         use_form(form)
         _, forward_and_gradient, _, wait = compiled_functions(layer)
+        # Traced now, with this form's hooks: `jax.jit` and `tf.function`
+        # trace at their first call.
+        wait(forward_and_gradient(values, mask))
         steps[form] = (forward_and_gradient, wait)
         results[form] = {"round_seconds": []}
         if keras.config.backend() == "jax":

@@ -331,10 +331,9 @@ def test_laf_gradients_at_the_floor_of_the_logs_match_the_formula(
     # The logs are floored at epsilon: log max(x, 1e-7) and log max(1 - x,
     # 1e-7). Below the floor (x = 0, x = 1e-9, x = 1) a source's power sums
     # do not depend on x, so its share of the gradient is 0, while the
-    # other source's is not. The gradient folds the derivative of the log
-    # into the exponent (and, where the exponentials are kept, multiplies
-    # by it); compare both, and chunks of one element, with autodiff of
-    # the formula with the floored logs written out.
+    # other source's is not. Compare the gradient from recomputed
+    # exponentials (in chunks of one element, and in one) and from kept
+    # ones with autodiff of the formula with the floored logs written out.
     chunk_budget(padded=padded_budget)
     epsilon = 1e-7
     rng = np.random.default_rng(11)
@@ -394,20 +393,15 @@ def test_backend_hooks_compute_what_numpy_computes(num_elements, units):
     log_mask = np.where(padding, -np.inf, 0).astype("float32")
     q = rng.uniform(0, 2, (2, 2 * units)).astype("float32")
     weights = rng.normal(size=(2, 2 * units, rows)).astype("float32")
-    counted = rng.uniform(size=(2, 1, num_elements, rows)) < 0.8
-    # sum_k weights_k exp(y q_k) over the sources and units k, zero at
-    # padding and where not counted.
+    # sum_k weights_k exp(y q_k) over the units k, zero at padding.
     expected = np.einsum(
-        "skr,sknr->nr",
+        "skr,sknr->snr",
         weights,
-        np.exp(y * q[:, :, None, None]) * ~padding * counted,
+        np.exp(y * q[:, :, None, None]) * ~padding,
     )
-    computed = backend.weighted_sum_over_sources_and_units(
+    computed = backend.weighted_sum_over_units(
         PaddedPowerSums.exponentials,
-        *(
-            ops.convert_to_tensor(array)
-            for array in (y, log_mask, q, weights, counted)
-        ),
+        *(ops.convert_to_tensor(array) for array in (y, log_mask, q, weights)),
     )
     np.testing.assert_allclose(numpy(computed), expected, rtol=1e-5, atol=1e-6)
     np.testing.assert_allclose(

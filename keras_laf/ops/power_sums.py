@@ -27,7 +27,6 @@ from keras import ops
 
 from keras_laf import config
 from keras_laf.ops import backend
-from keras_laf.ops.backend.generic import log_of_mask
 from keras_laf.ops.backend.generic import sum_of_weighted_terms
 from keras_laf.sets import SegmentSets
 from keras_laf.sets import reduce_or_initial
@@ -155,6 +154,11 @@ def log_derivatives(values, epsilon, axis):
         sources > epsilon, 1.0 / ops.maximum(sources, epsilon), 0.0
     )
     return ops.where(is_x, inverses, -inverses)
+
+
+def log_of_mask(mask):
+    """log of a boolean mask: 0 where True, -inf where False."""
+    return ops.where(mask, 0.0, float("-inf"))
 
 
 def element_log_mask(mask, features):
@@ -339,19 +343,15 @@ class PaddedPowerSums:
 
     def element_gradients(self, x, m, q, upstream, exponentials=None):
         """The gradient of `sums` with respect to x, given the gradient
-        `upstream` of the sums: sum_k upstream_k q_k exp(y q_k) d log x / dx
-        over the units and sources.
+        `upstream` of the sums: sum_k upstream_k q_k exp(y q_k) over the
+        units and sources.
 
         From the exponentials `sums` kept, where given: one term per unit
         and source, added up, which XLA runs as one loop over them (as a
         reduction over the units, XLA's CPU compiler hands it to YNNPACK,
         which takes longer than recomputing them). Otherwise in one pass
         over the whole set that XLA fuses with the exponentials, and so
-        stores none of them, whatever the set size; there the derivative
-        of the log is folded into the exponent: above the floor,
-        exp(y q) / x = exp(-M) exp(y (q - 1)) (and negated for 1 - x), so
-        the pass sums over sources and units at once and no per-source
-        tensor of the set is stored.
+        stores none of them, whatever the set size.
         """
         # (2, 2 * units, sets * features)
         weights = upstream * q[:, :, None]
@@ -359,18 +359,14 @@ class PaddedPowerSums:
             grad_y = sum_of_weighted_terms(
                 weights, lambda term: exponentials[:, term], q.shape[1]
             )
-            # grad_y: (2, set_size, sets * features), combined per source.
-            derivatives = log_derivatives(x, self.epsilon, 0)
-            return grad_y[0] * derivatives[0] + grad_y[1] * derivatives[1]
-        y = self._shifted_logs(x, m)
-        sources, is_x = both_sources(x, 0)
-        # Below the floor the log is constant: no gradient there.
-        above_floor = ops.expand_dims(sources > self.epsilon, 1)
-        # exp(-M) <= 1 / epsilon and y (q - 1) - M <= -log epsilon: finite.
-        weights = weights * ops.where(is_x, 1.0, -1.0) * ops.exp(-m)[:, None]
-        return backend.weighted_sum_over_sources_and_units(
-            self.exponentials, y, self.log_mask, q - 1.0, weights, above_floor
-        )
+        else:
+            y = self._shifted_logs(x, m)
+            grad_y = backend.weighted_sum_over_units(
+                self.exponentials, y, self.log_mask, q, weights
+            )
+        # grad_y: (2, set_size, sets * features), combined per source.
+        derivatives = log_derivatives(x, self.epsilon, 0)
+        return grad_y[0] * derivatives[0] + grad_y[1] * derivatives[1]
 
 
 class SegmentPowerSums:

@@ -48,13 +48,10 @@ def materialized(tensor):
     return _module().materialized(tensor)
 
 
-def weighted_sum_over_sources_and_units(
-    exponentials, y, log_mask, q, weights, counted
-):
-    """sum_{s, k} weights_{s, k} exp(y_s q_{s, k}) over the sources s (x
-    and 1 - x) and the units and terms k of padded sets, counting only the
-    elements of each source that `counted` marks: `(set_size, rows)`, in
-    one pass that XLA fuses with the exponentials.
+def weighted_sum_over_units(exponentials, y, log_mask, q, weights):
+    """sum_k weights_k exp(y q_k) over the units and terms k of padded
+    sets: `(2, set_size, rows)`, in one pass that XLA fuses with the
+    exponentials.
 
     Args:
         exponentials: `PaddedPowerSums.exponentials`.
@@ -62,9 +59,7 @@ def weighted_sum_over_sources_and_units(
         log_mask: `(set_size, rows)`.
         q: `(2, 2 * units)`.
         weights: `(2, 2 * units, rows)`.
-        counted: boolean `(2, 1, set_size, rows)`, which elements of each
-            source count.
     """
-    return _module().weighted_sum_over_sources_and_units(
-        exponentials, y, log_mask, q, weights, counted
+    return _module().weighted_sum_over_units(
+        exponentials, y, log_mask, q, weights
     )

@@ -41,22 +41,12 @@ def sum_of_weighted_terms(weights, term_values, num_terms):
     return total
 
 
-def log_of_mask(mask):
-    """log of a boolean mask: 0 where True, -inf where False."""
-    return ops.where(mask, 0.0, float("-inf"))
-
-
 def materialized(tensor):
     return tensor
 
 
-def weighted_sum_over_sources_and_units(
-    exponentials, y, log_mask, q, weights, counted
-):
-    # One reduction over the sources and units, the set axis before the
-    # (set, feature) pairs, as they are laid out. The terms not counted are
-    # excluded in the exponent, like padding, which XLA computes inside the
-    # reduction; selected after the exponentials, XLA stores them all.
-    log_mask = log_mask + log_of_mask(counted)
-    terms = ops.expand_dims(weights, -2) * exponentials(y, log_mask, q)
-    return ops.sum(terms, (0, 1))
+def weighted_sum_over_units(exponentials, y, log_mask, q, weights):
+    # The set axis before the (set, feature) pairs, as they are laid out.
+    return ops.sum(
+        ops.expand_dims(weights, -2) * exponentials(y, log_mask, q), 1
+    )

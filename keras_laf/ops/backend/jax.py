@@ -32,7 +32,7 @@ MOST_TERMS_WRITTEN_OUT = 24
 __all__ = [
     "materialized",
     "sum_over_chunks",
-    "weighted_sum_over_sources_and_units",
+    "weighted_sum_over_units",
 ]
 
 
@@ -42,9 +42,7 @@ def materialized(tensor):
     return jax.lax.optimization_barrier(tensor)
 
 
-def weighted_sum_over_sources_and_units(
-    exponentials, y, log_mask, q, weights, counted
-):
+def weighted_sum_over_units(exponentials, y, log_mask, q, weights):
     terms = q.shape[1]
     written_out = (
         y.shape[2] > LONGEST_SET_SUMMED_BY_REDUCTION
@@ -58,18 +56,12 @@ def weighted_sum_over_sources_and_units(
             ops.transpose(y, (0, 1, 3, 2)), ops.transpose(log_mask), q
         )
         weighted_sums = ops.sum(ops.expand_dims(weights, -1) * exponentials, 1)
-        weighted_sums = ops.transpose(weighted_sums, (0, 2, 1))
-    else:
-        # One term per unit and term, added up: one loop over the elements,
-        # which stores no exponential at any set size (with at most
-        # MOST_TERMS_WRITTEN_OUT terms; beyond, on long sets only).
-        weighted_sums = sum_of_weighted_terms(
-            weights,
-            lambda term: exponentials(y, log_mask, q[:, term : term + 1])[:, 0],
-            terms,
-        )
-    # The terms not counted are selected out per source after the sum over
-    # the units: excluded in the exponent instead, XLA would store the
-    # exclusion of each source. (2, set_size, rows) -> (set_size, rows)
-    weighted_sums = ops.where(counted[:, 0], weighted_sums, 0.0)
-    return weighted_sums[0] + weighted_sums[1]
+        return ops.transpose(weighted_sums, (0, 2, 1))
+    # One term per unit and term, added up: one loop over the elements,
+    # which stores no exponential at any set size (with at most
+    # MOST_TERMS_WRITTEN_OUT terms; beyond, on long sets only).
+    return sum_of_weighted_terms(
+        weights,
+        lambda term: exponentials(y, log_mask, q[:, term : term + 1])[:, 0],
+        terms,
+    )

@@ -7,7 +7,7 @@ programs of its own: `keras_laf.ops.tensorflow_programs`.
 
 from keras_laf.ops.backend.generic import chunk_summer
 from keras_laf.ops.backend.generic import materialized
-from keras_laf.ops.backend.generic import weighted_sum_over_sources_and_units
+from keras_laf.ops.backend.generic import weighted_sum_over_units
 
 try:
     import tensorflow as tf
@@ -17,7 +17,7 @@ except ImportError:
 __all__ = [
     "materialized",
     "sum_over_chunks",
-    "weighted_sum_over_sources_and_units",
+    "weighted_sum_over_units",
 ]
 
 
