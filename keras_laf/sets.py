@@ -228,8 +228,7 @@ class SegmentSets:
     def any(self, values):
         """Whether any element of each set is True, for boolean
         `(num_elements, ...)`: `(num_segments, ...)`; False if empty."""
-        # Empty segments get the lowest int32 on TensorFlow, 0 elsewhere.
-        counts = ops.segment_max(
+        counts = ops.segment_sum(
             ops.cast(values, "int32"), self.segment_ids, self.num_segments
         )
         return counts > 0

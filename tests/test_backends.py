@@ -186,6 +186,24 @@ def test_laf_on_empty_set_axis_or_batch(shape):
     np.testing.assert_allclose(outputs, numpy(masked))
 
 
+def differentiable_laf(x, real, exponents, coefficients, power):
+    """LAF written out in `keras.ops`, for the backend's autodiff: x `(sets,
+    set_size, features, 1)`, `real` its mask broadcast alike, `power(source,
+    b)` the elementwise power source^b; `(sets, features, units)`."""
+
+    def term(source, outer, inner):
+        powers = ops.where(real, power(source, exponents[inner]), 0.0)
+        return ops.sum(powers, axis=1) ** exponents[outer]
+
+    numerator = coefficients[0] * term(x, 0, 1) + coefficients[1] * term(
+        1 - x, 2, 3
+    )
+    denominator = coefficients[2] * term(x, 4, 5) + coefficients[3] * term(
+        1 - x, 6, 7
+    )
+    return numerator / denominator
+
+
 def value_and_gradients(function, *args):
     """`function(*args)` and its gradients w.r.t. every arg, by the
     backend's own autodiff."""
@@ -264,18 +282,10 @@ def test_laf_gradients_over_many_chunks_match_the_formula(
         # NaN.
         real = mask[:, :, None, None]
         x = ops.where(real, as_padded(values)[..., None], 0.5)
-
-        def term(source, outer, inner):
-            powers = ops.where(real, source ** exponents[inner], 0.0)
-            return ops.sum(powers, axis=1) ** exponents[outer]
-
-        numerator = coefficients[0] * term(x, 0, 1) + coefficients[1] * term(
-            1 - x, 2, 3
+        outputs = differentiable_laf(
+            x, real, exponents, coefficients, lambda source, b: source**b
         )
-        denominator = coefficients[2] * term(x, 4, 5) + coefficients[3] * term(
-            1 - x, 6, 7
-        )
-        return numerator / denominator * weights
+        return outputs * weights
 
     def layer_function(values, exponents, coefficients):
         if form == "padded":
@@ -345,21 +355,16 @@ def test_laf_gradients_at_the_floor_of_the_logs_match_the_formula(
     coefficients = rng.uniform(0.5, 1.5, (4, 3)).astype("float32")
 
     def formula(values, exponents, coefficients):
-        real = mask[:, :, None, None]
-        x = values[..., None]
+        def floored_power(source, b):
+            return ops.exp(b * ops.log(ops.maximum(source, epsilon)))
 
-        def term(source, outer, inner):
-            logs = ops.log(ops.maximum(source, epsilon))
-            powers = ops.where(real, ops.exp(exponents[inner] * logs), 0.0)
-            return ops.sum(powers, axis=1) ** exponents[outer]
-
-        numerator = coefficients[0] * term(x, 0, 1) + coefficients[1] * term(
-            1 - x, 2, 3
+        return differentiable_laf(
+            values[..., None],
+            mask[:, :, None, None],
+            exponents,
+            coefficients,
+            floored_power,
         )
-        denominator = coefficients[2] * term(x, 4, 5) + coefficients[3] * term(
-            1 - x, 6, 7
-        )
-        return numerator / denominator
 
     def layer_function(values, exponents, coefficients):
         return keras_laf.laf(
