@@ -25,6 +25,7 @@ import subprocess
 import sys
 
 import laf_layer
+from records import write_record
 
 # Values per chunk, all sets together; None makes every set one chunk.
 BUDGETS = (2**17, 2**19, 2**21, 2**23, 2**25, None)
@@ -149,9 +150,7 @@ def main():
     ]
     print("\n".join(f"{k}: {v}" for k, v in results["versions"].items()))
     print(report(results["sweeps"]))
-    if args.output:
-        with open(args.output, "w") as output_file:
-            json.dump(results, output_file, indent=2)
+    write_record(args.output, results)
 
 
 if __name__ == "__main__":

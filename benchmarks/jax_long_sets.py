@@ -25,6 +25,8 @@ import resource
 import subprocess
 import sys
 
+from records import write_record
+
 # Each form forced: (LONGEST_SET_SUMMED_BY_REDUCTION, MOST_TERMS_WRITTEN_OUT).
 FORMS = {"reduction": (float("inf"), 0), "written_out": (0, 0)}
 
@@ -110,9 +112,7 @@ def main(argv=None):
                     f"RSS {result['peak_rss_bytes'] / 2**20:6.0f} MiB",
                     flush=True,
                 )
-    if args.output:
-        with open(args.output, "w") as file:
-            json.dump(rows, file, indent=2)
+    write_record(args.output, rows)
     return 0
 
 

@@ -23,6 +23,8 @@ import pathlib
 import tempfile
 import time
 
+from records import write_record
+
 os.environ.setdefault("KERAS_BACKEND", "jax")
 
 
@@ -133,9 +135,7 @@ def main():
     print("LAF's step by XLA operation (ms per step):")
     for name, seconds in list(results["laf_thunk_seconds"].items())[:15]:
         print(f"  {seconds * 1e3:7.3f}  {name}")
-    if args.output:
-        with open(args.output, "w") as output_file:
-            json.dump(results, output_file, indent=2)
+    write_record(args.output, results)
 
 
 if __name__ == "__main__":

@@ -67,6 +67,8 @@ import subprocess
 import sys
 import time
 
+from records import write_record
+
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
 
@@ -724,9 +726,7 @@ def main():
     if args.part in ("scaling", "all"):
         results["scaling"] = measure_scaling(args.backend, args.package_path)
     print("\n" + report(results, args.backend))
-    if args.output:
-        with open(args.output, "w") as output_file:
-            json.dump(results, output_file, indent=2)
+    write_record(args.output, results)
 
 
 if __name__ == "__main__":

@@ -28,7 +28,6 @@ pads, slices) are added up from a profiler trace (`data_movement`).
 """
 
 import argparse
-import json
 import os
 import pathlib
 import sys
@@ -40,6 +39,7 @@ import keras  # noqa: E402
 import numpy as np  # noqa: E402
 from keras import ops  # noqa: E402
 from laf_layer import exponential_pass_seconds  # noqa: E402
+from records import write_record  # noqa: E402
 
 import keras_laf  # noqa: E402
 
@@ -134,15 +134,20 @@ def jax_data_movement_seconds(layer, values, mask, repeats):
     )
 
 
+def laf_and_full_sets(num_sets, set_size, features, units):
+    """A built `LAF(units)`, and full padded sets of uniform values for it:
+    `(layer, values, mask)`, the sets as NumPy arrays."""
+    rng = np.random.default_rng(0)
+    values = rng.uniform(size=(num_sets, set_size, features))
+    mask = np.ones((num_sets, set_size), bool)
+    layer = keras_laf.LAF(units)
+    layer.build(values.shape)
+    return layer, values.astype("float32"), mask
+
+
 def profile(workload, repeats):
     shape = WORKLOADS[workload]
-    rng = np.random.default_rng(0)
-    values = rng.uniform(
-        size=(shape["num_sets"], shape["set_size"], shape["features"])
-    ).astype("float32")
-    mask = np.ones(values.shape[:2], bool)
-    layer = keras_laf.LAF(shape["units"])
-    layer.build(values.shape)
+    layer, values, mask = laf_and_full_sets(**shape)
     forward, forward_and_gradient, constrain, wait = compiled_functions(layer)
     values, mask = ops.convert_to_tensor(values), ops.convert_to_tensor(mask)
     floor = exponential_pass_seconds(batches=repeats, epochs=3, **shape)
@@ -211,8 +216,7 @@ def main(argv=None):
                 f"{row['in_exponentials']:5.2f} x the exponentials",
                 flush=True,
             )
-    args.output.parent.mkdir(parents=True, exist_ok=True)
-    args.output.write_text(json.dumps(report, indent=2) + "\n")
+    write_record(args.output, report)
     return 0
 
 

@@ -24,7 +24,6 @@ same alternation, so that budgets are compared under the same load.
 """
 
 import argparse
-import json
 import os
 import pathlib
 import sys
@@ -41,6 +40,7 @@ from laf_initialization import padded  # noqa: E402
 from laf_layer import exponential_pass_seconds  # noqa: E402
 from point_cloud_pooling import compiled_classifier  # noqa: E402
 from point_cloud_pooling import padded_with_mask  # noqa: E402
+from records import write_record  # noqa: E402
 
 import keras_laf  # noqa: E402
 from laf_experiments.datasets import make_solid_point_clouds  # noqa: E402
@@ -220,8 +220,7 @@ def main(argv=None):
                     - per_pooling["max"]["seconds_per_epoch"]
                 )
                 row["extra_over_max_in_exponentials"] = extra / floor
-    args.output.parent.mkdir(parents=True, exist_ok=True)
-    args.output.write_text(json.dumps(report, indent=2) + "\n")
+    write_record(args.output, report)
     for task, per_pooling in report["tasks"].items():
         for pooling, row in per_pooling.items():
             line = f"{task:>12} {pooling:>12}: {row['seconds_per_epoch']:.3f} s"

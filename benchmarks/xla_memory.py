@@ -20,7 +20,6 @@ the figures.
 
 import argparse
 import atexit
-import json
 import os
 import pathlib
 import re
@@ -40,11 +39,10 @@ if os.environ.get("KERAS_BACKEND", "tensorflow") == "tensorflow":
     )
 
 import keras  # noqa: E402
-import numpy as np  # noqa: E402
-from chunk_loop import jax_memory_per_element_feature  # noqa: E402
+from hook_forms import jax_memory_per_element_feature  # noqa: E402
 from laf_step_profile import compiled_functions  # noqa: E402
-
-import keras_laf  # noqa: E402
+from laf_step_profile import laf_and_full_sets  # noqa: E402
+from records import write_record  # noqa: E402
 
 TOTAL = re.compile(r"Total bytes used: (\d+)")
 # LAF's own programs, by the names of their kernels' traced functions.
@@ -65,12 +63,7 @@ def tensorflow_program_bytes():
 
 
 def measure(num_sets, set_size, features, units):
-    rng = np.random.default_rng(0)
-    values = rng.uniform(size=(num_sets, set_size, features))
-    values = values.astype("float32")
-    mask = np.ones((num_sets, set_size), bool)
-    layer = keras_laf.LAF(units)
-    layer.build(values.shape)
+    layer, values, mask = laf_and_full_sets(num_sets, set_size, features, units)
     element_features = values.size
     if keras.config.backend() == "jax":
         per_element_feature = jax_memory_per_element_feature(
@@ -125,9 +118,7 @@ def main():
         )
         line += f" (programs in order: {programs})"
     print(line)
-    if args.output:
-        args.output.parent.mkdir(parents=True, exist_ok=True)
-        args.output.write_text(json.dumps(results, indent=2))
+    write_record(args.output, results)
     return 0
 
 

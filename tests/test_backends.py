@@ -387,7 +387,8 @@ def test_backend_hooks_compute_what_numpy_computes(num_elements, units):
     # (keras_laf/ops/backend/<backend>.py); all compute the same. On JAX
     # the gradient's sum over the units is written out term by term up to
     # 12 units, a reduction with 13 on short sets, and written out again
-    # on sets longer than 4096.
+    # on sets longer than 4096; the sums over the elements are one
+    # reduction with two operands.
     from keras_laf.ops import backend
     from keras_laf.ops.power_sums import PaddedPowerSums
 
@@ -409,6 +410,15 @@ def test_backend_hooks_compute_what_numpy_computes(num_elements, units):
         *(ops.convert_to_tensor(array) for array in (y, log_mask, q, weights)),
     )
     np.testing.assert_allclose(numpy(computed), expected, rtol=1e-5, atol=1e-6)
+    # The power sums and their derivatives by q over the elements.
+    terms = np.exp(y * q[:, :, None, None]) * ~padding
+    sums, derivatives = backend.sums_over_elements(
+        ops.convert_to_tensor(terms), ops.convert_to_tensor(y)
+    )
+    np.testing.assert_allclose(numpy(sums), terms.sum(2), rtol=1e-5)
+    np.testing.assert_allclose(
+        numpy(derivatives), (y * terms).sum(2), rtol=1e-5, atol=1e-6
+    )
     np.testing.assert_allclose(
         numpy(backend.materialized(ops.convert_to_tensor(y))), y
     )
@@ -451,6 +461,51 @@ def test_padded_power_sums_keep_exponentials_only_within_a_budget(budget, kept):
     expected = np.exp(y[:, None] * q[:, :, None, None]) * mask.T.repeat(2, 1)
     np.testing.assert_allclose(numpy(exponentials), expected, rtol=1e-5)
     np.testing.assert_allclose(numpy(sums), expected.sum(2), rtol=1e-5)
+
+
+def test_padded_sets_cut_into_chunks_hold_at_most_the_backends_most():
+    # Where the budget cuts sets into chunks, a backend may cut them
+    # smaller (JAX: 16 elements, for its one reduction per chunk); sets
+    # that fit one chunk stay whole, and the sums are the same.
+    from keras_laf.ops import backend
+    from keras_laf.ops import power_sums
+
+    most = backend.most_elements_per_chunk()
+    rng = np.random.default_rng(10)
+    # 2 sets x 3 features x 2 sources x 4 inner exponents = 48 values per
+    # element: a budget of 48 * 64 values makes chunks of 64 elements.
+    values = rng.uniform(0.05, 0.95, (2, 150, 3)).astype("float32")
+    mask = np.arange(150) < np.array([[150], [97]])
+    log_mask = power_sums.element_log_mask(ops.convert_to_tensor(mask), 3)
+    q = rng.uniform(0, 2, (2, 4)).astype("float32")
+    layouts = {
+        budget: power_sums.padded_power_sums(
+            ops.convert_to_tensor(values), log_mask, 1e-7, 2, budget
+        )
+        for budget in (48 * 64, 48 * 256, None)
+    }
+    # 150 elements in chunks of at most 64, or of the backend's most.
+    assert layouts[48 * 64].num_chunks == -(-150 // min(64, most or 64))
+    assert layouts[48 * 64].chunk_size <= min(64, most or 64)
+    assert not layouts[48 * 64].keeps_exponentials
+    # Sets that fit one chunk of the budget stay whole.
+    assert layouts[48 * 256].num_chunks == 1
+    assert layouts[48 * 256].keeps_exponentials
+    x = np.transpose(values, (1, 0, 2)).reshape(150, 6)
+    padding = ~mask.T.repeat(3, 1)
+    logs = np.log(np.stack([x, 1 - x]))
+    for layout in layouts.values():
+        m = power_sums.max_logs(layout, values)
+        sums, derivatives, _ = power_sums.sums(layout, values, m, q)
+        y = np.where(padding, 0.0, logs - numpy(m)[:, None])
+        terms = np.exp(y[:, None] * q[:, :, None, None]) * ~padding
+        np.testing.assert_allclose(numpy(sums), terms.sum(2), rtol=1e-5)
+        np.testing.assert_allclose(
+            numpy(derivatives),
+            (y[:, None] * terms).sum(2),
+            rtol=1e-4,
+            atol=1e-5,
+        )
 
 
 @pytest.mark.parametrize(

@@ -321,17 +321,18 @@ class PaddedPowerSums:
         units, set_size, sets * features)` where the layout keeps them
         (`keeps_exponentials`), else None.
 
-        Both sums of a chunk are one loop of XLA's, over its exponentials
-        (stored by XLA's CPU compiler): from a chunk that fits the cache
-        (`keras_laf.config`), the derivatives cost one multiply-add per
-        exponential. y is finite, so padding adds 0 to both.
+        Both sums of a chunk are taken over its exponentials together
+        (`keras_laf.ops.backend.sums_over_elements`): from a chunk that
+        fits the cache (`keras_laf.config`), the derivatives cost one
+        multiply-add per exponential. y is finite, so padding adds 0 to
+        both.
         """
         chunk = self._chunks(self._shifted_logs(x, m))
 
         def chunk_sums(index):
             y, log_mask = chunk(index)
             terms = self.exponentials(y, log_mask, q)
-            return ops.sum(terms, axis=-2), ops.sum(y * terms, axis=-2), terms
+            return (*backend.sums_over_elements(terms, y), terms)
 
         if self.keeps_exponentials:
             return chunk_sums(0)
@@ -460,9 +461,17 @@ class SegmentPowerSums:
 def padded_power_sums(values, log_mask, epsilon, units, budget):
     """`PaddedPowerSums` of `values` `(sets, set_size, features)` whose
     chunks hold at most `budget` values, all sets together (None: one
-    chunk)."""
-    num_sets, _, features = shape(values)
+    chunk), and, where the sets are cut into chunks, at most the backend's
+    most elements per chunk."""
+    num_sets, set_size, features = shape(values)
     size = chunk_size(budget, num_sets, features, 2, 2 * units)
+    most = backend.most_elements_per_chunk()
+    if most is not None and not is_one(chunking(set_size, size)[0]):
+        # Sets cut into chunks; sets that fit one chunk stay whole and keep
+        # their exponentials (`PaddedPowerSums`). (A scalar tensor where
+        # the number of sets is a run-time value.)
+        minimum = min if isinstance(size, int) else ops.minimum
+        size = minimum(size, most)
     return PaddedPowerSums(values, log_mask, epsilon, size)
 
 

@@ -36,7 +36,7 @@ def sum_over_chunks(chunk_outputs, num_chunks, zeros):
     Every chunk is computed inside the loop, the first too: computed
     before it, XLA fuses into it the producers of the tensors the chunks
     are read from, which then stay in memory beside those tensors
-    (`benchmarks/chunk_loop.py`).
+    (`benchmarks/hook_forms.py`).
     """
     return _module().sum_over_chunks(chunk_outputs, num_chunks, zeros)
 
@@ -46,6 +46,23 @@ def materialized(tensor):
     compiler would otherwise fuse it into each of them and recompute it
     for every element of the consumer."""
     return _module().materialized(tensor)
+
+
+def most_elements_per_chunk():
+    """The most elements per chunk of padded sets that a chunk budget cuts
+    into chunks, or None for as many as the budget allows."""
+    return _module().most_elements_per_chunk()
+
+
+def sums_over_elements(terms, y):
+    """sum_i terms_i and sum_i y_i terms_i over the elements i of a chunk
+    of padded sets, axis -2: `(2, 2 * units, rows)` each.
+
+    Args:
+        terms: `(2, 2 * units, n, rows)`, the exponentials exp(y q).
+        y: `(2, 1, n, rows)`, the shifted logs.
+    """
+    return _module().sums_over_elements(terms, y)
 
 
 def weighted_sum_over_units(exponentials, y, log_mask, q, weights):

@@ -45,6 +45,14 @@ def materialized(tensor):
     return tensor
 
 
+def most_elements_per_chunk():
+    return None
+
+
+def sums_over_elements(terms, y):
+    return ops.sum(terms, axis=-2), ops.sum(y * terms, axis=-2)
+
+
 def weighted_sum_over_units(exponentials, y, log_mask, q, weights):
     # The set axis before the (set, feature) pairs, as they are laid out.
     return ops.sum(

@@ -8,8 +8,10 @@ being fused into the loops over the exponentials; RESULTS.md ("What LAF
 costs", "Layout of the power sums") has the measurements.
 """
 
+import numpy as np
 from keras import ops
 
+from keras_laf.ops.backend import generic
 from keras_laf.ops.backend.generic import sum_of_weighted_terms
 from keras_laf.ops.backend.generic import sum_over_chunks
 
@@ -28,10 +30,19 @@ except ImportError:
 # ("What LAF costs") has the figures.
 LONGEST_SET_SUMMED_BY_REDUCTION = 4096
 MOST_TERMS_WRITTEN_OUT = 24
+# Padded sets that a chunk budget cuts into chunks (on CPUs) are cut into
+# chunks of at most this many elements: their sums over the elements are
+# then one reduction with two operands (`sums_over_elements`), which XLA's
+# CPU compiler runs several times slower over 32 elements or more, while
+# smaller chunks make more iterations of the loop over them. Measured by
+# `benchmarks/hook_forms.py`; RESULTS.md ("What LAF costs").
+MOST_ELEMENTS_PER_CHUNK = 16
 
 __all__ = [
     "materialized",
+    "most_elements_per_chunk",
     "sum_over_chunks",
+    "sums_over_elements",
     "weighted_sum_over_units",
 ]
 
@@ -40,6 +51,27 @@ def materialized(tensor):
     # XLA fuses cheap producers into their consumers and recomputes them
     # for every element of the consumer; the barrier stores the tensor.
     return jax.lax.optimization_barrier(tensor)
+
+
+def _add_pairs(left, right):
+    return left[0] + right[0], left[1] + right[1]
+
+
+def most_elements_per_chunk():
+    return MOST_ELEMENTS_PER_CHUNK
+
+
+def sums_over_elements(terms, y):
+    if terms.shape[2] > MOST_ELEMENTS_PER_CHUNK:
+        # Whole sets: within a chunk budget, or without one (a GPU's).
+        return generic.sums_over_elements(terms, y)
+    # One reduction with two operands: XLA's CPU compiler computes each
+    # exponential once, inside the loop that adds it to both sums, and
+    # stores none. As two sums, it stores the exponentials and hands each
+    # sum to YNNPACK, which also stores y broadcast over the units
+    # (`benchmarks/hook_forms.py`).
+    zero = np.float32(0.0)
+    return jax.lax.reduce((terms, y * terms), (zero, zero), _add_pairs, (2,))
 
 
 def weighted_sum_over_units(exponentials, y, log_mask, q, weights):

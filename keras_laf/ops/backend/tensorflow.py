@@ -7,6 +7,8 @@ programs of its own: `keras_laf.ops.tensorflow_programs`.
 
 from keras_laf.ops.backend.generic import chunk_summer
 from keras_laf.ops.backend.generic import materialized
+from keras_laf.ops.backend.generic import most_elements_per_chunk
+from keras_laf.ops.backend.generic import sums_over_elements
 from keras_laf.ops.backend.generic import weighted_sum_over_units
 
 try:
@@ -16,7 +18,9 @@ except ImportError:
 
 __all__ = [
     "materialized",
+    "most_elements_per_chunk",
     "sum_over_chunks",
+    "sums_over_elements",
     "weighted_sum_over_units",
 ]
 
