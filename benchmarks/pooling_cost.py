@@ -4,7 +4,10 @@ Times the training epochs of the point-cloud classifier
 (`benchmarks/point_cloud_pooling.py`'s settings: 1,600 clouds of 100
 points, width 64, batch 32) and of the integer model
 (`benchmarks/laf_initialization.py`'s arrays harness: 20,000 sets of 2 to
-10 digits, batch 64) with each pooling, in one process: the first epoch
+10 digits, batch 64) with each pooling, in one process, both fed NumPy
+arrays (with a `tf.data` pipeline, Keras's JAX `fit` took 0.3 to 1.4 s
+more over the first batch of about half the epochs, whatever the
+pooling: RESULTS.md, "What LAF costs"): the first epoch
 (tracing and compiling) is left out, the median of the next `--epochs` is
 kept, and the poolings take turns over `--rounds` rounds so that a busy
 machine slows them alike. Beside them, in each round, one pass of LAF's
@@ -39,7 +42,6 @@ from laf_initialization import compile_model  # noqa: E402
 from laf_initialization import padded  # noqa: E402
 from laf_layer import exponential_pass_seconds  # noqa: E402
 from point_cloud_pooling import compiled_classifier  # noqa: E402
-from point_cloud_pooling import padded_with_mask  # noqa: E402
 from records import write_record  # noqa: E402
 
 import keras_laf  # noqa: E402
@@ -84,9 +86,14 @@ def point_cloud_epochs(pooling, epochs, data):
         pooling, width=64, learning_rate=3e-3, metrics=()
     )
     times = EpochTimes()
+    # Every point is real: the mask is all ones.
+    mask = np.ones(data.points.shape[:2], "float32")
     model.fit(
-        padded_with_mask(data, 32, shuffle=True, seed=0),
+        (data.points, mask),
+        data.labels,
+        batch_size=32,
         epochs=epochs,
+        shuffle=True,
         callbacks=[times],
         verbose=0,
     )
