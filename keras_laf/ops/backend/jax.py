@@ -1,11 +1,14 @@
 """The backend hooks on JAX (see `keras_laf.ops.backend`).
 
 LAF runs as plain `keras.ops` (`keras_laf.ops.formula.laf_math`): a JAX
-training step is compiled whole by XLA. The gradient's sum over the units
-is written out term by term up to 12 units and on long sets, and is
-otherwise a reduction with the set axis minor; tensors are kept from
-being fused into the loops over the exponentials; RESULTS.md ("What LAF
-costs", "Layout of the power sums") has the measurements.
+training step is compiled whole by XLA. Sets that the chunk budget cuts
+into chunks are cut into chunks of at most 16 elements, whose power sums
+and their derivatives are one reduction with two operands; the
+gradient's sum over the units is written out term by term up to 12 units
+and on long sets, and is otherwise a reduction with the set axis minor;
+tensors are kept from being fused into the loops over the exponentials;
+RESULTS.md ("What LAF costs", "Layout of the power sums") has the
+measurements.
 """
 
 import numpy as np
