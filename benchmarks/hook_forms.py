@@ -143,7 +143,7 @@ def measure(comparison, shape_name, rounds, repeats):
     for form in COMPARISONS[comparison]:
         use_form(comparison, form)
         _, forward_and_gradient, _, wait = compiled_functions(layer)
-        # Traced now, with this form's comparisons: `jax.jit` and `tf.function`
+        # Traced now, with this form's hooks: `jax.jit` and `tf.function`
         # trace at their first call.
         wait(forward_and_gradient(values, mask))
         steps[form] = (forward_and_gradient, wait)

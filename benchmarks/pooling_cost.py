@@ -5,9 +5,9 @@ Times the training epochs of the point-cloud classifier
 points, width 64, batch 32) and of the integer model
 (`benchmarks/laf_initialization.py`'s arrays harness: 20,000 sets of 2 to
 10 digits, batch 64) with each pooling, in one process, both fed NumPy
-arrays (with a `tf.data` pipeline, Keras's JAX `fit` took 0.3 to 1.4 s
-more over the first batch of about half the epochs, whatever the
-pooling: RESULTS.md, "What LAF costs"): the first epoch
+arrays (from a `tf.data` pipeline, Keras's JAX `fit` stalls on the first
+batch of about half the epochs, whatever the pooling: RESULTS.md, "What
+LAF costs"): the first epoch
 (tracing and compiling) is left out, the median of the next `--epochs` is
 kept, and the poolings take turns over `--rounds` rounds so that a busy
 machine slows them alike. Beside them, in each round, one pass of LAF's
