@@ -156,26 +156,15 @@ def log_derivatives(values, epsilon, axis):
     return ops.where(is_x, inverses, -inverses)
 
 
-def log_of_mask(mask):
-    """log of a boolean mask: 0 where True, -inf where False."""
-    return ops.where(mask, 0.0, float("-inf"))
-
-
-def element_log_mask(mask, features):
-    """The log of padded sets' mask `(sets, set_size)` in the layout of
-    their elements, `(set_size, sets * features)`: 0 at real elements,
-    -inf at padding.
-
-    Stored, not recomputed inside the loops over the exponentials, where
-    its (sets, feature) indexing keeps XLA's CPU loops from vectorising.
-    """
-    num_sets, set_size = shape(mask)
-    log_mask = log_of_mask(ops.transpose(mask))
-    log_mask = ops.broadcast_to(
-        ops.expand_dims(log_mask, -1), (set_size, num_sets, features)
-    )
-    log_mask = ops.reshape(log_mask, (set_size, num_sets * features))
-    return backend.materialized(log_mask)
+# The shifted log of padding, and the least inner exponent in the
+# exponentials (`PaddedPowerSums.exponentials`): a real element's shifted
+# log lies in [log(epsilon), 0], so with q at least SMALLEST_INNER_EXPONENT
+# it multiplies into an exponent of -1,000 or less (or -inf) at padding,
+# whose exponential is 0 and whose product with y is 0, while at real
+# elements q + 1e-35 rounds to q in float32 unless q < 1e-28, where the
+# exponent rounds to 0 either way.
+PADDING_SHIFTED_LOG = -1e38
+SMALLEST_INNER_EXPONENT = 1e-35
 
 
 def sets_minor(per_set):
@@ -201,20 +190,24 @@ class PaddedPowerSums:
     only, and the per-set tensors are small along every other axis; so no
     exponential needs a transpose.
 
+    Padding is marked in the shifted logs y themselves
+    (`PADDING_SHIFTED_LOG`), not by a mask in x's layout: the loops over
+    the exponentials read no tensor but y, and no values-sized mask is
+    stored.
+
     Args:
         values: `(sets, set_size, features)`, the layout of the inputs.
-        log_mask: `(set_size, sets * features)`, the log of the mask in
-            x's layout (`element_log_mask`).
+        mask: `(sets, set_size)`, boolean, True at real elements.
         epsilon: float, floor of x and 1 - x inside the logarithm.
         chunk_size: int (a scalar tensor where the number of sets is known
             only at run time), the largest number of elements per chunk, or
             None for the whole set.
     """
 
-    def __init__(self, values, log_mask, epsilon, chunk_size):
+    def __init__(self, values, mask, epsilon, chunk_size):
         self.num_sets, self.set_size, self.features = shape(values)
         self.rows = self.num_sets * self.features
-        self.log_mask = log_mask
+        self.mask = mask
         self.epsilon = epsilon
         self.num_chunks, self.chunk_size, self.padding = chunking(
             self.set_size, chunk_size
@@ -240,80 +233,74 @@ class PaddedPowerSums:
         )
         return ops.transpose(per_element, (1, 0, 2))
 
+    def element_mask(self):
+        """The mask in x's layout, `(set_size, sets * features)`."""
+        mask = ops.broadcast_to(
+            ops.expand_dims(ops.transpose(self.mask), -1),
+            (self.set_size, self.num_sets, self.features),
+        )
+        return ops.reshape(mask, (self.set_size, self.rows))
+
     def max_logs(self, x):
         """M: the largest log x and log(1 - x) of each set, 0 if empty."""
-        # x is finite: adding the log of the mask excludes the padding.
+        real = self.element_mask()
         largest = reduce_or_initial(
-            ops.max, x + self.log_mask, 0, float("-inf")
+            ops.max, ops.where(real, x, float("-inf")), 0, float("-inf")
         )
         smallest = reduce_or_initial(
-            ops.min, x - self.log_mask, 0, float("inf")
+            ops.min, ops.where(real, x, float("inf")), 0, float("inf")
         )
         # log is increasing: the largest logs are those of the extremes.
         max_logs = ops.log(
             ops.maximum(ops.stack([largest, 1.0 - smallest]), self.epsilon)
         )
-        nonempty = (
-            reduce_or_initial(ops.max, self.log_mask, 0, float("-inf")) == 0
-        )
-        return ops.where(nonempty, max_logs, 0.0)
+        return ops.where(largest > float("-inf"), max_logs, 0.0)
 
     def _shifted_logs(self, x, m):
-        """y = log x - M, `(2, 1, set_size, sets * features)`."""
+        """y = log x - M at real elements, `PADDING_SHIFTED_LOG` at
+        padding, `(2, 1, set_size, sets * features)`."""
         # The unit axis is x's before the logs, not added to y after: added
         # after, TensorFlow's XLA lays y out with that axis major and copies
         # it into the loop over the chunks, two copies of y at once.
-        return logs(ops.expand_dims(x, 0), self.epsilon, 0) - m[:, None, None]
+        y = logs(ops.expand_dims(x, 0), self.epsilon, 0) - m[:, None, None]
+        return ops.where(self.element_mask(), y, PADDING_SHIFTED_LOG)
 
     def _chunks(self, y):
-        """chunk(index): y and the log of the mask in chunk `index` of the
-        set axis, `(2, 1, chunk, sets * features)` and `(chunk, sets *
-        features)`, each read in place from the whole set's.
+        """chunk(index): y in chunk `index` of the set axis, `(2, 1, chunk,
+        sets * features)`, read in place from the whole set's.
 
         Where the chunks do not divide the set, the last one ends at the
         set's end and so overlaps the one before; its elements before the
-        chunk's own start are masked out.
+        chunk's own start count as padding.
 
         The caller computes y for all chunks before the loop: computed
         inside it, XLA fuses the logarithms into the exponentials and
         computes them once per unit.
         """
-        log_mask = self.log_mask
         if is_one(self.num_chunks):
-            return lambda index: (y, log_mask)
+            return lambda index: y
         overlaps = not isinstance(self.padding, int) or self.padding
 
         def chunk(index):
             start = index * self.chunk_size
             read_from = ops.minimum(start, self.set_size - self.chunk_size)
-            chunk_log_mask = ops.slice(
-                log_mask, (read_from, 0), (self.chunk_size, self.rows)
+            chunk_y = ops.slice(
+                y, (0, 0, read_from, 0), (2, 1, self.chunk_size, self.rows)
             )
-            if overlaps:
-                counted = ops.arange(self.chunk_size) >= start - read_from
-                chunk_log_mask = ops.where(
-                    counted[:, None], chunk_log_mask, float("-inf")
-                )
-            return (
-                ops.slice(
-                    y, (0, 0, read_from, 0), (2, 1, self.chunk_size, self.rows)
-                ),
-                chunk_log_mask,
-            )
+            if not overlaps:
+                return chunk_y
+            counted = ops.arange(self.chunk_size) >= start - read_from
+            return ops.where(counted[:, None], chunk_y, PADDING_SHIFTED_LOG)
 
         return chunk
 
     @staticmethod
-    def exponentials(y, log_mask, q):
-        """exp(y q) `(2, 2 * units, n, rows)`, zero at padding, for y `(2,
-        1, n, rows)` and the log of the mask `(n, rows)` (or any term added
-        to the exponent, in a shape that broadcasts to y's).
-
-        Padding is excluded by adding the log of the mask to the exponent,
-        which is exact (exp(-inf) = 0 whatever y q is) and, unlike
-        selecting with a broadcast mask, keeps the loop vectorised.
-        """
-        return ops.exp(y * q[:, :, None, None] + log_mask)
+    def exponentials(y, q):
+        """exp(y q) `(2, 2 * units, n, rows)` for the shifted logs y `(2,
+        1, n, rows)`, zero at padding (`PADDING_SHIFTED_LOG`), where y
+        exp(y q) is 0 too."""
+        q = q + SMALLEST_INNER_EXPONENT
+        return ops.exp(y * q[:, :, None, None])
 
     def sums(self, x, m, q):
         """The power sums sum exp(y q) over each set, and their derivatives
@@ -330,8 +317,8 @@ class PaddedPowerSums:
         chunk = self._chunks(self._shifted_logs(x, m))
 
         def chunk_sums(index):
-            y, log_mask = chunk(index)
-            terms = self.exponentials(y, log_mask, q)
+            y = chunk(index)
+            terms = self.exponentials(y, q)
             return (*backend.sums_over_elements(terms, y), terms)
 
         if self.keeps_exponentials:
@@ -363,7 +350,7 @@ class PaddedPowerSums:
         else:
             y = self._shifted_logs(x, m)
             grad_y = backend.weighted_sum_over_units(
-                self.exponentials, y, self.log_mask, q, weights
+                self.exponentials, y, q, weights
             )
         # grad_y: (2, set_size, sets * features), combined per source.
         derivatives = log_derivatives(x, self.epsilon, 0)
@@ -458,7 +445,7 @@ class SegmentPowerSums:
         return ops.sum(grad_y * derivatives, axis=-1)
 
 
-def padded_power_sums(values, log_mask, epsilon, units, budget):
+def padded_power_sums(values, mask, epsilon, units, budget):
     """`PaddedPowerSums` of `values` `(sets, set_size, features)` whose
     chunks hold at most `budget` values, all sets together (None: one
     chunk), and, where the sets are cut into chunks, at most the backend's
@@ -472,7 +459,7 @@ def padded_power_sums(values, log_mask, epsilon, units, budget):
         # the number of sets is a run-time value.)
         minimum = min if isinstance(size, int) else ops.minimum
         size = minimum(size, most)
-    return PaddedPowerSums(values, log_mask, epsilon, size)
+    return PaddedPowerSums(values, mask, epsilon, size)
 
 
 def segment_power_sums(values, sets, epsilon, units, budget):
@@ -563,14 +550,14 @@ def power_sums(values, inner_exponents, sets, epsilon):
 
     else:
         budget = config.chunk_budget("padded")
-        state = (element_log_mask(sets.mask, shape(values)[-1]),)
+        state = (sets.mask,)
 
-        def make_layout(values, log_mask):
-            return padded_power_sums(values, log_mask, epsilon, units, budget)
+        def make_layout(values, mask):
+            return padded_power_sums(values, mask, epsilon, units, budget)
 
     m = ops.stop_gradient(max_logs(make_layout(values, *state), values))
 
-    # The log of the mask or the segment ids enter as arguments, not
+    # The mask or the segment ids enter as arguments, not
     # through the closure: JAX cannot lower a custom gradient that closes
     # over a tensor traced by an enclosing `jax.jit` when `jax.grad`
     # differentiates that jit.

@@ -30,9 +30,7 @@ except ImportError:
 __all__ = ["bucket_size", "compiled_padded_laf", "laf_over_sets"]
 
 
-def padded_laf_forward(
-    values, mask, log_mask, exponents, inner, coefficients, *args
-):
+def padded_laf_forward(values, mask, exponents, inner, coefficients, *args):
     """LAF of padded sets, and what its gradient needs besides the inputs
     (`per_set_gradients`, `value_gradients`): the power sums, their
     derivatives by the inner exponents, the largest logs and the sets made
@@ -41,7 +39,7 @@ def padded_laf_forward(
     epsilon, the output limit, the output bound and the chunk budget."""
     epsilon, limit, output_bound, budget = args
     layout = power_sums.padded_power_sums(
-        values, log_mask, epsilon, inner.shape[-1] // 2, budget
+        values, mask, epsilon, inner.shape[-1] // 2, budget
     )
     max_logs = power_sums.max_logs(layout, values)
     # The exponentials are never kept: the batch and set axes are unknown
@@ -98,13 +96,13 @@ def per_set_gradients(
     return grad_sums, grad_exponents, grad_inner, grad_coefficients
 
 
-def value_gradients(values, log_mask, max_logs, inner, upstream, *args):
+def value_gradients(values, mask, max_logs, inner, upstream, *args):
     """The gradient of the power sums of padded sets with respect to the
     values, given their gradient `upstream`; `args` are epsilon and the
     chunk budget."""
     epsilon, budget = args
     layout = power_sums.padded_power_sums(
-        values, log_mask, epsilon, inner.shape[-1] // 2, budget
+        values, mask, epsilon, inner.shape[-1] // 2, budget
     )
     return power_sums.value_gradients(layout, values, max_logs, inner, upstream)
 
@@ -113,7 +111,7 @@ def value_gradients(values, log_mask, max_logs, inner, upstream, *args):
 # sets, and how many of their leading dimensions (the batch, then the set
 # axis) vary from call to call.
 _SET_DIMENSIONS = {
-    "padded_laf_forward": {0: 2, 1: 2, 2: 2},
+    "padded_laf_forward": {0: 2, 1: 2},
     "per_set_gradients": {0: 1, 1: 1, 2: 1, 3: 1, 4: 1, 7: 1},
     "value_gradients": {0: 2, 1: 2, 2: 1, 4: 1},
 }
@@ -207,7 +205,6 @@ def compiled_padded_laf(
     """
     forward, set_gradients, element_gradients = padded_laf_kernels()
     budget = config.chunk_budget("padded")
-    log_mask = power_sums.element_log_mask(mask, power_sums.shape(values)[-1])
 
     @ops.custom_gradient
     def padded_laf(values, exponents, inner, coefficients):
@@ -219,7 +216,6 @@ def compiled_padded_laf(
         outputs, residuals = forward(
             values,
             mask,
-            log_mask,
             exponents,
             inner,
             coefficients,
@@ -245,7 +241,7 @@ def compiled_padded_laf(
             )
             max_logs = residuals[1]
             grad_values = element_gradients(
-                values, log_mask, max_logs, inner, grad_sums, epsilon, budget
+                values, mask, max_logs, inner, grad_sums, epsilon, budget
             )
             return grad_values, grad_exponents, grad_inner, grad_coefficients
 

@@ -41,13 +41,6 @@ def sum_over_chunks(chunk_outputs, num_chunks, zeros):
     return _module().sum_over_chunks(chunk_outputs, num_chunks, zeros)
 
 
-def materialized(tensor):
-    """`tensor`, computed apart from its consumers where the backend's
-    compiler would otherwise fuse it into each of them and recompute it
-    for every element of the consumer."""
-    return _module().materialized(tensor)
-
-
 def most_elements_per_chunk():
     """The most elements per chunk of padded sets that a chunk budget cuts
     into chunks, or None for as many as the budget allows."""
@@ -65,7 +58,7 @@ def sums_over_elements(terms, y):
     return _module().sums_over_elements(terms, y)
 
 
-def weighted_sum_over_units(exponentials, y, log_mask, q, weights):
+def weighted_sum_over_units(exponentials, y, q, weights):
     """sum_k weights_k exp(y q_k) over the units and terms k of padded
     sets: `(2, set_size, rows)`, in one pass that XLA fuses with the
     exponentials.
@@ -73,10 +66,7 @@ def weighted_sum_over_units(exponentials, y, log_mask, q, weights):
     Args:
         exponentials: `PaddedPowerSums.exponentials`.
         y: `(2, 1, set_size, rows)`, the shifted logs.
-        log_mask: `(set_size, rows)`.
         q: `(2, 2 * units)`.
         weights: `(2, 2 * units, rows)`.
     """
-    return _module().weighted_sum_over_units(
-        exponentials, y, log_mask, q, weights
-    )
+    return _module().weighted_sum_over_units(exponentials, y, q, weights)

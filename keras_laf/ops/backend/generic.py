@@ -41,10 +41,6 @@ def sum_of_weighted_terms(weights, term_values, num_terms):
     return total
 
 
-def materialized(tensor):
-    return tensor
-
-
 def most_elements_per_chunk():
     return None
 
@@ -53,8 +49,6 @@ def sums_over_elements(terms, y):
     return ops.sum(terms, axis=-2), ops.sum(y * terms, axis=-2)
 
 
-def weighted_sum_over_units(exponentials, y, log_mask, q, weights):
+def weighted_sum_over_units(exponentials, y, q, weights):
     # The set axis before the (set, feature) pairs, as they are laid out.
-    return ops.sum(
-        ops.expand_dims(weights, -2) * exponentials(y, log_mask, q), 1
-    )
+    return ops.sum(ops.expand_dims(weights, -2) * exponentials(y, q), 1)

@@ -5,8 +5,7 @@ training step is compiled whole by XLA. Sets that the chunk budget cuts
 into chunks are cut into chunks of at most 16 elements, whose power sums
 and their derivatives are one reduction with two operands; the
 gradient's sum over the units is written out term by term up to 12 units
-and on long sets, and is otherwise a reduction with the set axis minor;
-tensors are kept from being fused into the loops over the exponentials;
+and on long sets, and is otherwise a reduction with the set axis minor.
 RESULTS.md ("What LAF costs", "Layout of the power sums") has the
 measurements.
 """
@@ -42,18 +41,11 @@ MOST_TERMS_WRITTEN_OUT = 24
 MOST_ELEMENTS_PER_CHUNK = 16
 
 __all__ = [
-    "materialized",
     "most_elements_per_chunk",
     "sum_over_chunks",
     "sums_over_elements",
     "weighted_sum_over_units",
 ]
-
-
-def materialized(tensor):
-    # XLA fuses cheap producers into their consumers and recomputes them
-    # for every element of the consumer; the barrier stores the tensor.
-    return jax.lax.optimization_barrier(tensor)
 
 
 def _add_pairs(left, right):
@@ -77,7 +69,7 @@ def sums_over_elements(terms, y):
     return jax.lax.reduce((terms, y * terms), (zero, zero), _add_pairs, (2,))
 
 
-def weighted_sum_over_units(exponentials, y, log_mask, q, weights):
+def weighted_sum_over_units(exponentials, y, q, weights):
     terms = q.shape[1]
     written_out = (
         y.shape[2] > LONGEST_SET_SUMMED_BY_REDUCTION
@@ -87,9 +79,7 @@ def weighted_sum_over_units(exponentials, y, log_mask, q, weights):
         # A reduction over the units, the set axis minor: XLA's CPU
         # compiler hands it to YNNPACK, fastest with many units on sets of
         # usual sizes.
-        exponentials = exponentials(
-            ops.transpose(y, (0, 1, 3, 2)), ops.transpose(log_mask), q
-        )
+        exponentials = exponentials(ops.transpose(y, (0, 1, 3, 2)), q)
         weighted_sums = ops.sum(ops.expand_dims(weights, -1) * exponentials, 1)
         return ops.transpose(weighted_sums, (0, 2, 1))
     # One term per unit and term, added up: one loop over the elements,
@@ -97,6 +87,6 @@ def weighted_sum_over_units(exponentials, y, log_mask, q, weights):
     # MOST_TERMS_WRITTEN_OUT terms; beyond, on long sets only).
     return sum_of_weighted_terms(
         weights,
-        lambda term: exponentials(y, log_mask, q[:, term : term + 1])[:, 0],
+        lambda term: exponentials(y, q[:, term : term + 1])[:, 0],
         terms,
     )

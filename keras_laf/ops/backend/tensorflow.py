@@ -6,7 +6,6 @@ programs of its own: `keras_laf.ops.tensorflow_programs`.
 """
 
 from keras_laf.ops.backend.generic import chunk_summer
-from keras_laf.ops.backend.generic import materialized
 from keras_laf.ops.backend.generic import most_elements_per_chunk
 from keras_laf.ops.backend.generic import sums_over_elements
 from keras_laf.ops.backend.generic import weighted_sum_over_units
@@ -17,7 +16,6 @@ except ImportError:
     tf = None
 
 __all__ = [
-    "materialized",
     "most_elements_per_chunk",
     "sum_over_chunks",
     "sums_over_elements",
