@@ -513,6 +513,59 @@ def test_padded_sets_cut_into_chunks_hold_at_most_the_backends_most():
         )
 
 
+@pytest.mark.parametrize("budget", [None, 48 * 2])
+def test_padding_adds_nothing_whatever_the_inner_exponents(budget):
+    # Padding is marked in the shifted logs, and the inner exponents are
+    # offset by a tiny amount so that it adds 0 whatever q is: q = 0 (0^0
+    # = 1 counts real elements only), q tiny, q large (where padding's
+    # exponent overflows to -inf), in one chunk or in five whose last
+    # overlaps the one before; and the gradient of the elements is 0 at
+    # padding, finite everywhere.
+    from keras_laf.ops import power_sums
+
+    rng = np.random.default_rng(11)
+    values = rng.uniform(0.0, 1.0, (2, 9, 3)).astype("float32")
+    values[0, 0] = 0.0
+    values[1, 1] = 1.0
+    mask = np.arange(9) < np.array([[6], [2]])
+    # Padding holds the extremes too: it must not count.
+    values[0, 8], values[1, 5] = 1.0, 0.0
+    q = np.array([[0.0, 1e-30, 0.5, 12.0]] * 2, "float32")
+    layout = power_sums.padded_power_sums(
+        ops.convert_to_tensor(values),
+        ops.convert_to_tensor(mask),
+        1e-7,
+        2,
+        budget,
+    )
+    assert layout.num_chunks == (1 if budget is None else 5)
+    m = power_sums.max_logs(layout, values)
+    sums, derivatives, kept = power_sums.sums(layout, values, m, q)
+    x = np.maximum(np.transpose(values, (1, 0, 2)).reshape(9, 6), 1e-7)
+    real = mask.T.repeat(3, 1)
+    logs = np.log(np.maximum(np.stack([x, 1 - x]), 1e-7))
+    y = np.where(real, logs - numpy(m)[:, None], 0.0)
+    terms = np.exp(y[:, None] * q[:, :, None, None]) * real
+    np.testing.assert_allclose(numpy(sums), terms.sum(2), rtol=1e-5)
+    # q = 0 and q = 1e-30 count the real elements: 6 and 2 per feature.
+    np.testing.assert_array_equal(
+        numpy(sums)[:, :2], [[[6] * 3 + [2] * 3] * 2] * 2
+    )
+    np.testing.assert_allclose(
+        numpy(derivatives),
+        (y[:, None] * terms).sum(2),
+        rtol=1e-4,
+        atol=1e-5,
+    )
+    upstream = rng.normal(size=(2, 4, 6)).astype("float32")
+    gradients = numpy(
+        power_sums.value_gradients(layout, values, m, q, upstream, kept)
+    )
+    assert np.isfinite(gradients).all()
+    np.testing.assert_array_equal(gradients[~mask], 0.0)
+    assert (gradients[mask] != 0.0).any()
+
+
 @pytest.mark.parametrize(
     "layer",
     [

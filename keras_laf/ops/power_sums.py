@@ -156,15 +156,15 @@ def log_derivatives(values, epsilon, axis):
     return ops.where(is_x, inverses, -inverses)
 
 
-# The shifted log of padding, and the least inner exponent in the
-# exponentials (`PaddedPowerSums.exponentials`): a real element's shifted
-# log lies in [log(epsilon), 0], so with q at least SMALLEST_INNER_EXPONENT
-# it multiplies into an exponent of -1,000 or less (or -inf) at padding,
-# whose exponential is 0 and whose product with y is 0, while at real
-# elements q + 1e-35 rounds to q in float32 unless q < 1e-28, where the
-# exponent rounds to 0 either way.
+# The shifted log of padding, and an offset added to the inner exponents q
+# in the exponentials (`PaddedPowerSums.exponentials`): a real element's
+# shifted log lies in [log(epsilon), 0], padding's times q +
+# INNER_EXPONENT_OFFSET is -1,000 or less (or -inf), whose exponential is
+# 0 and whose product with y is 0. At real elements the offset changes
+# nothing in float32: q + 1e-35 rounds to q for q of 1e-27 or more, and
+# below it the exponent rounds to 0 with or without the offset.
 PADDING_SHIFTED_LOG = -1e38
-SMALLEST_INNER_EXPONENT = 1e-35
+INNER_EXPONENT_OFFSET = 1e-35
 
 
 def sets_minor(per_set):
@@ -299,7 +299,7 @@ class PaddedPowerSums:
         """exp(y q) `(2, 2 * units, n, rows)` for the shifted logs y `(2,
         1, n, rows)`, zero at padding (`PADDING_SHIFTED_LOG`), where y
         exp(y q) is 0 too."""
-        q = q + SMALLEST_INNER_EXPONENT
+        q = q + INNER_EXPONENT_OFFSET
         return ops.exp(y * q[:, :, None, None])
 
     def sums(self, x, m, q):
