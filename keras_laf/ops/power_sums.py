@@ -557,10 +557,10 @@ def power_sums(values, inner_exponents, sets, epsilon):
 
     m = ops.stop_gradient(max_logs(make_layout(values, *state), values))
 
-    # The mask or the segment ids enter as arguments, not
-    # through the closure: JAX cannot lower a custom gradient that closes
-    # over a tensor traced by an enclosing `jax.jit` when `jax.grad`
-    # differentiates that jit.
+    # The mask or the segment ids enter as arguments, not through the
+    # closure: JAX cannot lower a custom gradient that closes over a tensor
+    # traced by an enclosing `jax.jit` when `jax.grad` differentiates that
+    # jit.
     @ops.custom_gradient
     def differentiable_sums(values, m, q, *state):
         # The loops over chunks are never differentiated: their gradient is
