@@ -106,24 +106,20 @@ def results():
 
 
 def differences(arrays, reference):
-    """For each array: None where identical (NaN equal to NaN), else its
-    largest difference relative to the reference's largest magnitude."""
+    """For each array: None where identical (NaN equal to NaN), inf where
+    one side lacks it or the shapes differ, else its largest difference
+    relative to the reference's largest magnitude."""
     compared = {}
     for name in sorted(set(arrays) | set(reference)):
-        if name not in arrays or name not in reference:
+        array, expected = arrays.get(name), reference.get(name)
+        if array is None or expected is None or array.shape != expected.shape:
             compared[name] = float("inf")
-            continue
-        array, expected = arrays[name], reference[name]
-        if array.shape == expected.shape and np.array_equal(
-            array, expected, equal_nan=True
-        ):
+        elif np.array_equal(array, expected, equal_nan=True):
             compared[name] = None
-            continue
-        if array.shape != expected.shape:
-            compared[name] = float("inf")
-            continue
-        scale = max(float(np.nanmax(np.abs(expected), initial=0.0)), 1e-30)
-        compared[name] = float(np.nanmax(np.abs(array - expected))) / scale
+        else:
+            scale = np.nanmax(np.abs(expected), initial=0.0)
+            scale = max(float(scale), 1e-30)
+            compared[name] = float(np.nanmax(np.abs(array - expected))) / scale
     return compared
 
 

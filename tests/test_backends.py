@@ -432,6 +432,32 @@ def test_backend_hooks_compute_what_numpy_computes(num_elements, units):
     np.testing.assert_allclose(numpy(total), numpy(weights).sum(0), rtol=1e-6)
 
 
+def padded_layout(values, mask, budget):
+    """`PaddedPowerSums` of LAF(2) on padded `values` with `mask`."""
+    from keras_laf.ops import power_sums
+
+    return power_sums.padded_power_sums(
+        ops.convert_to_tensor(values),
+        ops.convert_to_tensor(mask),
+        1e-7,
+        2,
+        budget,
+    )
+
+
+def numpy_power_terms(values, mask, max_logs, q, epsilon=1e-7):
+    """NumPy reference of `PaddedPowerSums`, in its layout: the shifted
+    logs y = log x - M `(2, set_size, sets * features)`, 0 at padding, and
+    the exponentials exp(y q) `(2, 2 * units, set_size, sets * features)`,
+    0 at padding."""
+    num_sets, set_size, features = values.shape
+    x = np.transpose(values, (1, 0, 2)).reshape(set_size, -1)
+    real = mask.T.repeat(features, 1)
+    logs = np.log(np.maximum(np.stack([x, 1 - x]), epsilon))
+    y = np.where(real, logs - max_logs[:, None], 0.0)
+    return y, np.exp(y[:, None] * q[:, :, None, None]) * real
+
+
 @pytest.mark.parametrize(
     "budget, kept", [(2**19, True), (None, False), (64, False)]
 )
@@ -444,23 +470,14 @@ def test_padded_power_sums_keep_exponentials_only_within_a_budget(budget, kept):
     values = rng.uniform(0.05, 0.95, (3, 5, 2)).astype("float32")
     mask = np.arange(5) < np.array([[5], [2], [4]])
     q = rng.uniform(0, 2, (2, 4)).astype("float32")
-    layout = power_sums.padded_power_sums(
-        ops.convert_to_tensor(values),
-        ops.convert_to_tensor(mask),
-        1e-7,
-        2,
-        budget,
-    )
+    layout = padded_layout(values, mask, budget)
     assert layout.keeps_exponentials is kept
     m = power_sums.max_logs(layout, values)
     sums, _, exponentials = power_sums.sums(layout, values, m, q)
     if not kept:
         assert exponentials is None
         return
-    # (2, set_size, sets * features): y = log x - M, as laid out.
-    x = np.transpose(values, (1, 0, 2)).reshape(5, 6)
-    y = np.log(np.stack([x, 1 - x])) - numpy(m)[:, None]
-    expected = np.exp(y[:, None] * q[:, :, None, None]) * mask.T.repeat(2, 1)
+    _, expected = numpy_power_terms(values, mask, numpy(m), q)
     np.testing.assert_allclose(numpy(exponentials), expected, rtol=1e-5)
     np.testing.assert_allclose(numpy(sums), expected.sum(2), rtol=1e-5)
 
@@ -480,13 +497,7 @@ def test_padded_sets_cut_into_chunks_hold_at_most_the_backends_most():
     mask = np.arange(150) < np.array([[150], [97]])
     q = rng.uniform(0, 2, (2, 4)).astype("float32")
     layouts = {
-        budget: power_sums.padded_power_sums(
-            ops.convert_to_tensor(values),
-            ops.convert_to_tensor(mask),
-            1e-7,
-            2,
-            budget,
-        )
+        budget: padded_layout(values, mask, budget)
         for budget in (48 * 64, 48 * 256, None)
     }
     # 150 elements in chunks of at most 64, or of the backend's most.
@@ -496,14 +507,10 @@ def test_padded_sets_cut_into_chunks_hold_at_most_the_backends_most():
     # Sets that fit one chunk of the budget stay whole.
     assert layouts[48 * 256].num_chunks == 1
     assert layouts[48 * 256].keeps_exponentials
-    x = np.transpose(values, (1, 0, 2)).reshape(150, 6)
-    padding = ~mask.T.repeat(3, 1)
-    logs = np.log(np.stack([x, 1 - x]))
     for layout in layouts.values():
         m = power_sums.max_logs(layout, values)
         sums, derivatives, _ = power_sums.sums(layout, values, m, q)
-        y = np.where(padding, 0.0, logs - numpy(m)[:, None])
-        terms = np.exp(y[:, None] * q[:, :, None, None]) * ~padding
+        y, terms = numpy_power_terms(values, mask, numpy(m), q)
         np.testing.assert_allclose(numpy(sums), terms.sum(2), rtol=1e-5)
         np.testing.assert_allclose(
             numpy(derivatives),
@@ -531,21 +538,11 @@ def test_padding_adds_nothing_whatever_the_inner_exponents(budget):
     # Padding holds the extremes too: it must not count.
     values[0, 8], values[1, 5] = 1.0, 0.0
     q = np.array([[0.0, 1e-30, 0.5, 12.0]] * 2, "float32")
-    layout = power_sums.padded_power_sums(
-        ops.convert_to_tensor(values),
-        ops.convert_to_tensor(mask),
-        1e-7,
-        2,
-        budget,
-    )
+    layout = padded_layout(values, mask, budget)
     assert layout.num_chunks == (1 if budget is None else 5)
     m = power_sums.max_logs(layout, values)
     sums, derivatives, kept = power_sums.sums(layout, values, m, q)
-    x = np.maximum(np.transpose(values, (1, 0, 2)).reshape(9, 6), 1e-7)
-    real = mask.T.repeat(3, 1)
-    logs = np.log(np.maximum(np.stack([x, 1 - x]), 1e-7))
-    y = np.where(real, logs - numpy(m)[:, None], 0.0)
-    terms = np.exp(y[:, None] * q[:, :, None, None]) * real
+    y, terms = numpy_power_terms(values, mask, numpy(m), q)
     np.testing.assert_allclose(numpy(sums), terms.sum(2), rtol=1e-5)
     # q = 0 and q = 1e-30 count the real elements: 6 and 2 per feature.
     np.testing.assert_array_equal(
