@@ -41,13 +41,16 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
 import keras  # noqa: E402
 import numpy as np  # noqa: E402
+from common import append_record  # noqa: E402
+from common import compile_integer_model  # noqa: E402
+from common import integer_model  # noqa: E402
+from common import padded_digits  # noqa: E402
+from common import pooling_aggregation  # noqa: E402
 
 import keras_laf  # noqa: E402
-from keras_laf import aggregations  # noqa: E402
 from keras_laf.datasets import ragged_set_dataset  # noqa: E402
 from keras_laf.datasets import to_padded_batches  # noqa: E402
 from keras_laf.laf_layer.callbacks import SnapToClosedForms  # noqa: E402
-from keras_laf.models import deep_sets  # noqa: E402
 from laf_experiments.datasets import TEST_PROTOCOLS  # noqa: E402
 from laf_experiments.datasets import make_test_sets  # noqa: E402
 from laf_experiments.datasets import make_training_sets  # noqa: E402
@@ -64,151 +67,6 @@ def anchored_variant(anchor_every=3, anchors=("max", "min"), **kwargs):
         ),
         **kwargs,
     }
-
-
-class ClipDenominator(keras.constraints.Constraint):
-    """gamma, delta clipped at 0 only: they may both reach 0."""
-
-    def __call__(self, w):
-        return keras.ops.concatenate([w[:2], keras.ops.maximum(w[2:], 0.0)])
-
-
-def terms(exponents):
-    """(8, units) exponents -> the outer and inner exponents of the four
-    terms, `(4, units)` each."""
-    pairs = keras.ops.reshape(exponents, (4, 2, keras.ops.shape(exponents)[1]))
-    return pairs[:, 0], pairs[:, 1]
-
-
-def outer_rows(per_term):
-    """A `(4, units)` mask of terms -> `(8, units)`, set on their outer
-    exponents only."""
-    rows = keras.ops.stack([per_term, keras.ops.zeros_like(per_term)], axis=1)
-    return keras.ops.reshape(rows, (8, keras.ops.shape(per_term)[1]))
-
-
-def distance_to_0_or_1(exponents):
-    return keras.ops.abs(
-        exponents - keras.ops.round(keras.ops.minimum(exponents, 1.0))
-    )
-
-
-class SelectiveClosedFormExponents(keras_laf.constraints.ClosedFormExponents):
-    """The default pull restricted to some targets or some units.
-
-    `towards` is "both" (0 and 1, the default's), "zero" (only exponents
-    nearer 0 than 1 are pulled) or "zero_outer" (inner exponents towards
-    0 and 1, outer ones only towards 0); `pulled_every` > 1 pulls only
-    every `pulled_every`-th unit, leaving the others to the projection.
-    """
-
-    def __init__(self, towards="both", pulled_every=1, **kwargs):
-        super().__init__(**kwargs)
-        self.towards = towards
-        self.pulled_every = pulled_every
-
-    def __call__(self, w):
-        clipped = keras.ops.clip(w, 0.0, self.max_value)
-        pulled = super().__call__(w)
-        # (8, units): exponents whose nearest target is 1.
-        near_one = keras.ops.round(keras.ops.minimum(clipped, 1.0)) > 0
-        outer = keras.ops.expand_dims(keras.ops.arange(8) % 2 == 0, axis=1)
-        if self.towards == "zero":
-            pulled = keras.ops.where(near_one, clipped, pulled)
-        elif self.towards == "zero_outer":
-            pulled = keras.ops.where(near_one & outer, clipped, pulled)
-        if self.pulled_every > 1:
-            units = keras.ops.shape(w)[1]
-            chosen = keras.ops.arange(units) % self.pulled_every == 0
-            pulled = keras.ops.where(chosen[None, :], pulled, clipped)
-        return pulled
-
-
-class KeepLargeInnerExponents(keras_laf.constraints.ClosedFormExponents):
-    """The default pull, except outer exponents whose inner one is at
-    least `large_inner`: those are only clipped, so a max/min anchor whose
-    outer exponent the gradient drives to 0 can come back. None keeps
-    none (the default's pull)."""
-
-    def __init__(self, large_inner=1.5, **kwargs):
-        super().__init__(**kwargs)
-        self.large_inner = large_inner
-
-    def anchors(self, outer, inner):
-        """`(4, units)`: the terms whose outer exponent is not pulled to 0
-        (the default's max/min rule, and inner exponents >= large_inner)."""
-        anchors = (outer * inner >= self.keep_degree) & (outer < 0.5)
-        if self.large_inner is None:
-            return anchors
-        return anchors | (inner >= self.large_inner)
-
-    def __call__(self, w):
-        pulled = super().__call__(w)
-        if self.large_inner is None:
-            return pulled
-        clipped = keras.ops.clip(w, 0.0, self.max_value)
-        _, inner = terms(clipped)
-        kept = outer_rows(inner >= self.large_inner)
-        return keras.ops.where(kept, clipped, pulled)
-
-
-class GatedClosedFormExponents(KeepLargeInnerExponents):
-    """The default pull on units already within `gate` of a closed form.
-
-    A term (outer, inner) is near a closed form when its outer exponent is
-    within `gate` of 0 (the inner one is then irrelevant), when both are
-    within `gate` of 0 or 1, or when it is a kept max/min anchor; a unit
-    is pulled only when its four terms are. With `outer_only`, a term is
-    near when its outer exponent is.
-    """
-
-    def __init__(self, gate=0.1, outer_only=False, **kwargs):
-        super().__init__(large_inner=None, **kwargs)
-        self.gate = gate
-        self.outer_only = outer_only
-
-    def __call__(self, w):
-        clipped = keras.ops.clip(w, 0.0, self.max_value)
-        outer, inner = terms(clipped)
-        outer_near, inner_near = terms(distance_to_0_or_1(clipped) < self.gate)
-        anchors = self.anchors(outer, inner)
-        if self.outer_only:
-            term_near = outer_near | anchors
-        else:
-            term_near = (outer < self.gate) | (outer_near & inner_near)
-            term_near = term_near | anchors
-        unit_near = keras.ops.all(term_near, axis=0)
-        return keras.ops.where(unit_near[None, :], super().__call__(w), clipped)
-
-
-class SoftGatedClosedFormExponents(KeepLargeInnerExponents):
-    """The pull of a unit scaled by its nearness to a closed form: full
-    for a unit on one, falling linearly to 0 at distance `gate` (the
-    largest distance of its terms, as in `GatedClosedFormExponents`).
-    With `large_inner`, the outer exponent of a term whose inner one is at
-    least that is left to the gradient, as in `KeepLargeInnerExponents`.
-    """
-
-    def __init__(self, gate=0.5, large_inner=None, **kwargs):
-        super().__init__(large_inner=large_inner, **kwargs)
-        self.gate = gate
-
-    def __call__(self, w):
-        clipped = keras.ops.clip(w, 0.0, self.max_value)
-        outer, inner = terms(clipped)
-        outer_distance, inner_distance = terms(distance_to_0_or_1(clipped))
-        # A term with an outer exponent near 0 is near whatever its inner.
-        term_distance = keras.ops.where(
-            self.anchors(outer, inner),
-            0.0,
-            keras.ops.minimum(
-                outer, keras.ops.maximum(outer_distance, inner_distance)
-            ),
-        )
-        unit_distance = keras.ops.max(term_distance, axis=0)
-        nearness = keras.ops.clip(1.0 - unit_distance / self.gate, 0.0, 1.0)
-        pulled = super().__call__(w)
-        return clipped + nearness[None, :] * (pulled - clipped)
 
 
 def unpulled_variant(
@@ -249,7 +107,7 @@ AGGREGATOR_BANK = (
 
 # Name -> keyword arguments of `keras_laf.LAF`.
 CANDIDATES = {
-    # Candidates of the pooling preset (issue 28): no pull onto the closed
+    # Candidates of the pooling preset: no pull onto the closed
     # forms; PNA's anchors (max, min, mean and the second moment behind
     # the standard deviation) at every other unit; random units whose
     # numerators start live (standard deviation 1) rather than near 0;
@@ -270,16 +128,13 @@ CANDIDATES = {
     "anchored": {"preset": "closed_forms"},
     "closed_forms": {"preset": "closed_forms"},
     "pooling": {"preset": "pooling"},
-    # The pooling preset before its output bound (issue 37).
+    # The pooling preset without its output bound.
     "pooling_unbounded": {"preset": "pooling", "output_bound": float("inf")},
     "paper": {"preset": "paper"},
     # Random units with positive denominators only, no max/min anchors.
     "positive": anchored_variant(anchors=()),
     # Anchors at every other unit.
     "anchored2": anchored_variant(anchor_every=2),
-    # The first version of the default: the denominator clipped at 0
-    # without the rescale of `PositiveDenominator`.
-    "anchored_clip_only": {"coefficient_constraint": ClipDenominator()},
     # The anchored start with the denominator's sign left free.
     "anchored_free": {"coefficient_constraint": keras.constraints.Constraint()},
     # The default before exponents and coefficients were pulled onto the
@@ -311,67 +166,17 @@ CANDIDATES = {
         for inner in (0, 0.1, 0.25, 0.5)
         for coefficient_pull in (0, 2e-4, 5e-4)
     },
-    # The default's pull towards 0 only, towards 0 only for the outer
-    # exponents, or on every other unit only.
-    **{
-        name: {"exponent_constraint": SelectiveClosedFormExponents(**kwargs)}
-        for name, kwargs in {
-            "towards_zero": {"towards": "zero"},
-            "outer_towards_zero": {"towards": "zero_outer"},
-            "pulled_every_2": {"pulled_every": 2},
-        }.items()
-    },
-    # The default's pull scaled by each unit's nearness to a closed form.
-    **{
-        f"soft_gate_{gate:g}": {
-            "exponent_constraint": SoftGatedClosedFormExponents(gate=gate)
-        }
-        for gate in (0.3, 0.5)
-    },
-    **{
-        f"soft_gate_keep_{gate:g}": {
-            "exponent_constraint": SoftGatedClosedFormExponents(
-                gate=gate, large_inner=1.5
-            )
-        }
-        for gate in (0.4, 0.5)
-    },
-    # The default's pull, max/min-like terms' outer exponents left free.
-    **{
-        f"keep_inner_{large:g}": {
-            "exponent_constraint": KeepLargeInnerExponents(large_inner=large)
-        }
-        for large in (1.5, 5.0)
-    },
     # The default before max/min-like terms kept a least degree (the
     # records named "anchored" up to c8ed171 are this, or older defaults).
     "anchored_without_floor": {
         "exponent_constraint": keras_laf.constraints.ClosedFormExponents()
     },
-    # The current default ("anchored" in later records): max/min-like
-    # terms (inner exponent >= 5) keep a degree of at least 0.25. At
-    # c8ed171 floors of 0.5 and 1 were also run (records
-    # "degree_floor_0.5", "degree_floor_1") with a class of this script
-    # that floored the degree apart from keep_degree; they were no better.
+    # The closed_forms preset before its count anchor: max/min-like terms
+    # (inner exponent >= 5) keep a degree of at least 0.25.
     "degree_floor_0.25": {
         "exponent_constraint": keras_laf.constraints.ClosedFormExponents(
             anchor_inner=5.0
         )
-    },
-    # The default's pull on units near a closed form only.
-    **{
-        f"gated_{gate:g}": {
-            "exponent_constraint": GatedClosedFormExponents(gate=gate)
-        }
-        for gate in (0.05, 0.1, 0.2)
-    },
-    **{
-        f"outer_gated_{gate:g}": {
-            "exponent_constraint": GatedClosedFormExponents(
-                gate=gate, outer_only=True
-            )
-        }
-        for gate in (0.15, 0.25)
     },
     # The default (max, min and mean anchors) with a narrower window for
     # the inner exponents.
@@ -411,75 +216,27 @@ def tf_dataset(sets, labels, pipeline, shuffle=False, seed=None):
     return dataset if pipeline == "ragged" else to_padded_batches(dataset)
 
 
-def padded(sets, labels):
-    """Digit sets as padded int arrays, a float mask and labels."""
-    size = max(len(elements) for elements in sets)
-    digits = np.zeros((len(sets), size), "int32")
-    mask = np.zeros((len(sets), size), "float32")
-    for row, elements in enumerate(sets):
-        digits[row, : len(elements)] = elements
-        mask[row, : len(elements)] = 1.0
-    return (digits, mask), np.asarray(labels, "float32")[:, None]
-
-
-def aggregation_layer(candidate, units, squashed):
-    """The aggregation of a candidate: `LAF(units)` with a candidate's
-    arguments; for `deepsets`, 3 sums, 3 maxima and 3 means (as wide as
-    LAF(9)); else a name of `keras_laf.aggregations` (`"+"` joins several
-    into a `keras_laf.MultiAggregation`, which squashes LAF's elements
-    into [0, 1] unless they are `squashed` already), LAF among them with
-    `units`."""
+def build_model(candidate, units, pipeline="arrays"):
+    """The integer model pooled by a candidate: `LAF(units)` with a
+    candidate's arguments, else a pooling of `common.pooling_aggregation`
+    (LAF among them with `units`)."""
     if candidate in CANDIDATES:
-        return keras_laf.LAF(units, name="laf", **laf_arguments(candidate))
-    if "+" not in candidate:
-        return aggregations.get(candidate, name="aggregation")
-    names = candidate.split("+")
-    return aggregations.get(
-        names,
-        units=units,
-        name="aggregation",
-        **({"laf_activation": None} if squashed else {}),
-    )
-
-
-def build_model(initialization, units, pipeline="arrays"):
-    """The integer model; for the `ragged` and `padded` pipelines built by
-    `keras_laf.models.deep_sets`, as a user would."""
-    # The arrays model squashes the elements with a sigmoid before the
-    # aggregation; `deep_sets` leaves that to the aggregation.
-    aggregation = aggregation_layer(
-        initialization, units, squashed=pipeline == "arrays"
-    )
-    if pipeline != "arrays":
-        return deep_sets(
-            vocabulary_size=10,
-            phi_units=(),
-            aggregation=aggregation,
-            ragged=pipeline == "ragged",
+        aggregation = keras_laf.LAF(
+            units, name="laf", **laf_arguments(candidate)
         )
-    digits = keras.Input(shape=(None,), dtype="int32", name="digits")
-    mask = keras.Input(shape=(None,), dtype="float32", name="mask")
-    elements = keras.layers.Embedding(10, 10, name="embedding")(digits)
-    elements = keras.layers.Activation("sigmoid", name="sigmoid")(elements)
-    aggregated = aggregation(elements, mask=keras.ops.cast(mask, "bool"))
-    output = keras.layers.Dense(1, name="output")(aggregated)
-    return keras.Model([digits, mask], output, name="integer_laf")
-
-
-def compile_model(model, learning_rate, pipeline):
-    """MAE and Adam; the arrays harness runs 16 steps per execution, the
-    `tf.data` pipelines compile plainly, as a user would."""
-    model.compile(
-        optimizer=keras.optimizers.Adam(learning_rate),
-        loss="mae",
-        steps_per_execution=16 if pipeline == "arrays" else 1,
-    )
+    else:
+        # The arrays model squashes the elements with a sigmoid before the
+        # aggregation; `deep_sets` leaves that to the aggregation.
+        aggregation = pooling_aggregation(
+            candidate, units, squashed=pipeline == "arrays"
+        )
+    return integer_model(aggregation, pipeline)
 
 
 def predict(model, sets, labels, pipeline):
     """The model's predictions `(num_sets, 1)` for sets fed as it trained."""
     if pipeline == "arrays":
-        inputs, _ = padded(sets, labels)
+        inputs, _ = padded_digits(sets, labels)
         return model.predict(inputs, batch_size=512, verbose=0)
     return model.predict(tf_dataset(sets, labels, pipeline), verbose=0)
 
@@ -532,11 +289,11 @@ def run_one(initialization, target, seed, settings, sizes_to_probe=()):
             )
         )
     started = time.perf_counter()
-    compile_model(model, settings["learning_rate"], pipeline)
+    compile_integer_model(model, settings["learning_rate"], pipeline)
     if pipeline == "arrays":
         history = model.fit(
-            *padded(train.sets, train.labels),
-            validation_data=padded(validation.sets, validation.labels),
+            *padded_digits(train.sets, train.labels),
+            validation_data=padded_digits(validation.sets, validation.labels),
             batch_size=64,
             epochs=settings["epochs"],
             shuffle=True,
@@ -753,8 +510,7 @@ def main(argv=None):
             initialization, target, seed, settings, args.probe_sizes
         )
         records.append(record)
-        with args.output.open("a") as file:
-            file.write(json.dumps(record) + "\n")
+        append_record(args.output, record)
         poles = record["max_abs_prediction_over_max_label"]
         print(
             f"[{index}/{len(jobs)}] {initialization:>10} {target:>14} "

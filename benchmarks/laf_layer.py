@@ -67,7 +67,8 @@ import subprocess
 import sys
 import time
 
-from records import write_record
+from common import exponential_pass_seconds
+from common import write_record
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
@@ -322,48 +323,6 @@ def peer_epochs(num_sets, epochs):
         "seconds_per_epoch": exponential_pass_seconds(batches, epochs)
     }
     return results
-
-
-def exponential_pass_seconds(
-    batches, epochs, num_sets=64, set_size=10, features=10, units=9
-):
-    """Seconds for `batches` passes of LAF's exponentials over a padded
-    batch (by default the integer sets': 64 sets x 10 elements x 10
-    features, LAF(9): 4 * 9 inner exponents), summed over each set,
-    compiled, forward only: the least work any LAF training step does (the
-    median of `epochs`)."""
-    import keras
-    import numpy as np
-    from keras import ops
-
-    def one_pass(y, q):
-        # (2, 2 * units, rows): exp(q y) summed over the set axis.
-        return ops.sum(ops.exp(ops.expand_dims(y, 1) * q[:, :, None, None]), 2)
-
-    if keras.config.backend() == "jax":
-        import jax
-
-        compiled, wait = jax.jit(one_pass), jax.block_until_ready
-    else:
-        import tensorflow as tf
-
-        compiled = tf.function(one_pass, jit_compile=True)
-        wait = np.asarray
-    rng = np.random.default_rng(0)
-    # (2, set_size, sets * features): log x and log(1 - x).
-    y = rng.uniform(size=(2, set_size, num_sets * features))
-    y = ops.convert_to_tensor(np.log(y).astype("float32"))
-    q = rng.uniform(size=(2, 2 * units)).astype("float32")
-    q = ops.convert_to_tensor(q)
-    wait(compiled(y, q))
-    times = []
-    for _ in range(epochs):
-        start = time.perf_counter()
-        for _ in range(batches):
-            outputs = compiled(y, q)
-        wait(outputs)
-        times.append(time.perf_counter() - start)
-    return float(np.median(times))
 
 
 def versions():

@@ -5,7 +5,7 @@ For the point-cloud pooling (32 clouds x 100 points x 64 features, LAF(10))
 and the integer model's pooling (64 sets x 10 digits x 10 features,
 LAF(9)), on the running Keras backend, each figure the median time of one
 step and its ratio to the floor, one pass of LAF's exponentials
-(`laf_layer.exponential_pass_seconds`, compiled, forward only), measured
+(`common.exponential_pass_seconds`, compiled, forward only), measured
 in the same run:
 
 - `exponentials`: the floor;
@@ -31,15 +31,18 @@ import argparse
 import os
 import pathlib
 import sys
-import time
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
 import keras  # noqa: E402
 import numpy as np  # noqa: E402
+from common import compiled_functions  # noqa: E402
+from common import exponential_pass_seconds  # noqa: E402
+from common import jax_thunk_seconds  # noqa: E402
+from common import laf_and_full_sets  # noqa: E402
+from common import median_seconds  # noqa: E402
+from common import write_record  # noqa: E402
 from keras import ops  # noqa: E402
-from laf_layer import exponential_pass_seconds  # noqa: E402
-from records import write_record  # noqa: E402
 
 import keras_laf  # noqa: E402
 
@@ -56,93 +59,16 @@ WORKLOADS = {
 DATA_MOVEMENT = ("transpose", "copy", "pad", "slice", "concatenate", "bitcast")
 
 
-def compiled_functions(layer):
-    """The layer's forward, forward + gradient, and constraints, compiled
-    as the backend compiles a training step; and how to wait for them."""
-    if keras.config.backend() == "jax":
-        import jax
-
-        def loss(variables, values, mask):
-            outputs, _ = layer.stateless_call(variables, [], values, mask=mask)
-            return ops.sum(outputs)
-
-        variables = [variable.value for variable in layer.trainable_variables]
-
-        def constrain(variables):
-            return [
-                variable.constraint(value)
-                for variable, value in zip(
-                    layer.trainable_variables, variables, strict=True
-                )
-            ]
-
-        forward = jax.jit(loss)
-        gradient = jax.jit(jax.grad(loss, argnums=(0, 1)))
-        constrained = jax.jit(constrain)
-        return (
-            lambda values, mask: forward(variables, values, mask),
-            lambda values, mask: gradient(variables, values, mask),
-            lambda: constrained(variables),
-            jax.block_until_ready,
-        )
-    import tensorflow as tf
-
-    @tf.function
-    def forward(values, mask):
-        return layer(values, mask=mask)
-
-    @tf.function
-    def forward_and_gradient(values, mask):
-        with tf.GradientTape() as tape:
-            tape.watch(values)
-            outputs = ops.sum(layer(values, mask=mask))
-        return tape.gradient(outputs, [values, *layer.trainable_variables])
-
-    @tf.function
-    def constrain():
-        for variable in layer.trainable_variables:
-            variable.assign(variable.constraint(variable))
-        return [variable.value for variable in layer.trainable_variables]
-
-    def wait(outputs):
-        return [np.asarray(output) for output in tf.nest.flatten(outputs)]
-
-    return forward, forward_and_gradient, constrain, wait
-
-
-def median_seconds(function, wait, repeats, *args):
-    wait(function(*args))  # traces and compiles
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        wait(function(*args))
-        times.append(time.perf_counter() - start)
-    return float(np.median(times))
-
-
 def jax_data_movement_seconds(layer, values, mask, repeats):
     """Seconds per step of the XLA operations of the forward + gradient
     step that move data, from a profiler trace (JAX only)."""
-    from jax_step_profile import thunk_seconds
-
     _, forward_and_gradient, _, _ = compiled_functions(layer)
-    thunks = thunk_seconds(forward_and_gradient, (values, mask), repeats)
+    thunks = jax_thunk_seconds(forward_and_gradient, (values, mask), repeats)
     return sum(
         seconds
         for name, seconds in thunks.items()
         if name.split("_")[0].split(".")[0] in DATA_MOVEMENT
     )
-
-
-def laf_and_full_sets(num_sets, set_size, features, units):
-    """A built `LAF(units)`, and full padded sets of uniform values for it:
-    `(layer, values, mask)`, the sets as NumPy arrays."""
-    rng = np.random.default_rng(0)
-    values = rng.uniform(size=(num_sets, set_size, features))
-    mask = np.ones((num_sets, set_size), bool)
-    layer = keras_laf.LAF(units)
-    layer.build(values.shape)
-    return layer, values.astype("float32"), mask
 
 
 def profile(workload, repeats):

@@ -1,18 +1,17 @@
 """What each pooling costs per training epoch, against max pooling.
 
 Times the training epochs of the point-cloud classifier
-(`benchmarks/point_cloud_pooling.py`'s settings: 1,600 clouds of 100
-points, width 64, batch 32) and of the integer model
+(`tutorials/point_clouds.py`'s settings: 1,600 clouds of 100 points,
+width 64, batch 32) and of the integer model
 (`benchmarks/laf_initialization.py`'s arrays harness: 20,000 sets of 2 to
 10 digits, batch 64) with each pooling, in one process, both fed NumPy
 arrays (from a `tf.data` pipeline, Keras's JAX `fit` stalls on the first
-batch of about half the epochs, whatever the pooling: RESULTS.md, "What
-LAF costs"): the first epoch
+batch of some epochs, whatever the pooling): the first epoch
 (tracing and compiling) is left out, the median of the next `--epochs` is
 kept, and the poolings take turns over `--rounds` rounds so that a busy
 machine slows them alike. Beside them, in each round, one pass of LAF's
 exponentials alone over an epoch's batches (compiled, forward only: the
-least work any LAF epoch does; `laf_layer.exponential_pass_seconds`), so
+least work any LAF epoch does; `common.exponential_pass_seconds`), so
 that LAF's extra time over max pooling is also given as a multiple of
 it. Prints each time as it comes and writes the medians and their ratios
 to max pooling's as JSON.
@@ -30,19 +29,21 @@ import argparse
 import os
 import pathlib
 import sys
-import time
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
 import keras  # noqa: E402
 import numpy as np  # noqa: E402
-from chunk_budget import budget_label  # noqa: E402
-from laf_initialization import build_model  # noqa: E402
-from laf_initialization import compile_model  # noqa: E402
-from laf_initialization import padded  # noqa: E402
-from laf_layer import exponential_pass_seconds  # noqa: E402
-from point_cloud_pooling import compiled_classifier  # noqa: E402
-from records import write_record  # noqa: E402
+from common import budget_label  # noqa: E402
+from common import compile_integer_model  # noqa: E402
+from common import epoch_times  # noqa: E402
+from common import exponential_pass_seconds  # noqa: E402
+from common import integer_model  # noqa: E402
+from common import padded_digits  # noqa: E402
+from common import parse_budget  # noqa: E402
+from common import point_cloud_model  # noqa: E402
+from common import pooling_aggregation  # noqa: E402
+from common import write_record  # noqa: E402
 
 import keras_laf  # noqa: E402
 from laf_experiments.datasets import make_solid_point_clouds  # noqa: E402
@@ -69,23 +70,9 @@ LAF_SHAPES = {
 }
 
 
-class EpochTimes(keras.callbacks.Callback):
-    def __init__(self):
-        super().__init__()
-        self.seconds = []
-
-    def on_epoch_begin(self, epoch, logs=None):
-        self.started = time.perf_counter()
-
-    def on_epoch_end(self, epoch, logs=None):
-        self.seconds.append(time.perf_counter() - self.started)
-
-
 def point_cloud_epochs(pooling, epochs, data):
-    model = compiled_classifier(
-        pooling, width=64, learning_rate=3e-3, metrics=()
-    )
-    times = EpochTimes()
+    model = point_cloud_model(pooling, width=64, learning_rate=3e-3, metrics=())
+    times = epoch_times()
     # Every point is real: the mask is all ones.
     mask = np.ones(data.points.shape[:2], "float32")
     model.fit(
@@ -102,9 +89,9 @@ def point_cloud_epochs(pooling, epochs, data):
 
 def integer_epochs(pooling, epochs, data):
     # `laf` is the integer model's LAF(9) with the default preset.
-    model = build_model("pooling" if pooling == "laf" else pooling, 9)
-    compile_model(model, learning_rate=1e-3, pipeline="arrays")
-    times = EpochTimes()
+    model = integer_model(pooling_aggregation(pooling, 9))
+    compile_integer_model(model, learning_rate=1e-3)
+    times = epoch_times()
     model.fit(
         *data,
         batch_size=64,
@@ -114,16 +101,6 @@ def integer_epochs(pooling, epochs, data):
         verbose=0,
     )
     return times.seconds
-
-
-def parse_budget(text):
-    """`2^19`, `524288` or `none` -> 2**19, 524288 or None."""
-    if text.lower() == "none":
-        return None
-    if "^" in text:
-        base, power = text.split("^")
-        return int(base) ** int(power)
-    return int(text)
 
 
 def runs(poolings, budgets):
@@ -156,6 +133,11 @@ def main(argv=None):
     parser.add_argument("--epochs", type=int, default=3)
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument(
+        "--quick",
+        action="store_true",
+        help="a tenth of the data (a check that the script runs)",
+    )
+    parser.add_argument(
         "--output",
         type=pathlib.Path,
         default=pathlib.Path("benchmarks/results/pooling_cost.json"),
@@ -175,18 +157,21 @@ def main(argv=None):
     except ValueError:
         parser.error(f"bad --chunk-budgets {args.chunk_budgets!r}")
     schedule = list(runs(poolings, budgets))
-    digit_sets = make_training_sets(20_000, "sum", seed=0)
+    scale = 10 if args.quick else 1
+    digit_sets = make_training_sets(20_000 // scale, "sum", seed=0)
     data = {
-        "point_clouds": make_solid_point_clouds(1_600, 100, seed=0),
-        "integers": padded(digit_sets.sets, digit_sets.labels),
+        "point_clouds": make_solid_point_clouds(1_600 // scale, 100, seed=0),
+        "integers": padded_digits(digit_sets.sets, digit_sets.labels),
     }
     run = {"point_clouds": point_cloud_epochs, "integers": integer_epochs}
     seconds = {task: {name: [] for name, _, _ in schedule} for task in tasks}
     exponentials = {task: [] for task in tasks}
     for round_index in range(args.rounds):
         for task in tasks:
+            shape = dict(LAF_SHAPES[task])
+            shape["batches"] = -(-shape["batches"] // scale)
             exponentials[task].append(
-                exponential_pass_seconds(epochs=args.epochs, **LAF_SHAPES[task])
+                exponential_pass_seconds(epochs=args.epochs, **shape)
             )
             for name, pooling, budget in schedule:
                 keras.utils.set_random_seed(round_index)

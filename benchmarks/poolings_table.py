@@ -5,8 +5,8 @@ clouds and the integer targets") write and prints one Markdown table:
 for each pooling, the point-cloud classifier's test accuracy, the
 integer model's MAE at 50 digits on six targets (mean ± standard
 deviation over seeds 0, 1, 2), and the seconds per training epoch of both
-models against max pooling's (`benchmarks/pooling_cost.py`). Writes the
-same figures as JSON beside the records.
+models against max pooling's (`benchmarks/pooling_cost.py`); with
+`--output`, the same figures as JSON.
 
     python benchmarks/poolings_table.py
 
@@ -15,14 +15,17 @@ and DeepSets come from `results/presets/` and the seed study when the new
 records lack them (same settings, same seeds).
 """
 
+import argparse
 import collections
 import json
+import pathlib
 import sys
 
-from presets_table import RESULTS
-from presets_table import markdown
-from presets_table import mean_std
-from presets_table import read_jsonl
+from common import RESULTS
+from common import markdown
+from common import mean_std
+from common import read_jsonl
+from common import write_record
 
 TARGETS = ("sum", "count", "mean", "max", "min", "kurtosis")
 # Row label -> the name in the point-cloud and the integer records.
@@ -79,7 +82,14 @@ def integer_record(record):
     )
 
 
-def main():
+def main(argv=None):
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawTextHelpFormatter
+    )
+    parser.add_argument(
+        "--output", type=pathlib.Path, help="write the rows as JSON here"
+    )
+    args = parser.parse_args(argv)
     clouds = first_per_seed(
         read_jsonl(RESULTS / "aggregations" / "point_cloud_pooling.jsonl")
         + read_jsonl(RESULTS / "presets" / "point_cloud_pooling.jsonl"),
@@ -150,9 +160,7 @@ def main():
         "× max, s per epoch",
     ]
     print(markdown(header, rows))
-    (RESULTS / "aggregations" / "poolings_table.json").write_text(
-        json.dumps(data, indent=1) + "\n"
-    )
+    write_record(args.output, {"poolings": data})
     return 0
 
 

@@ -3,8 +3,8 @@
 Reads the records that the commands in RESULTS.md ("Which preset for which
 task") write, and prints one Markdown table per task: each LAF preset
 beside the fixed poolings, mean ± standard deviation over seeds, with the
-paper's figure where it has one. Writes the same rows as JSON beside the
-point-cloud records.
+paper's figure where it has one; with `--output`, the same rows as
+JSON.
 
     python benchmarks/presets_table.py
 
@@ -19,8 +19,12 @@ import pathlib
 import sys
 
 import numpy as np
+from common import RESULTS
+from common import markdown
+from common import mean_std
+from common import read_jsonl
+from common import write_record
 
-RESULTS = pathlib.Path(__file__).resolve().parent.parent / "results"
 PRESETS = ("pooling", "closed_forms")
 # MAE of LAF at M = 50 in the paper's Fig. D.1 (sets of MNIST digits,
 # which the authors report as very similar to the integers), read off the
@@ -51,23 +55,6 @@ CANDIDATE_NAMES = {
     "pooling": "pooling",
     "deepsets": "DeepSets",
 }
-
-
-def mean_std(values):
-    values = np.asarray(values, float)
-    return f"{values.mean():.3g} ± {values.std():.2g}"
-
-
-def read_jsonl(path):
-    if not path.exists():
-        return []
-    return [json.loads(line) for line in path.read_text().splitlines() if line]
-
-
-def markdown(header, rows):
-    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    lines += ["| " + " | ".join(row) + " |" for row in rows]
-    return "\n".join(lines)
 
 
 def integer_targets(pipeline):
@@ -243,6 +230,9 @@ def main(argv=None):
         choices=("arrays", "ragged", "padded"),
         help="the integer targets' input pipeline (default: arrays)",
     )
+    parser.add_argument(
+        "--output", type=pathlib.Path, help="write the rows as JSON here"
+    )
     args = parser.parse_args(argv)
     integer_table, integer_data = integer_targets(args.pipeline)
     cloud_table, cloud_data = point_clouds()
@@ -261,9 +251,8 @@ def main(argv=None):
         ("Set expansion", expansion_table),
     ):
         print(f"### {title}\n\n{table}\n")
-    output = RESULTS / "presets" / f"presets_table_{args.pipeline}.json"
-    output.write_text(
-        json.dumps({"integer": integer_data, "point_clouds": cloud_data})
+    write_record(
+        args.output, {"integer": integer_data, "point_clouds": cloud_data}
     )
     return 0
 

@@ -3,7 +3,7 @@ of the input, program by program, on the running Keras backend.
 
 One step of `LAF(units)` on padded sets `(sets, set_size, features)` (all
 elements real), compiled as `Model.fit` compiles it
-(`laf_step_profile.compiled_functions`). On TensorFlow, LAF of padded sets
+(`common.compiled_functions`). On TensorFlow, LAF of padded sets
 runs as three XLA programs of its own (`keras_laf.ops.tensorflow_programs`:
 the forward pass, the per-set gradient and the gradient of the elements);
 XLA dumps each program's buffer assignment into a temporary folder, and
@@ -11,8 +11,7 @@ its total (parameters, temporaries and outputs) is read from there. On
 JAX the step is one program, and `memory_analysis()` gives its temporary
 and output bytes. The largest program's total is the step's peak of
 XLA's buffers; `laf_layer.py --part scaling` measures the process's peak
-RSS, which adds what lives outside XLA. RESULTS.md ("What LAF costs") has
-the figures.
+RSS, which adds what lives outside XLA.
 
     python benchmarks/xla_memory.py
     KERAS_BACKEND=jax python benchmarks/xla_memory.py --shape 8x16384x16
@@ -39,10 +38,10 @@ if os.environ.get("KERAS_BACKEND", "tensorflow") == "tensorflow":
     )
 
 import keras  # noqa: E402
-from hook_forms import jax_memory_per_element_feature  # noqa: E402
-from laf_step_profile import compiled_functions  # noqa: E402
-from laf_step_profile import laf_and_full_sets  # noqa: E402
-from records import write_record  # noqa: E402
+from common import compiled_functions  # noqa: E402
+from common import jax_step_bytes_per_element_feature  # noqa: E402
+from common import laf_and_full_sets  # noqa: E402
+from common import write_record  # noqa: E402
 
 TOTAL = re.compile(r"Total bytes used: (\d+)")
 # LAF's own programs, by the names of their kernels' traced functions.
@@ -66,7 +65,7 @@ def measure(num_sets, set_size, features, units):
     layer, values, mask = laf_and_full_sets(num_sets, set_size, features, units)
     element_features = values.size
     if keras.config.backend() == "jax":
-        per_element_feature = jax_memory_per_element_feature(
+        per_element_feature = jax_step_bytes_per_element_feature(
             layer, values, mask
         )
         return {"step_bytes_per_element_feature": per_element_feature}

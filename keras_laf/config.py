@@ -9,8 +9,7 @@ programs, traced for any batch size), its exponentials are kept for the
 gradient, which then computes none. On a CPU a chunk that fits the
 processor's cache is fastest: its exponentials are summed twice (the power
 sums and their derivatives) while they are still in the cache. A smaller
-budget uses less memory. The defaults, and how they were chosen, are in
-RESULTS.md ("Chunks of the set axis", `benchmarks/chunk_budget.py`).
+budget uses less memory.
 
 The budget is read when LAF is traced: set it before building, compiling
 or calling a model (a function already traced keeps the budget it was

@@ -195,7 +195,7 @@ deep model is what LAF's default preset, `"pooling"`, is for, and it
 trains here: `point_cloud_classifier(pooling="laf", hidden_units=64,
 dropout=0.0)` reaches about 0.76 test accuracy in 12 epochs, above max
 pooling and level with PNA's four aggregators
-(`benchmarks/point_cloud_pooling.py`, RESULTS.md). The paper's start
+(RESULTS.md). The paper's start
 (`preset="paper"`) did not: its units behave at first like powers
 of *sums* over the points, saturate most tanh units of the dense layer
 after them (84% at initialisation, in our runs), and the classifier stayed

@@ -3,8 +3,10 @@
 The math (`keras_laf.ops.power_sums`, `keras_laf.ops.formula`) is
 `keras.ops`. Where backends' compilers differ in which layout of a loop or
 a sum they run fastest, the math calls the functions below, which forward
-to the module of the running Keras backend: `tensorflow`, `jax`, or
-`generic` (plain `keras.ops`, the reference, for every other backend).
+to the module of the running Keras backend: `tensorflow`, `jax`,
+`torch`, or `generic` (plain `keras.ops`, the reference, for every other
+backend). The segment reductions of `keras_laf.sets.SegmentSets` are
+hooks too: they are most of the work of aggregations over segments.
 Each module defines every function below, taking from `generic` what it
 does not change; no hook module checks which backend runs. The hooks sit
 below the math and never import it; a backend's whole path for LAF, where
@@ -22,6 +24,8 @@ def _module():
         from keras_laf.ops.backend import tensorflow as module
     elif backend == "jax":
         from keras_laf.ops.backend import jax as module
+    elif backend == "torch":
+        from keras_laf.ops.backend import torch as module
     else:
         from keras_laf.ops.backend import generic as module
     return module
@@ -35,8 +39,7 @@ def sum_over_chunks(chunk_outputs, num_chunks, zeros):
 
     Every chunk is computed inside the loop, the first too: computed
     before it, XLA fuses into it the producers of the tensors the chunks
-    are read from, which then stay in memory beside those tensors
-    (`benchmarks/hook_forms.py`).
+    are read from, which then stay in memory beside those tensors.
     """
     return _module().sum_over_chunks(chunk_outputs, num_chunks, zeros)
 
@@ -70,3 +73,30 @@ def weighted_sum_over_units(exponentials, y, q, weights):
         weights: `(2, 2 * units, rows)`.
     """
     return _module().weighted_sum_over_units(exponentials, y, q, weights)
+
+
+def segment_sum(values, segment_ids, num_segments):
+    """Sums `values` `(num_elements, ...)` over the elements of each
+    segment: `(num_segments, ...)`, 0 for empty segments.
+
+    Args:
+        values: tensor `(num_elements, ...)`, numeric.
+        segment_ids: int tensor `(num_elements,)`, checked to lie in
+            `[0, num_segments)`.
+        num_segments: int, or a scalar int tensor in a TensorFlow trace.
+    """
+    return _module().segment_sum(values, segment_ids, num_segments)
+
+
+def segment_max(values, segment_ids, num_segments, sizes):
+    """The largest of `values` `(num_elements, ...)`, float, over each
+    segment: `(num_segments, ...)`, `-inf` for empty segments.
+
+    Args:
+        values, segment_ids, num_segments: as `segment_sum`.
+        sizes: a function of no argument returning the float32 number of
+            elements of each segment `(num_segments,)`, called only where
+            the backend's maximum does not give empty segments `-inf`
+            itself (TensorFlow gives them the lowest finite value).
+    """
+    return _module().segment_max(values, segment_ids, num_segments, sizes)

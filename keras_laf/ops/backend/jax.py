@@ -6,8 +6,6 @@ into chunks are cut into chunks of at most 16 elements, whose power sums
 and their derivatives are one reduction with two operands; the
 gradient's sum over the units is written out term by term up to 12 units
 and on long sets, and is otherwise a reduction with the set axis minor.
-RESULTS.md ("What LAF costs", "Layout of the power sums") has the
-measurements.
 """
 
 import numpy as np
@@ -25,23 +23,20 @@ except ImportError:
 # The gradient's sum over the units is written out term by term on sets of
 # more than this many elements, and up to MOST_TERMS_WRITTEN_OUT terms per
 # source (12 units) on any set; otherwise it is a reduction. As a reduction
-# XLA's CPU compiler hands it to YNNPACK, whose exponentials take longer
-# than XLA's own and which on long sets stores every exponential of the
-# set; written out with more terms, XLA splits the sum into loops that
-# store them. `benchmarks/jax_long_sets.py` measures both forms; RESULTS.md
-# ("What LAF costs") has the figures.
+# XLA's CPU compiler hands it to YNNPACK, which on long sets stores every
+# exponential of the set; written out, XLA sums in loops that store none.
 LONGEST_SET_SUMMED_BY_REDUCTION = 4096
 MOST_TERMS_WRITTEN_OUT = 24
 # Padded sets that a chunk budget cuts into chunks (on CPUs) are cut into
-# chunks of at most this many elements: their sums over the elements are
-# then one reduction with two operands (`sums_over_elements`), which XLA's
-# CPU compiler runs several times slower over 32 elements or more, while
-# smaller chunks make more iterations of the loop over them. Measured by
-# `benchmarks/hook_forms.py`; RESULTS.md ("What LAF costs").
+# chunks of at most this many elements, so that their sums over the
+# elements stay one reduction with two operands (`sums_over_elements`),
+# which XLA's CPU compiler runs as one loop only over short chunks.
 MOST_ELEMENTS_PER_CHUNK = 16
 
 __all__ = [
     "most_elements_per_chunk",
+    "segment_max",
+    "segment_sum",
     "sum_over_chunks",
     "sums_over_elements",
     "weighted_sum_over_units",
@@ -56,6 +51,15 @@ def most_elements_per_chunk():
     return MOST_ELEMENTS_PER_CHUNK
 
 
+def segment_sum(values, segment_ids, num_segments):
+    return jax.ops.segment_sum(values, segment_ids, num_segments)
+
+
+def segment_max(values, segment_ids, num_segments, sizes):
+    # JAX's maximum starts from -inf: empty segments need no count.
+    return jax.ops.segment_max(values, segment_ids, num_segments)
+
+
 def sums_over_elements(terms, y):
     if terms.shape[2] > MOST_ELEMENTS_PER_CHUNK:
         # Whole sets: within a chunk budget, or without one (a GPU's).
@@ -63,8 +67,7 @@ def sums_over_elements(terms, y):
     # One reduction with two operands: XLA's CPU compiler computes each
     # exponential once, inside the loop that adds it to both sums, and
     # stores none. As two sums, it stores the exponentials and hands each
-    # sum to YNNPACK, which also stores y broadcast over the units
-    # (`benchmarks/hook_forms.py`).
+    # sum to YNNPACK, which also stores y broadcast over the units.
     zero = np.float32(0.0)
     return jax.lax.reduce((terms, y * terms), (zero, zero), _add_pairs, (2,))
 

@@ -1,0 +1,113 @@
+"""Every script in `benchmarks/` answers `--help` and runs on its smallest
+settings, writing its record where it writes one."""
+
+import json
+import os
+import pathlib
+import subprocess
+import sys
+
+import pytest
+
+BENCHMARKS = pathlib.Path(__file__).resolve().parents[2] / "benchmarks"
+SCRIPTS = sorted(
+    path.name for path in BENCHMARKS.glob("*.py") if path.name != "common.py"
+)
+# Script -> the arguments of its smallest run; "{tmp}" is a fresh folder.
+SMALLEST = {
+    "laf_initialization.py": [
+        "--seeds=1",
+        "--initializations=pooling",
+        "--targets=sum",
+        "--train-size=128",
+        "--val-size=32",
+        "--test-size=32",
+        "--epochs=1",
+        "--max-size=12",
+        "--output={tmp}/record.jsonl",
+    ],
+    "laf_layer.py": ["--quick", "--part=large", "--output={tmp}/record.json"],
+    "laf_step_profile.py": [
+        "--workloads=integers",
+        "--repeats=2",
+        "--output={tmp}/record.json",
+    ],
+    "pooling_cost.py": [
+        "--quick",
+        "--poolings=max,laf",
+        "--tasks=integers",
+        "--epochs=1",
+        "--rounds=1",
+        "--output={tmp}/record.json",
+    ],
+    "poolings_table.py": ["--output={tmp}/record.json"],
+    "presets_table.py": ["--output={tmp}/record.json"],
+    "same_results.py": ["--output={tmp}/record.npz"],
+    "seed_trust.py": [
+        "--candidates=pooling",
+        "--targets=sum",
+        "--seeds=0",
+        "--train-size=128",
+        "--test-size=32",
+        "--epochs=1",
+        "--output={tmp}/record.jsonl",
+    ],
+    "xla_memory.py": [
+        "--shape=2x64x4",
+        "--units=3",
+        "--output={tmp}/record.json",
+    ],
+}
+
+
+def run(script, arguments):
+    environment = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2"}
+    return subprocess.run(
+        [sys.executable, str(BENCHMARKS / script), *arguments],
+        capture_output=True,
+        text=True,
+        env=environment,
+        timeout=900,
+    )
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("script", SCRIPTS)
+def test_help(script):
+    completed = run(script, ["--help"])
+    assert completed.returncode == 0, completed.stderr
+    assert "usage:" in completed.stdout
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("script", sorted(SMALLEST))
+def test_smallest_run_writes_its_record(script, tmp_path):
+    arguments = [argument.format(tmp=tmp_path) for argument in SMALLEST[script]]
+    completed = run(script, arguments)
+    assert completed.returncode == 0, completed.stderr[-3000:]
+    (output,) = [
+        argument.split("=", 1)[1]
+        for argument in arguments
+        if argument.startswith("--output=")
+    ]
+    record = pathlib.Path(output)
+    assert record.is_file(), completed.stdout[-3000:]
+    if record.suffix == ".json":
+        assert set(json.loads(record.read_text())) >= {"commit", "date"}
+    elif record.suffix == ".jsonl":
+        assert [json.loads(line) for line in record.read_text().splitlines()]
+
+
+def test_no_script_imports_another():
+    names = {script.removesuffix(".py") for script in SCRIPTS}
+    for script in SCRIPTS:
+        text = (BENCHMARKS / script).read_text()
+        for name in names:
+            assert f"from {name} import" not in text, (script, name)
+            assert f"import {name}\n" not in text, (script, name)
+
+
+def test_every_script_is_in_the_readme():
+    readme = (BENCHMARKS / "README.md").read_text()
+    for script in [*SCRIPTS, "common.py", "gpu.sh"]:
+        assert f"`{script}`" in readme, script
