@@ -111,8 +111,6 @@ class GraphReadout(keras.layers.Layer):
         self.laf_preset = check_preset(laf_preset)
         # The node features; the indices are checked in call.
         self.input_spec = keras.layers.InputSpec(ndim=2)
-        # Segment reductions over a run-time number of graphs.
-        self.supports_jit = False
 
     @property
     def num_aggregates(self):
