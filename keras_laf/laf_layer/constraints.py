@@ -66,9 +66,8 @@ class PositiveDenominator(keras.constraints.Constraint):
     constant added to a mean, then vanishes instead of lingering at a
     small value that shifts the unit on larger sets. `keras_laf.LAF`'s
     `"closed_forms"` preset uses `pull=2e-4` (its `"pooling"` preset, the
-    default, no pull), chosen with Adam at the paper's
-    learning rate 1e-3 by the seed study of
-    `benchmarks/laf_initialization.py`.
+    default, no pull), chosen for Adam at the paper's learning rate
+    1e-3.
 
     Args:
         pull: float >= 0. Relative step towards 0 per optimizer step.
@@ -157,8 +156,7 @@ class ClosedFormExponents(keras.constraints.Constraint):
     Applied to LAF's `(8, units)` exponents, rows a..h (outer and inner
     exponents alternate). `pull` is per optimizer step; the default suits
     Adam at the paper's learning rate, 1e-3 (scale it with the learning
-    rate). `benchmarks/laf_initialization.py` is the seed study behind the
-    defaults; RESULTS.md ("Exact forms") gives its figures.
+    rate).
 
     Args:
         max_value: float. Upper bound of the exponents. Defaults to
@@ -177,6 +175,14 @@ class ClosedFormExponents(keras.constraints.Constraint):
             least this keep a degree of at least `keep_degree`. Defaults to
             None (no floor, as layers saved before this option);
             `keras_laf.LAF`'s presets use 5.
+        max_numerator_outer: None or float > 0. The numerator's outer
+            exponents (a, c) are clipped to at most this. With 1, no
+            numerator grows faster than the number of elements N, as
+            none of Table 1's forms does (a count, a sum), while a unit
+            such as `(sum x)^1.25`, which fits small sets and runs away
+            on larger ones, cannot be learned. Defaults to None (no clip,
+            as layers saved before this option); `keras_laf.LAF`'s
+            presets use 1.
 
     Example:
 
@@ -205,6 +211,7 @@ class ClosedFormExponents(keras.constraints.Constraint):
         inner_window=0.5,
         keep_degree=0.25,
         anchor_inner=None,
+        max_numerator_outer=None,
     ):
         self.max_value = _positive_number("max_value", max_value)
         if _is_not_number(pull) or not pull >= 0:
@@ -228,6 +235,11 @@ class ClosedFormExponents(keras.constraints.Constraint):
             None
             if anchor_inner is None
             else _positive_number("anchor_inner", anchor_inner)
+        )
+        self.max_numerator_outer = (
+            None
+            if max_numerator_outer is None
+            else _positive_number("max_numerator_outer", max_numerator_outer)
         )
 
     def __call__(self, w):
@@ -256,15 +268,24 @@ class ClosedFormExponents(keras.constraints.Constraint):
             ops.abs(distance) - self.pull, 0.0
         )
         w = ops.where(ops.abs(distance) < window, pulled, w)
-        if self.anchor_inner is None:
+        if self.anchor_inner is None and self.max_numerator_outer is None:
             return w
-        # (4, units) each: max/min-like terms get their least outer
-        # exponent.
         pairs = ops.reshape(w, (4, 2, units))
         outer, inner = pairs[:, 0], pairs[:, 1]
-        anchors = inner >= self.anchor_inner
-        floor = self.keep_degree / ops.where(anchors, inner, 1.0)
-        outer = ops.where(anchors, ops.maximum(outer, floor), outer)
+        if self.anchor_inner is not None:
+            # (4, units) each: max/min-like terms get their least outer
+            # exponent.
+            anchors = inner >= self.anchor_inner
+            floor = self.keep_degree / ops.where(anchors, inner, 1.0)
+            outer = ops.where(anchors, ops.maximum(outer, floor), outer)
+        if self.max_numerator_outer is not None:
+            # (4, 1): terms 0 and 1 (a and c) are the numerator's.
+            numerator = ops.convert_to_tensor(
+                [[True], [True], [False], [False]]
+            )
+            outer = ops.where(
+                numerator, ops.minimum(outer, self.max_numerator_outer), outer
+            )
         return ops.reshape(ops.stack([outer, inner], axis=1), (8, units))
 
     def get_config(self):
@@ -275,6 +296,7 @@ class ClosedFormExponents(keras.constraints.Constraint):
             "inner_window": self.inner_window,
             "keep_degree": self.keep_degree,
             "anchor_inner": self.anchor_inner,
+            "max_numerator_outer": self.max_numerator_outer,
         }
 
 

@@ -6,8 +6,6 @@ denominator, and every second or third unit starts as an aggregator of
 Table 1 of the paper (max, min, mean and, for pooling, the second moment):
 random units do not reach the extremes in training, and an exact mean
 needs six exponents and coefficients to land on 0 or 1 together.
-`benchmarks/laf_initialization.py` and `benchmarks/point_cloud_pooling.py`
-are the seed studies behind the choices; RESULTS.md gives their figures.
 """
 
 import keras

@@ -76,13 +76,16 @@ class LAF(SetAggregation):
             Table 1 in turn (PNA's aggregators), the others at random
             exponents in [0, 1] with a positive denominator (see
             `keras_laf.initializers.AnchoredLAF`); the exponents are
-            projected onto [0, 100], max/min-like terms keep a least
-            degree, `gamma, delta >= 0` with `gamma + delta >= 1` (no
-            pole on large sets), and outputs within +-10
-            (`output_bound`). `"closed_forms"`, for targets that are
+            projected onto [0, 100], the numerator's outer exponents (a,
+            c) onto [0, 1] so that no unit grows faster than the set (a
+            count and a sum still can), max/min-like terms keep a least
+            degree, and `gamma, delta >= 0` with `gamma + delta >= 1` (no
+            pole on large sets). `"closed_forms"`, for targets that are
             closed forms (a count, a sum, a mean) and must hold on larger
-            sets, starts every third unit as the maximum, the minimum or
-            the mean, and adds pulls after every step that settle
+            sets, starts with a small count, then every third unit as the
+            maximum, the minimum or the mean, clips the numerator's outer
+            exponents as `"pooling"` does, and adds pulls after every step
+            that settle
             exponents near 0 or 1 and coefficients the data does not need
             exactly there
             (`keras_laf.constraints.ClosedFormExponents`,
@@ -98,10 +101,12 @@ class LAF(SetAggregation):
             output_bound`, the numerator's largest magnitude over the
             bound, so a unit whose numerator grows faster with the set
             than its denominator, or whose denominator vanishes on sets
-            unlike the training sets, cannot run away. Defaults to None:
-            the `"pooling"` preset's bound (`keras_laf.presets`), none for
-            `"closed_forms"` and `"paper"`, whose counts and sums must grow
-            with the set.
+            unlike the training sets, cannot run away. A bound also stops
+            counts and sums at it: use one for targets that do not grow
+            with the set and must hold on sets larger than the training
+            sets (a kurtosis, say, for which `10` suits digits of 0..9).
+            Defaults to None:
+            the preset's, none for every preset.
         exponent_initializer: initializer of the exponents, shape
             `(8, units)`. Defaults to the preset's.
         coefficient_initializer: initializer of the coefficients, shape

@@ -8,22 +8,20 @@ A preset is a prior on what the units should become, chosen by purpose:
   every other unit (the maximum, the minimum, the mean and the second
   moment, from which the next layer gets the standard deviation), random
   units between them, denominators kept positive, nothing pulling the
-  units onto closed forms, and every unit's output within +-10
-  (`LAF(output_bound=...)`), so that no unit runs away on sets larger
-  than, or unlike, those it was trained on.
+  units onto closed forms, and the numerator's outer exponents at most 1,
+  so that no unit grows faster than the set: counts and sums hold at
+  every size, and no unit runs away on sets larger than those it was
+  trained on.
 - `"closed_forms"`: targets that are closed forms (a count, a sum, a mean,
   their ratios) and must hold on sets much larger than the training sets.
   A small count (0.01 times the number of elements) at the first unit,
-  max, min and mean anchors at every third unit, and after every step the
-  exponents near 0 or 1 and the coefficients the data does not need are
-  pulled onto them, so that units settle on exact closed forms that
-  extrapolate.
+  max, min and mean anchors at every third unit, the numerator's outer
+  exponents at most 1, and after every step the exponents near 0 or 1 and
+  the coefficients the data does not need are pulled onto them, so that
+  units settle on exact closed forms that extrapolate.
 - `"paper"`: the paper's scheme exactly, exponents uniform in [0, 1],
   coefficients normal with standard deviation 0.01, exponents projected
   onto [0, 100].
-
-RESULTS.md ("Which preset for which task") has the measurements behind
-each preset and the default.
 """
 
 import keras
@@ -45,15 +43,15 @@ PRESETS = {
 # the default start with the pulls onto the closed forms.
 PRESET_ALIASES = {"anchored": "closed_forms"}
 # The closed-forms preset's pull of the coefficients towards 0 per step
-# (`PositiveDenominator(pull=...)`), chosen with the seed study of
-# `benchmarks/laf_initialization.py`.
+# (`PositiveDenominator(pull=...)`), chosen by a seed study on the
+# paper's integer targets.
 COEFFICIENT_PULL = 2e-4
 # The closed-forms preset's first unit: a count, at this fraction, from
 # which a head extrapolates counts and sums linearly (without it, units
 # that only approach a count, or 1/count inverted by a nonlinear head, ran
 # away on larger sets); small, so that the coefficient pull turns it off
-# where the target does not grow with the set. 1 and 0.001, and a sum in
-# its place, measured worse (RESULTS.md, "Which preset for which task").
+# where the target does not grow with the set; larger and smaller
+# fractions, and a sum in its place, extrapolated worse.
 COUNT_ANCHOR = {"name": "count", "scale": 0.01}
 # The pooling preset's anchors, at every other unit: PNA's mean, max, min
 # and, for its standard deviation, the second moment (Corso et al.,
@@ -63,12 +61,12 @@ POOLING_ANCHORS = ("max", "min", "mean", {"name": "moment", "k": 2})
 # anchors) keep their degree (`ClosedFormExponents(anchor_inner=...)`),
 # chosen with the same seed study.
 ANCHOR_INNER = 5.0
-# The pooling preset's output bound (`LAF(output_bound=...)`): a unit that
-# learns to grow with the set on small sets (a power of a sum, issue 37)
-# stops at it instead of running away on larger ones; the anchors never
-# reach it. Chosen over 3 with `benchmarks/seed_trust.py` (RESULTS.md, "No
-# runaway ratio in the pooling preset").
-POOLING_OUTPUT_BOUND = 10.0
+# Both presets clip the numerator's outer exponents (a, c) to at most 1
+# (`ClosedFormExponents(max_numerator_outer=...)`): no unit's numerator
+# grows faster than the set, so a unit fitted on small sets as a power of
+# a sum cannot run away on larger ones, while counts and sums, which grow
+# as fast as the set, stay exact at every size.
+MAX_NUMERATOR_OUTER = 1.0
 
 
 def standardize_preset(preset):
@@ -128,7 +126,8 @@ def preset_arguments(preset):
                 "coefficients", leading_anchors=[COUNT_ANCHOR]
             ),
             "exponent_constraint": ClosedFormExponents(
-                anchor_inner=ANCHOR_INNER
+                anchor_inner=ANCHOR_INNER,
+                max_numerator_outer=MAX_NUMERATOR_OUTER,
             ),
             "coefficient_constraint": PositiveDenominator(
                 pull=COEFFICIENT_PULL
@@ -143,8 +142,10 @@ def preset_arguments(preset):
             "coefficients", anchors=POOLING_ANCHORS, anchor_every=2
         ),
         "exponent_constraint": ClosedFormExponents(
-            pull=0.0, anchor_inner=ANCHOR_INNER
+            pull=0.0,
+            anchor_inner=ANCHOR_INNER,
+            max_numerator_outer=MAX_NUMERATOR_OUTER,
         ),
         "coefficient_constraint": PositiveDenominator(),
-        "output_bound": POOLING_OUTPUT_BOUND,
+        "output_bound": float("inf"),
     }

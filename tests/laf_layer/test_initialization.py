@@ -141,6 +141,8 @@ def test_default_preset_is_pooling_without_pulls():
     assert isinstance(layer.exponent_constraint, ClosedFormExponents)
     assert layer.exponent_constraint.pull == 0.0
     assert layer.exponent_constraint.anchor_inner == 5.0
+    assert layer.exponent_constraint.max_numerator_outer == 1.0
+    assert layer.output_bound == float("inf")
 
 
 def test_closed_forms_preset_pulls_onto_the_closed_forms():
@@ -148,6 +150,7 @@ def test_closed_forms_preset_pulls_onto_the_closed_forms():
     assert layer.exponent_constraint.get_config() == {
         **ClosedFormExponents().get_config(),
         "anchor_inner": 5.0,
+        "max_numerator_outer": 1.0,
     }
     assert layer.coefficient_constraint.pull == 2e-4
 
@@ -155,17 +158,19 @@ def test_closed_forms_preset_pulls_onto_the_closed_forms():
 def test_pooling_exponents_are_only_projected_and_floored():
     # No pull: an exponent near 0 or 1 stays where it is; values are
     # clipped into [0, 100]; max-like terms (inner exponent 50, and 100
-    # after the clip) keep a degree of 0.25.
+    # after the clip) keep a degree of 0.25; the numerator's outer
+    # exponents (rows 0 and 2) are at most 1, the denominator's free.
     constraint = LAF(units=2).exponent_constraint
     exponents = np.array(
-        [[0.98, 0.001], [0.03, 50.0], [-1.0, 0.0], [200.0, 0.0]]
-        + [[0.0, 0.0]] * 4,
+        [[0.98, 0.001], [0.03, 50.0], [-1.0, 1.7], [200.0, 0.0]]
+        + [[3.0, 0.0], [1.0, 0.0], [0.0, 0.0], [0.0, 0.0]],
         "float32",
     )
     projected = keras.ops.convert_to_numpy(constraint(exponents))
     expected = exponents.copy()
     expected[0, 1] = 0.25 / 50.0
     expected[2, 0], expected[3, 0] = 0.25 / 100.0, 100.0
+    expected[2, 1] = 1.0
     np.testing.assert_allclose(projected, expected, rtol=1e-6)
 
 

@@ -335,8 +335,9 @@ def test_zero_denominator_is_floored():
 
 
 def runaway_unit():
-    """(sum x)^1.25 / 1: grows faster than the set, as a pooling unit
-    trained on small sets can (issue 37)."""
+    """(sum x)^1.25 / 1: grows faster than the set, as a unit trained on
+    small sets could before the presets clipped the numerator's outer
+    exponents."""
     exponents = np.zeros((8, 1), "float32")
     exponents[:2, 0] = [1.25, 1.0]
     coefficients = np.array([[2.0], [0.0], [1.0], [0.0]], "float32")
@@ -349,9 +350,8 @@ def test_output_bound_stops_a_runaway_unit(size):
     unbounded = layer_with(*runaway_unit())
     expected = 2 * (0.9 * size) ** 1.25
     np.testing.assert_allclose(unbounded(values)[0, 0, 0], expected, rtol=1e-5)
-    # The pooling preset's bound: the denominator floored at 2 N^1.25 / 10.
-    bounded = layer_with(*runaway_unit(), output_bound=None)
-    assert bounded.output_bound == keras_laf.presets.POOLING_OUTPUT_BOUND
+    # The denominator floored at 2 N^1.25 / 10.
+    bounded = layer_with(*runaway_unit(), output_bound=10.0)
     expected = min(expected, 10 * 0.9**1.25)
     np.testing.assert_allclose(bounded(values)[0, 0, 0], expected, rtol=1e-5)
     ragged = ragged_sets([values[0], values[0, :1]])
@@ -362,8 +362,8 @@ def test_output_bound_stops_a_runaway_unit(size):
 def test_output_bound_leaves_the_pooling_anchors_alone(random_sets):
     # Max, min, mean and the second moment never reach the bound.
     values, mask = padded_sets(random_sets, set_size=7)
-    bounded = LAF(units=8, flatten=False)
-    unbounded = LAF(units=8, flatten=False, output_bound=float("inf"))
+    bounded = LAF(units=8, flatten=False, output_bound=10.0)
+    unbounded = LAF(units=8, flatten=False)
     bounded.build((None, None, 3))
     unbounded.build((None, None, 3))
     unbounded.set_weights(bounded.get_weights())
@@ -465,7 +465,7 @@ def test_config_round_trip():
     clone = LAF.from_config(layer.get_config())
     assert clone.get_config() == layer.get_config()
     assert clone.exponent_constraint.max_value == 7.0
-    assert clone.output_bound == keras_laf.presets.POOLING_OUTPUT_BOUND
+    assert clone.output_bound == float("inf")
     # Layers saved before the bound computed without one.
     config = layer.get_config()
     del config["output_bound"]
