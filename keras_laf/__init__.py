@@ -5,7 +5,8 @@ The public names, flat: the layers and functions of the subpackages,
 - `laf_layer`: `LAF`, its presets, constraints, initializers, closed forms
   and callbacks;
 - `aggregations`: the other aggregations (fixed, softmax and power mean,
-  attentional, recurrent, GMT, multi) and the registry of names;
+  GenAgg, quantiles, variance-preserving, attentional, recurrent, GMT,
+  multi) and the registry of names;
 - `layers`: the set layers `MAB`, `SAB`, `ISAB`, `PMA`, `PerElement`,
   `PermutationEquivariant`;
 - `graphs`: `MessagePassing`, `GraphReadout`, GIN, GCN and GAT;
@@ -19,15 +20,19 @@ from keras_laf import aggregations
 from keras_laf import config
 from keras_laf.aggregations import AttentionalAggregation
 from keras_laf.aggregations import FixedAggregation
+from keras_laf.aggregations import GenAggAggregation
 from keras_laf.aggregations import GraphMultisetTransformer
 from keras_laf.aggregations import GRUAggregation
 from keras_laf.aggregations import LSTMAggregation
+from keras_laf.aggregations import MedianAggregation
 from keras_laf.aggregations import MultiAggregation
 from keras_laf.aggregations import PowerMeanAggregation
+from keras_laf.aggregations import QuantileAggregation
 from keras_laf.aggregations import Set2Set
 from keras_laf.aggregations import SetAggregation
 from keras_laf.aggregations import SetPooling
 from keras_laf.aggregations import SoftmaxAggregation
+from keras_laf.aggregations import VariancePreservingAggregation
 from keras_laf.aggregations.fixed import DEEPSETS_AGGREGATORS
 from keras_laf.aggregations.fixed import PNA_AGGREGATORS
 from keras_laf.graphs import GATConv
@@ -54,7 +59,7 @@ from keras_laf.sets import as_set_batch
 from keras_laf.sets import from_padded
 from keras_laf.sets import to_padded
 
-__version__ = "0.2.0"
+__version__ = "0.1.0"
 
 # Subpackages imported on first use, so that `import keras_laf` gives them
 # without an import cycle (`keras_laf.models` imports the layers above).
@@ -70,11 +75,13 @@ __all__ = [
     "GCNConv",
     "GINConv",
     "GRUAggregation",
+    "GenAggAggregation",
     "GraphMultisetTransformer",
     "GraphReadout",
     "ISAB",
     "LAF",
     "LSTMAggregation",
+    "MedianAggregation",
     "MAB",
     "MessagePassing",
     "MultiAggregation",
@@ -83,11 +90,13 @@ __all__ = [
     "PerElement",
     "PermutationEquivariant",
     "PowerMeanAggregation",
+    "QuantileAggregation",
     "SAB",
     "Set2Set",
     "SetAggregation",
     "SetPooling",
     "SoftmaxAggregation",
+    "VariancePreservingAggregation",
     "aggregations",
     "callbacks",
     "as_set_batch",

@@ -6,6 +6,9 @@
   features, and the softmax over sets;
 - `fixed`: `FixedAggregation` (sum, mean, max, moments);
 - `parametric`: `SoftmaxAggregation`, `PowerMeanAggregation`;
+- `genagg`: `GenAggAggregation`, the generalised f-mean;
+- `quantile`: `QuantileAggregation`, `MedianAggregation`;
+- `variance_preserving`: `VariancePreservingAggregation`;
 - `attention`: `AttentionalAggregation`, `Set2Set`;
 - `recurrent`: `LSTMAggregation`, `GRUAggregation`;
 - `gmt`: `GraphMultisetTransformer`;
@@ -27,6 +30,7 @@ from keras_laf.aggregations.factory import needs_unit_interval
 from keras_laf.aggregations.fixed import AGGREGATOR_NAMES
 from keras_laf.aggregations.fixed import AGGREGATOR_PRESETS
 from keras_laf.aggregations.fixed import FixedAggregation
+from keras_laf.aggregations.genagg import GenAggAggregation
 from keras_laf.aggregations.gmt import GraphMultisetTransformer
 from keras_laf.aggregations.multi import MultiAggregation
 from keras_laf.aggregations.names import DEFAULT_UNITS
@@ -40,10 +44,15 @@ from keras_laf.aggregations.names import num_aggregates
 from keras_laf.aggregations.parametric import PowerMeanAggregation
 from keras_laf.aggregations.parametric import SoftmaxAggregation
 from keras_laf.aggregations.pooling import SetPooling
+from keras_laf.aggregations.quantile import MedianAggregation
+from keras_laf.aggregations.quantile import QuantileAggregation
 from keras_laf.aggregations.recurrent import GRUAggregation
 from keras_laf.aggregations.recurrent import LSTMAggregation
 from keras_laf.aggregations.registry import get
 from keras_laf.aggregations.registry import output_width
+from keras_laf.aggregations.variance_preserving import (
+    VariancePreservingAggregation,
+)
 
 __all__ = [
     "AGGREGATOR_NAMES",
@@ -52,8 +61,10 @@ __all__ = [
     "DEFAULT_UNITS",
     "FixedAggregation",
     "GRUAggregation",
+    "GenAggAggregation",
     "GraphMultisetTransformer",
     "LSTMAggregation",
+    "MedianAggregation",
     "MultiAggregation",
     "NAMES",
     "PARAMETRIC_NAMES",
@@ -61,10 +72,12 @@ __all__ = [
     "PNA_NEIGHBOURHOOD",
     "POOLING_NAMES",
     "PowerMeanAggregation",
+    "QuantileAggregation",
     "Set2Set",
     "SetAggregation",
     "SetPooling",
     "SoftmaxAggregation",
+    "VariancePreservingAggregation",
     "check",
     "get",
     "needs_unit_interval",

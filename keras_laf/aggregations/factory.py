@@ -11,6 +11,7 @@ from keras_laf.aggregations.attention import AttentionalAggregation
 from keras_laf.aggregations.attention import Set2Set
 from keras_laf.aggregations.fixed import AGGREGATOR_NAMES
 from keras_laf.aggregations.fixed import FixedAggregation
+from keras_laf.aggregations.genagg import GenAggAggregation
 from keras_laf.aggregations.gmt import GraphMultisetTransformer
 from keras_laf.aggregations.names import DEFAULT_UNITS
 from keras_laf.aggregations.names import check
@@ -28,6 +29,7 @@ _WITH_UNITS = {
 _WITHOUT_UNITS = {
     "softmax": SoftmaxAggregation,
     "powermean": PowerMeanAggregation,
+    "genagg": GenAggAggregation,
     "attention": AttentionalAggregation,
     "set2set": Set2Set,
 }

@@ -9,7 +9,7 @@ from keras_laf.aggregations.fixed import AGGREGATOR_NAMES
 from keras_laf.aggregations.fixed import AGGREGATOR_PRESETS
 
 # The learnable aggregations with one aggregate per feature.
-PARAMETRIC_NAMES = ("softmax", "powermean")
+PARAMETRIC_NAMES = ("softmax", "powermean", "genagg")
 # The poolings whose output mixes the features.
 POOLING_NAMES = ("attention", "set2set", "gmt")
 # The aggregations that aggregate every feature on its own, and all of
@@ -91,7 +91,8 @@ def num_aggregates(identifier, units=None):
         units: int. The LAF units. Defaults to `DEFAULT_UNITS["laf"]`.
 
     Returns:
-        int: the LAF units, 1 for the softmax and power mean, the number
+        int: the LAF units, 1 for the softmax, power mean and GenAgg, the
+        number
         of fixed aggregators, or the sum over a list.
 
     Example:

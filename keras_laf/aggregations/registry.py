@@ -7,6 +7,8 @@
   with `units` units (order-dependent; `"lstm"` is the paper's baseline);
 - `"softmax"`, `"powermean"`: `keras_laf.SoftmaxAggregation` (t = 1) and
   `keras_laf.PowerMeanAggregation` (p = 1), one aggregate per feature;
+- `"genagg"`: `keras_laf.GenAggAggregation`, its map f, a and b learned,
+  one aggregate per feature;
 - `"attention"`: `keras_laf.AttentionalAggregation` with a `Dense(1)` gate;
 - `"set2set"`: `keras_laf.Set2Set` with 3 processing steps;
 - `"gmt"`: `keras_laf.GraphMultisetTransformer` of width `units`;

@@ -19,6 +19,7 @@ def test_every_name_gives_a_new_layer_of_its_kind(name):
         "gru": keras_laf.GRUAggregation,
         "softmax": keras_laf.SoftmaxAggregation,
         "powermean": keras_laf.PowerMeanAggregation,
+        "genagg": keras_laf.GenAggAggregation,
         "attention": keras_laf.AttentionalAggregation,
         "set2set": keras_laf.Set2Set,
         "gmt": keras_laf.GraphMultisetTransformer,
