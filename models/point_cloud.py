@@ -30,7 +30,7 @@ _HIDDEN_WIDTH_POOLINGS = ("lstm", "gru", "gmt")
 @renamed_arguments(width="hidden_units", units="laf_units")
 def point_cloud_classifier(
     num_classes=40,
-    pooling="max",
+    pooling="laf",
     hidden_units=256,
     num_equivariant_layers=3,
     laf_units=10,
@@ -45,19 +45,19 @@ def point_cloud_classifier(
     Zaheer et al., "Deep Sets" (NeurIPS 2017): `num_equivariant_layers`
     layers x -> tanh(W (x - max(x)) + b) of `hidden_units` units, a pooling over
     the points, dropout, a dense tanh layer, dropout and a linear layer
-    giving logits. The pooling is `"max"` (DeepSets), `"sum"` (DeepSets'
-    sum), `"pna"` (PNA's mean, max, min and standard deviation
-    concatenated), `"lstm"` (an LSTM over the points in their given order,
-    `hidden_units` wide, the order-dependent baseline of the LAF paper) or
-    `"laf"` (LAF with `laf_units` units, the LAF paper's choice, on the
-    features mapped into [0, 1] by (1 + tanh) / 2). Points are expected
+    giving logits. The pooling is `"laf"` by default (LAF with `laf_units`
+    units, the LAF paper's choice, on the features mapped into [0, 1] by
+    (1 + tanh) / 2), or `"max"` (DeepSets), `"sum"` (DeepSets' sum),
+    `"pna"` (PNA's mean, max, min and standard deviation concatenated),
+    `"lstm"` (an LSTM over the points in their given order, `hidden_units`
+    wide, the order-dependent baseline of the LAF paper). Points are expected
     standardised per cloud (zero mean, unit variance), as
     `laf_experiments.datasets` produces them; the model does not
     standardise.
 
     Args:
         num_classes: int. Number of classes. Defaults to `40`.
-        pooling: str. `"max"`, `"sum"`, `"pna"`, `"lstm"` or `"laf"`; or
+        pooling: str. `"laf"`, `"max"`, `"sum"`, `"pna"` or `"lstm"`; or
             the learnable `"gru"`, `"softmax"`, `"powermean"`,
             `"attention"`, `"set2set"`, `"gmt"` (`"gru"` and `"gmt"`
             `hidden_units` wide; `"gmt"` needs a smaller learning rate
@@ -68,7 +68,7 @@ def point_cloud_classifier(
             into [0, 1] as LAF alone does); or an aggregation layer (a
             `keras_laf.LAF` with other arguments, say), used as given,
             after the map into [0, 1] if it is a LAF. Defaults to
-            `"max"`.
+            `"laf"`.
         hidden_units: int. Width of the equivariant and dense layers
             (formerly `width`). Defaults to `256`.
         num_equivariant_layers: int. Defaults to `3`.
@@ -94,7 +94,9 @@ def point_cloud_classifier(
 
     Example:
 
-    >>> model = point_cloud_classifier(num_classes=40, pooling="laf")
+    >>> model = point_cloud_classifier(num_classes=40)
+    >>> model.get_layer("laf").units
+    10
     >>> model.compile(
     ...     optimizer="adam",
     ...     loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),

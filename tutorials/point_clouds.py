@@ -25,7 +25,7 @@ x_i -> tanh(W (x_i - max_j x_j) + b)
 then **pools** the points into one vector and classifies it with dense
 layers. DeepSets pools with the maximum; the LAF paper pools with a sigmoid
 and LAF instead. `keras_laf.models.point_cloud_classifier` builds that
-architecture; here we assemble it from the layers of keras-laf ourselves,
+architecture, pooling with LAF by default; here we assemble it from the layers of keras-laf ourselves,
 to show a second way of starting the LAF units, explained below.
 
 Without data to download, the clouds here are sampled from the surfaces of
@@ -192,8 +192,7 @@ For the LAF pooling, (1 + tanh) / 2 first maps the tanh outputs, in
 [-1, 1], onto [0, 1], the domain of LAF (a sigmoid after tanh would
 squeeze them into [0.27, 0.73] and slow the start). A pooling inside a
 deep model is what LAF's default preset, `"pooling"`, is for, and it
-trains here: `point_cloud_classifier(pooling="laf", hidden_units=64,
-dropout=0.0)` reaches about 0.76 test accuracy in 12 epochs, above max
+trains here: `point_cloud_classifier(hidden_units=64, dropout=0.0)` reaches about 0.76 test accuracy in 12 epochs, above max
 pooling and level with PNA's four aggregators
 (RESULTS.md). The paper's start
 (`preset="paper"`) did not: its units behave at first like powers
