@@ -16,13 +16,16 @@ problem when
 - a page of `MATH_PAGES` has no typeset formula (`pymdownx.arithmatex`),
   the home page's LAF formula is not whole, or text outside code and
   formulas holds a formula's subscript (`L_{a,b}`);
+- a page needs the network to typeset its formulas: a script loaded from
+  another site, or formulas with no MathJax script of the site's own;
 - a tutorial page shows no figure, or an image points at no file;
 - a signature shows a constant's name as a default (`DEFAULT_PRESET`)
   rather than its value;
 - a class shows a private base (`Bases: _ParametricAggregation`).
 
-MathJax typesets the formulas in the browser; the check reads only the
-markup that arithmatex leaves for it, so it needs no network.
+MathJax typesets the formulas in the browser, from the copy the site
+ships (`javascripts/mathjax/`); the check reads the markup arithmatex
+leaves for it and the scripts each page loads, so it needs no network.
 """
 
 import fnmatch
@@ -75,6 +78,7 @@ class PageParser(html.parser.HTMLParser):
         self.signatures = []
         self.bases_depth = 0
         self.bases = []
+        self.scripts = []
 
     def handle_starttag(self, tag, attrs):
         attrs = dict(attrs)
@@ -90,6 +94,8 @@ class PageParser(html.parser.HTMLParser):
             self.signatures.append("")
         elif "doc-class-bases" in classes:
             self.bases_depth = 1
+        if tag == "script" and attrs.get("src"):
+            self.scripts.append(attrs["src"])
         if tag == "img":
             self.images.append(attrs.get("src", ""))
         elif tag == "li" and "doc-section-item" in classes:
@@ -152,6 +158,33 @@ class PageParser(html.parser.HTMLParser):
             self.backticks_in_text.append(line)
 
 
+def network_problems(path, relative, parser):
+    """A page that loads a script from another site, or has formulas but
+    no MathJax script of the site's own: it needs the network."""
+    problems = []
+    for source in parser.scripts:
+        if "://" in source or source.startswith("//"):
+            problems.append(
+                f"{relative}: a script from the network: {source!r}"
+            )
+    if parser.formulas:
+        local = [
+            source
+            for source in parser.scripts
+            if "://" not in source
+            and not source.startswith("//")
+            and "mathjax" in source.lower()
+            and pathlib.PurePosixPath(source.split("?")[0]).name != "mathjax.js"
+            and (path.parent / source.split("?")[0]).resolve().is_file()
+        ]
+        if not local:
+            problems.append(
+                f"{relative}: formulas but no MathJax script of the site's "
+                "own: they need the network to typeset"
+            )
+    return problems
+
+
 def check_page(path, relative):
     """The problems of one page, as lines."""
     parser = PageParser()
@@ -190,6 +223,7 @@ def check_page(path, relative):
     if any(fnmatch.fnmatch(relative.as_posix(), p) for p in MATH_PAGES):
         if not parser.formulas:
             problems.append(f"{relative}: no typeset formula (arithmatex)")
+    problems += network_problems(path, relative, parser)
     if relative == pathlib.Path("index.html"):
         if not any(FORMULA_END in formula for formula in parser.formulas):
             problems.append(

@@ -21,6 +21,10 @@ build, so they cannot drift from the code.
   `tutorials/figures/`).
 - The guides (`docs/guides/*.md`: numerics, backends) are pages of the
   docs folder as they are; README links to them are pointed at the pages.
+- MathJax, which typesets the formulas in the browser, ships with the
+  site: its files are copied from `node_modules/mathjax` (`npm ci` at the
+  repository root installs the version `package-lock.json` pins) into
+  `javascripts/mathjax/`, so that a page reads with no network.
 """
 
 import ast
@@ -40,6 +44,16 @@ MARKDOWN_PAGES = {
     "changelog.md": "CHANGELOG.md",
 }
 LINK = re.compile(r"\]\(([^)#\s]+)(#[^)\s]*)?\)")
+MATHJAX = ROOT / "node_modules" / "mathjax" / "es5"
+# MathJax's files the site needs: the TeX-to-HTML component, its fonts,
+# and what it loads on demand (TeX extensions, the menu, accessibility).
+MATHJAX_FILES = (
+    "tex-mml-chtml.js",
+    "output/chtml/fonts/woff-v2/*",
+    "input/tex/extensions/**/*.js",
+    "ui/*.js",
+    "a11y/*.js",
+)
 
 
 def api_pages():
@@ -300,6 +314,23 @@ def rewrite_links(markdown, linked_files):
     return LINK.sub(replace, markdown)
 
 
+def mathjax_files():
+    """`{path in the site: file}` of MathJax's files under
+    `javascripts/mathjax/`."""
+    if not (MATHJAX / "tex-mml-chtml.js").is_file():
+        raise FileNotFoundError(
+            f"MathJax is missing from {MATHJAX}: run `npm ci` at the "
+            "repository root before building the site."
+        )
+    found = {}
+    for pattern in MATHJAX_FILES:
+        for path in sorted(MATHJAX.glob(pattern)):
+            if path.is_file():
+                relative = path.relative_to(MATHJAX).as_posix()
+                found[f"javascripts/mathjax/{relative}"] = path
+    return found
+
+
 def on_config(config):
     nav = [{"Home": "index.md"}]
     nav.append(
@@ -366,4 +397,6 @@ def on_files(files, config):
         files.append(
             File.generated(config, target, abs_src_path=str(ROOT / target))
         )
+    for target, path in mathjax_files().items():
+        files.append(File.generated(config, target, abs_src_path=str(path)))
     return files

@@ -209,11 +209,20 @@ GOOD_PAGES = {
 }
 
 
+MATHJAX = "javascripts/mathjax/tex-mml-chtml.js"
+
+
 def write_site(tmp_path, pages):
+    """The pages, each loading the site's MathJax (relative to the page)."""
     for relative, body in pages.items():
         path = tmp_path / relative
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(f"<html><body>{body}</body></html>", "utf-8")
+        up = "../" * (len(pathlib.PurePosixPath(relative).parts) - 1)
+        script = f'<script src="{up}{MATHJAX}"></script>'
+        path.write_text(f"<html><body>{body}{script}</body></html>", "utf-8")
+    mathjax = tmp_path / MATHJAX
+    mathjax.parent.mkdir(parents=True, exist_ok=True)
+    mathjax.write_text("")
     figure = tmp_path / "tutorials" / "figures" / "ragged_sets" / "mask.png"
     figure.parent.mkdir(parents=True, exist_ok=True)
     figure.write_bytes(b"")
@@ -299,6 +308,13 @@ def test_site_check_passes_a_good_site(tmp_path):
             "a private base class: _Private",
         ),
         ("api/ops/index.html", "", "no page for the module keras_laf.ops"),
+        (
+            "guides/numerics/index.html",
+            '<span class="arithmatex">\\(0^0\\)</span><script src='
+            '"https://cdn.jsdelivr.net/npm/mathjax@3/es5/tex-mml-chtml.js">'
+            "</script>",
+            "a script from the network",
+        ),
     ],
 )
 def test_site_check_finds_each_problem(tmp_path, page, body, problem):
@@ -316,6 +332,16 @@ def test_site_check_finds_each_problem(tmp_path, page, body, problem):
     problems = check.check_site(site)
     assert len(problems) == 1 and problem in problems[0], problems
     assert check.main([str(site)]) == 1
+
+
+def test_site_check_finds_formulas_that_need_the_network(tmp_path):
+    # The site's MathJax missing: every page with formulas needs the CDN.
+    check = load_docs_module("check_site")
+    site = write_site(tmp_path, GOOD_PAGES)
+    (site / MATHJAX).unlink()
+    problems = check.check_site(site)
+    assert len(problems) == 3, problems
+    assert all("need the network to typeset" in p for p in problems)
 
 
 def test_every_tutorial_figure_has_its_copy_in_the_figures_folder():
