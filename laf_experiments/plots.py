@@ -247,14 +247,13 @@ def accuracy_table(summary, method_labels=None):
 
 
 def write_accuracy_table(
-    summary, markdown_path, png_path, title=None, method_labels=None
+    summary, markdown_path, title=None, method_labels=None
 ):
-    """Writes the accuracy table as Markdown and as a PNG image.
+    """Writes the accuracy table as Markdown.
 
     Args:
         summary: see `accuracy_table`.
         markdown_path: the `.md` file to write.
-        png_path: the `.png` file to write, or None for no image.
         title: optional caption.
         method_labels: optional dict of display names of methods.
     """
@@ -266,20 +265,66 @@ def write_accuracy_table(
     lines.append("|" + "|".join(" --- " for _ in header) + "|")
     lines += ["| " + " | ".join(row) + " |" for row in rows]
     markdown_path.write_text("\n".join(lines) + "\n")
-    if png_path is None:
-        return
 
-    from matplotlib.figure import Figure
 
-    width = max(2.2 + 2.4 * (len(header) - 1), 0.085 * len(title or ""))
-    figure = Figure(figsize=(width, 1.0 + 0.35 * len(rows)))
-    axis = figure.subplots()
-    axis.axis("off")
-    table = axis.table(
-        cellText=rows, colLabels=header, loc="center", cellLoc="center"
-    )
-    table.scale(1, 1.4)
+def plot_accuracy(records, path, title=None, method_labels=None):
+    """Plots the test accuracy of each pooling, with its spread over seeds.
+
+    One panel per number of points, one column per method: each seed's
+    accuracy as a dot, the mean as a bar, and one standard deviation as
+    an error bar.
+
+    Args:
+        records: runs with `method`, `num_points`, `seed` and `accuracy`.
+        path: the PNG file to write.
+        title: optional title of the figure.
+        method_labels: optional dict of display names of methods.
+    """
+    sizes = sorted({record["num_points"] for record in records})
+    methods = _ordered(record["method"] for record in records)
+    width = max(1.1 * len(methods) + 1.0, 3.6)
+    figure, axes = _figure(len(sizes), 3, (width, 3.2))
+    for axis, size in zip(axes, sizes, strict=False):
+        for index, method in enumerate(methods):
+            accuracies = np.array(
+                [
+                    100 * record["accuracy"]
+                    for record in records
+                    if record["method"] == method
+                    and record["num_points"] == size
+                ]
+            )
+            if not accuracies.size:
+                continue
+            color, marker = _style(method, index)
+            axis.bar(
+                index,
+                accuracies.mean(),
+                width=0.6,
+                color=color,
+                alpha=0.35,
+                yerr=accuracies.std() if accuracies.size > 1 else None,
+                capsize=4,
+            )
+            # Each seed beside the bar's centre, spread so none hides another.
+            offsets = np.linspace(-0.15, 0.15, accuracies.size)
+            axis.plot(
+                index + (offsets if accuracies.size > 1 else 0.0),
+                accuracies,
+                linestyle="none",
+                marker=marker,
+                color=color,
+            )
+        axis.set_xticks(
+            range(len(methods)),
+            [_label(method, method_labels) for method in methods],
+            rotation=30,
+            ha="right",
+        )
+        axis.set_ylim(0, 100)
+        axis.set_ylabel("test accuracy (%)")
+        axis.set_title(f"{size} points", fontsize="medium")
+        axis.grid(axis="y", alpha=0.3)
     if title:
-        axis.set_title(title, fontsize="medium")
-    figure.tight_layout()
-    figure.savefig(png_path, dpi=_DPI)
+        figure.suptitle(title, fontsize="medium")
+    figure.savefig(path, dpi=_DPI)
