@@ -168,6 +168,7 @@ class PaddedSets:
 
     def __init__(self, mask):
         self.mask = mask
+        self._sizes = None
 
     def _element_mask(self, values):
         # (batch, set_size, 1, ..., 1), broadcastable against `values`.
@@ -177,8 +178,11 @@ class PaddedSets:
         return mask
 
     def sizes(self):
-        """Number of elements of each set, float32 `(batch,)`."""
-        return ops.sum(ops.cast(self.mask, "float32"), axis=1)
+        """Number of elements of each set, float32 `(batch,)`, counted
+        once per layout."""
+        if self._sizes is None:
+            self._sizes = ops.sum(ops.cast(self.mask, "float32"), axis=1)
+        return self._sizes
 
     def sum(self, values):
         """Sums `(batch, set_size, ...)` over each set: `(batch, ...)`."""
@@ -206,6 +210,10 @@ class PaddedSets:
 class SegmentSets:
     """Sets given by segment ids: element tensors `(num_elements, ...)`.
 
+    The reductions run on the backend's segment reductions
+    (`keras_laf.ops.backend.segment_sum`, `segment_max`); the sizes of the
+    sets are counted once per layout, whichever reductions need them.
+
     Args:
         segment_ids: int tensor `(num_elements,)`, the set of each element,
             in `[0, num_segments)`; need not be sorted.
@@ -215,32 +223,32 @@ class SegmentSets:
     def __init__(self, segment_ids, num_segments):
         self.segment_ids = segment_ids
         self.num_segments = num_segments
+        self._sizes = None
 
     def sizes(self):
-        """Number of elements of each set, float32 `(num_segments,)`."""
-        ones = ops.ones_like(self.segment_ids, dtype="float32")
-        return self.sum(ones)
+        """Number of elements of each set, float32 `(num_segments,)`,
+        counted once per layout."""
+        if self._sizes is None:
+            ones = ops.ones_like(self.segment_ids, dtype="float32")
+            self._sizes = self.sum(ones)
+        return self._sizes
 
     def sum(self, values):
         """Sums `(num_elements, ...)` over each set: `(num_segments, ...)`."""
-        return ops.segment_sum(values, self.segment_ids, self.num_segments)
+        return _backend().segment_sum(
+            values, self.segment_ids, self.num_segments
+        )
 
     def any(self, values):
         """Whether any element of each set is True, for boolean
         `(num_elements, ...)`: `(num_segments, ...)`; False if empty."""
-        counts = ops.segment_sum(
-            ops.cast(values, "int32"), self.segment_ids, self.num_segments
-        )
-        return counts > 0
+        return self.sum(ops.cast(values, "int32")) > 0
 
     def max(self, values):
         """Maximum over each set, `(num_segments, ...)`; `-inf` if empty."""
-        maxima = ops.segment_max(values, self.segment_ids, self.num_segments)
-        # TensorFlow fills empty segments with the lowest finite value.
-        nonempty = self.sizes() > 0
-        for _ in range(len(maxima.shape) - 1):
-            nonempty = ops.expand_dims(nonempty, -1)
-        return ops.where(nonempty, maxima, float("-inf"))
+        return _backend().segment_max(
+            values, self.segment_ids, self.num_segments, self.sizes
+        )
 
     def broadcast(self, per_set):
         """Copies `(num_segments, ...)` to every element of its set."""
@@ -272,6 +280,13 @@ class SegmentSets:
             nrows=self.num_segments,
         )
         return as_set_batch(sets)
+
+
+def _backend():
+    # Imported where used: `keras_laf.ops` imports this module.
+    from keras_laf.ops import backend
+
+    return backend
 
 
 def _check_features(values, expected_rank, form):

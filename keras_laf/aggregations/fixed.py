@@ -33,6 +33,57 @@ def _standardized(moment, variance, power, epsilon):
     )
 
 
+def fixed_aggregates(values, sets, aggregators, epsilon):
+    """The aggregates `aggregators` of every feature of every set, in one
+    pass that shares what they have in common.
+
+    The sum, the sizes and the mean are computed once for all the
+    aggregators that need them, the centered values once for the moments,
+    as PyTorch Geometric's `FusedAggregation` does: `MultiAggregation`
+    computes its fixed members' aggregates in one call.
+
+    Args:
+        values: `(elements..., features)` in the layout of `sets`, padding
+            zeroed, in the dtype of the aggregates.
+        sets: a `keras_laf.sets.PaddedSets` or `SegmentSets`.
+        aggregators: names from `AGGREGATOR_NAMES`, repeats allowed.
+        epsilon: float, as `FixedAggregation`'s.
+
+    Returns:
+        A dict from each name of `aggregators` to `(num_sets, features)`.
+    """
+    names = set(aggregators)
+    results = {}
+    moments = names & {"std", "var", "skewness", "kurtosis"}
+    if names & {"sum", "mean"} or moments:
+        results["sum"] = sets.sum(values)
+    if "count" in names:
+        results["count"] = sets.sum(ops.ones_like(values))
+    for name, sign in (("max", 1.0), ("min", -1.0)):
+        if name in names:
+            extreme = sign * sets.max(sign * values)
+            results[name] = ops.where(ops.isfinite(extreme), extreme, 0.0)
+    if "mean" in names or moments:
+        # (sets, 1); empty sets divide 0 by 1.
+        sizes = ops.expand_dims(sets.sizes(), -1)
+        nonempty = sizes > 0
+        sizes = ops.cast(ops.maximum(sizes, 1.0), values.dtype)
+        results["mean"] = results["sum"] / sizes
+    if moments:
+        centered = values - sets.broadcast(results["mean"])
+        variance = sets.sum(centered**2) / sizes
+        results["var"] = variance
+        # sqrt(epsilon) at zero variance, but 0 for empty sets.
+        results["std"] = ops.where(
+            nonempty, ops.sqrt(ops.relu(variance) + epsilon), 0.0
+        )
+        for name, power in (("skewness", 3), ("kurtosis", 4)):
+            if name in names:
+                moment = sets.sum(centered**power) / sizes
+                results[name] = _standardized(moment, variance, power, epsilon)
+    return {name: results[name] for name in names}
+
+
 @keras.saving.register_keras_serializable(package="keras_laf")
 class FixedAggregation(SetAggregation):
     """Aggregates each feature of each set with fixed functions.
@@ -42,9 +93,10 @@ class FixedAggregation(SetAggregation):
     Moments are population moments; skewness and kurtosis are the third
     and fourth standardized moments (kurtosis is not the excess kurtosis).
 
-    Every aggregate of an empty set is 0; the standard deviation is
-    `sqrt(var + epsilon)` (finite gradient at zero variance, as in PNA);
-    skewness and kurtosis are 0 when the variance is at most `epsilon`.
+    Every aggregate of an empty set is 0, the standard deviation too;
+    that of a non-empty set is `sqrt(var + epsilon)` (finite gradient at
+    zero variance, as in PNA); skewness and kurtosis are 0 when the
+    variance is at most `epsilon`.
 
     Args:
         aggregators: list of str, any of `"sum"`, `"mean"`, `"max"`,
@@ -102,34 +154,15 @@ class FixedAggregation(SetAggregation):
 
     def aggregate(self, values, sets):
         values = ops.cast(values, self.compute_dtype)
-        names = set(self.aggregators)
-        results = {}
-        if "sum" in names:
-            results["sum"] = sets.sum(values)
-        if "count" in names:
-            results["count"] = sets.sum(ops.ones_like(values))
-        for name, sign in (("max", 1.0), ("min", -1.0)):
-            if name in names:
-                extreme = sign * sets.max(sign * values)
-                results[name] = ops.where(ops.isfinite(extreme), extreme, 0.0)
-        if names & {"mean", "std", "var", "skewness", "kurtosis"}:
-            # (sets, 1); empty sets divide 0 by 1.
-            sizes = ops.expand_dims(ops.maximum(sets.sizes(), 1.0), -1)
-            sizes = ops.cast(sizes, self.compute_dtype)
-            results["mean"] = sets.sum(values) / sizes
-        if names & {"std", "var", "skewness", "kurtosis"}:
-            centered = values - sets.broadcast(results["mean"])
-            variance = sets.sum(centered**2) / sizes
-            results["var"] = variance
-            results["std"] = ops.sqrt(ops.relu(variance) + self.epsilon)
-            for name, power in (("skewness", 3), ("kurtosis", 4)):
-                if name in names:
-                    moment = sets.sum(centered**power) / sizes
-                    results[name] = _standardized(
-                        moment, variance, power, self.epsilon
-                    )
-        # (sets, features, num_aggregates)
-        return ops.stack([results[name] for name in self.aggregators], -1)
+        aggregates = fixed_aggregates(
+            values, sets, self.aggregators, self.epsilon
+        )
+        return self.stack(aggregates)
+
+    def stack(self, aggregates):
+        """`(num_sets, features, num_aggregates)` from the dict of
+        `fixed_aggregates` (which may hold more names)."""
+        return ops.stack([aggregates[name] for name in self.aggregators], -1)
 
     def get_config(self):
         return {

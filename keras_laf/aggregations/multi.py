@@ -7,6 +7,8 @@ from keras_laf.aggregations.base import SetAggregation
 from keras_laf.aggregations.factory import from_name
 from keras_laf.aggregations.factory import needs_unit_interval
 from keras_laf.aggregations.fixed import AGGREGATOR_NAMES
+from keras_laf.aggregations.fixed import FixedAggregation
+from keras_laf.aggregations.fixed import fixed_aggregates
 from keras_laf.aggregations.names import check
 from keras_laf.aggregations.pooling import SetPooling
 from keras_laf.validation import check_positive_int
@@ -182,7 +184,20 @@ class MultiAggregation(SetPooling):
             return self.units
         return widths[0]
 
+    def _fused_groups(self):
+        """The names that the fixed members (`FixedAggregation`) of each
+        epsilon and dtype aggregate, together: `{(epsilon, dtype):
+        names}`. Each group's aggregates are computed in one pass."""
+        groups = {}
+        for member in self.members:
+            if type(member) is FixedAggregation:
+                key = (member.epsilon, member.compute_dtype)
+                groups.setdefault(key, set()).update(member.aggregators)
+        return groups
+
     def pool(self, values, sets, training=None):
+        groups = self._fused_groups()
+        fused = {}
         outputs = []
         for member, unit_interval in zip(
             self.members, self._unit_interval, strict=True
@@ -190,7 +205,21 @@ class MultiAggregation(SetPooling):
             inputs = values
             if unit_interval and self.laf_activation is not None:
                 inputs = self.laf_activation(values)
-            if isinstance(member, SetPooling):
+            if type(member) is FixedAggregation:
+                key = (member.epsilon, member.compute_dtype)
+                if key not in fused:
+                    fused[key] = fixed_aggregates(
+                        ops.cast(inputs, member.compute_dtype),
+                        sets,
+                        groups[key],
+                        member.epsilon,
+                    )
+                # (num_sets, features * num_aggregates), as the member's.
+                output = ops.reshape(
+                    member.stack(fused[key]),
+                    (-1, values.shape[-1] * member.num_aggregates),
+                )
+            elif isinstance(member, SetPooling):
                 output = member.aggregate_sets(inputs, sets, training=training)
             else:
                 output = member.aggregate_sets(inputs, sets)

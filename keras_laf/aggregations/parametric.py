@@ -14,7 +14,6 @@ from keras import ops
 
 from keras_laf.aggregations.base import SetAggregation
 from keras_laf.aggregations.pooling import set_logsumexp
-from keras_laf.aggregations.pooling import set_softmax
 from keras_laf.validation import aggregation_input_spec
 from keras_laf.validation import check_positive_int
 
@@ -135,9 +134,25 @@ class SoftmaxAggregation(_ParametricAggregation):
         t = self.temperature if self.learn else self.t
         t = ops.cast(t, self.compute_dtype)
         # (elements..., features)
-        weights = set_softmax(t * values, sets)
+        scores = t * values
+        # (num_sets, features); the shift only keeps the exponentials
+        # finite, and cancels in the ratio below.
+        maxima = ops.stop_gradient(sets.max(scores))
+        maxima = ops.where(maxima == float("-inf"), 0.0, maxima)
+        # Padded positions count for nothing in the sums of the layout.
+        exponentials = ops.exp(scores - sets.broadcast(maxima))
+        # (num_sets, features, 2): sum_i e_i and sum_i e_i x_i in one
+        # reduction.
+        sums = sets.sum(ops.stack([exponentials, exponentials * values], -1))
+        totals, weighted = sums[..., 0], sums[..., 1]
+        # At least 1 for a non-empty set (its largest score gives exp(0));
+        # NaN totals count as non-empty, so that NaN stays visible.
+        nonempty = ops.not_equal(totals, 0)
+        outputs = ops.where(
+            nonempty, weighted / ops.where(nonempty, totals, 1.0), 0.0
+        )
         # (num_sets, features, 1)
-        return ops.expand_dims(sets.sum(weights * values), -1)
+        return ops.expand_dims(outputs, -1)
 
     def get_config(self):
         return {**super().get_config(), "t": self.t}

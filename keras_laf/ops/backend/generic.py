@@ -52,3 +52,17 @@ def sums_over_elements(terms, y):
 def weighted_sum_over_units(exponentials, y, q, weights):
     # The set axis before the (set, feature) pairs, as they are laid out.
     return ops.sum(ops.expand_dims(weights, -2) * exponentials(y, q), 1)
+
+
+def segment_sum(values, segment_ids, num_segments):
+    return ops.segment_sum(values, segment_ids, num_segments)
+
+
+def segment_max(values, segment_ids, num_segments, sizes):
+    maxima = ops.segment_max(values, segment_ids, num_segments)
+    # (num_segments, 1, ..., 1): whatever the backend gives empty segments
+    # becomes -inf.
+    nonempty = sizes() > 0
+    for _ in range(len(maxima.shape) - 1):
+        nonempty = ops.expand_dims(nonempty, -1)
+    return ops.where(nonempty, maxima, float("-inf"))

@@ -7,6 +7,8 @@ programs of its own: `keras_laf.ops.tensorflow_programs`.
 
 from keras_laf.ops.backend.generic import chunk_summer
 from keras_laf.ops.backend.generic import most_elements_per_chunk
+from keras_laf.ops.backend.generic import segment_max
+from keras_laf.ops.backend.generic import segment_sum
 from keras_laf.ops.backend.generic import sums_over_elements
 from keras_laf.ops.backend.generic import weighted_sum_over_units
 
@@ -17,6 +19,8 @@ except ImportError:
 
 __all__ = [
     "most_elements_per_chunk",
+    "segment_max",
+    "segment_sum",
     "sum_over_chunks",
     "sums_over_elements",
     "weighted_sum_over_units",

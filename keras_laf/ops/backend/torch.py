@@ -1,0 +1,54 @@
+"""The backend hooks on PyTorch (see `keras_laf.ops.backend`).
+
+The segment reductions scatter each element's row into its segment's in
+place of Keras's: `index_add` for sums (its gradient one `index_select`)
+and `scatter_reduce` from `-inf` for maxima, with the segment ids
+broadcast over the row as a view; Keras's copies the ids once per value
+and converts the values to float32. The rest is the generic `keras.ops`.
+"""
+
+from keras import ops
+
+from keras_laf.ops.backend import generic
+from keras_laf.ops.backend.generic import most_elements_per_chunk
+from keras_laf.ops.backend.generic import sum_over_chunks
+from keras_laf.ops.backend.generic import sums_over_elements
+from keras_laf.ops.backend.generic import weighted_sum_over_units
+
+try:
+    import torch
+except ImportError:
+    torch = None
+
+__all__ = [
+    "most_elements_per_chunk",
+    "segment_max",
+    "segment_sum",
+    "sum_over_chunks",
+    "sums_over_elements",
+    "weighted_sum_over_units",
+]
+
+
+def _segments_shape(values, num_segments):
+    return (int(num_segments), *values.shape[1:])
+
+
+def segment_sum(values, segment_ids, num_segments):
+    values = ops.convert_to_tensor(values)
+    index = ops.convert_to_tensor(segment_ids).long()
+    totals = values.new_zeros(_segments_shape(values, num_segments))
+    return totals.index_add(0, index, values)
+
+
+def segment_max(values, segment_ids, num_segments, sizes):
+    values = ops.convert_to_tensor(values)
+    if not values.is_floating_point():
+        return generic.segment_max(values, segment_ids, num_segments, sizes)
+    index = ops.convert_to_tensor(segment_ids).long()
+    # (num_elements, 1, ..., 1) viewed as the values' shape: no copy.
+    index = index.view(-1, *[1] * (values.dim() - 1)).expand_as(values)
+    maxima = values.new_full(
+        _segments_shape(values, num_segments), float("-inf")
+    )
+    return maxima.scatter_reduce(0, index, values, "amax", include_self=True)
