@@ -99,6 +99,30 @@ CASES = {
         {"p": 3.0, "learn": True},
         (BATCH, FEATURES),
     ),
+    "GenAggAggregation": _set_case(
+        keras_laf.GenAggAggregation,
+        {"units": 3, "channels": FEATURES},
+        (BATCH, FEATURES),
+    ),
+    # No weights to train.
+    "QuantileAggregation": {
+        **_set_case(
+            keras_laf.QuantileAggregation,
+            {"q": [0.25, 0.5], "interpolation": "midpoint"},
+            (BATCH, FEATURES * 2),
+        ),
+        "run_training": False,
+    },
+    "MedianAggregation": {
+        **_set_case(keras_laf.MedianAggregation, {}, (BATCH, FEATURES)),
+        "run_training": False,
+    },
+    "VariancePreservingAggregation": {
+        **_set_case(
+            keras_laf.VariancePreservingAggregation, {}, (BATCH, FEATURES)
+        ),
+        "run_training": False,
+    },
     "AttentionalAggregation": _set_case(
         keras_laf.AttentionalAggregation,
         {
@@ -121,6 +145,16 @@ CASES = {
         keras_laf.GraphMultisetTransformer,
         {"dim": 4, "num_heads": 2, "num_seeds": 2},
         (BATCH, 4),
+    ),
+    "DegreeScalerAggregation": _set_case(
+        keras_laf.DegreeScalerAggregation,
+        {
+            "aggregation": "mean",
+            "scalers": ["identity", "amplification"],
+            "degree_histogram": [1, 2, 1],
+            "train_average_log_degree": True,
+        },
+        (BATCH, 2 * FEATURES),
     ),
     "MultiAggregation": _set_case(
         keras_laf.MultiAggregation,
@@ -156,6 +190,11 @@ CASES = {
         keras_laf.PMA,
         {"dim": 4, "num_heads": 2, "num_seeds": 2},
         (BATCH, 2, 4),
+    ),
+    "AggregationConv": _graph_case(
+        keras_laf.AggregationConv,
+        {"units": 4, "aggregation": "laf", "laf_units": 2},
+        (5, 4),
     ),
     "MessagePassing": _graph_case(
         keras_laf.MessagePassing,

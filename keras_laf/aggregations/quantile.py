@@ -58,7 +58,10 @@ def sorted_within_sets(values, sets):
         # TensorFlow's top_k puts the lower index first among ties).
         # (num_elements, features)
         by_value = ops.argsort(values, axis=0)
-        set_ids = ops.take(sets.segment_ids, by_value)
+        set_ids = ops.broadcast_to(
+            ops.expand_dims(sets.segment_ids, -1), ops.shape(values)
+        )
+        set_ids = ops.take_along_axis(set_ids, by_value, axis=0)
         order = ops.take_along_axis(
             by_value, ops.argsort(set_ids, axis=0), axis=0
         )

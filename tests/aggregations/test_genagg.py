@@ -392,3 +392,25 @@ def test_gradients_match_finite_differences(kwargs):
     step = 1e-5
     numeric = (total_at(step) - total_at(-step)) / (2 * step)
     np.testing.assert_allclose(analytic, numeric, rtol=1e-5)
+
+
+@pytest.mark.parametrize(
+    "init_kwargs",
+    [{"units": 3, "channels": FEATURES}, {"f": "power", "p": 3.0}],
+)
+def test_run_layer_test_on_every_backend(init_kwargs, tmp_path):
+    # The shared checks of tests/test_every_layer.py (config, symbolic
+    # call, .keras round trip, a training step, mixed precision, masks),
+    # here on every backend.
+    from layer_test_case import run_layer_test
+
+    values = np.random.default_rng(0).uniform(0.1, 0.9, (2, 3, FEATURES))
+    mask = np.array([[True, True, True], [True, True, False]])
+    run_layer_test(
+        GenAggAggregation,
+        init_kwargs,
+        {"inputs": values.astype("float32"), "mask": mask},
+        (2, FEATURES),
+        tmp_path,
+        masks={"inputs": "mask"},
+    )
