@@ -146,15 +146,28 @@ CASES = {
         {"dim": 4, "num_heads": 2, "num_seeds": 2},
         (BATCH, 4),
     ),
-    "DegreeScalerAggregation": _set_case(
-        keras_laf.DegreeScalerAggregation,
+    "AttentionalAggregation": _set_case(
+        keras_laf.AttentionalAggregation,
         {
-            "aggregation": "mean",
-            "scalers": ["identity", "amplification"],
-            "degree_histogram": [1, 2, 1],
-            "train_average_log_degree": True,
+            # No bias: the softmax over a set ignores a shift of the gate,
+            # so a bias's gradient is 0 up to rounding, and whether one
+            # step moves it is down to the rounding.
+            "gate": keras.layers.Dense(1, use_bias=False),
+            "transform": keras.layers.Dense(3),
         },
+        (BATCH, 3),
+    ),
+    "Set2Set": _set_case(
+        # Three steps: the first two leave the recurrent kernel unused
+        # (the first state is zero, then so is the LSTM's output).
+        keras_laf.Set2Set,
+        {"processing_steps": 3},
         (BATCH, 2 * FEATURES),
+    ),
+    "GraphMultisetTransformer": _set_case(
+        keras_laf.GraphMultisetTransformer,
+        {"dim": 4, "num_heads": 2, "num_seeds": 2},
+        (BATCH, 4),
     ),
     "MultiAggregation": _set_case(
         keras_laf.MultiAggregation,
@@ -190,11 +203,6 @@ CASES = {
         keras_laf.PMA,
         {"dim": 4, "num_heads": 2, "num_seeds": 2},
         (BATCH, 2, 4),
-    ),
-    "AggregationConv": _graph_case(
-        keras_laf.AggregationConv,
-        {"units": 4, "aggregation": "laf", "laf_units": 2},
-        (5, 4),
     ),
     "MessagePassing": _graph_case(
         keras_laf.MessagePassing,
