@@ -146,29 +146,6 @@ CASES = {
         {"dim": 4, "num_heads": 2, "num_seeds": 2},
         (BATCH, 4),
     ),
-    "AttentionalAggregation": _set_case(
-        keras_laf.AttentionalAggregation,
-        {
-            # No bias: the softmax over a set ignores a shift of the gate,
-            # so a bias's gradient is 0 up to rounding, and whether one
-            # step moves it is down to the rounding.
-            "gate": keras.layers.Dense(1, use_bias=False),
-            "transform": keras.layers.Dense(3),
-        },
-        (BATCH, 3),
-    ),
-    "Set2Set": _set_case(
-        # Three steps: the first two leave the recurrent kernel unused
-        # (the first state is zero, then so is the LSTM's output).
-        keras_laf.Set2Set,
-        {"processing_steps": 3},
-        (BATCH, 2 * FEATURES),
-    ),
-    "GraphMultisetTransformer": _set_case(
-        keras_laf.GraphMultisetTransformer,
-        {"dim": 4, "num_heads": 2, "num_seeds": 2},
-        (BATCH, 4),
-    ),
     "MultiAggregation": _set_case(
         keras_laf.MultiAggregation,
         {"aggregations": ["laf", "max", "softmax"]},
