@@ -9,7 +9,8 @@
     keras-laf units        # test MAE against the LAF units (Appendix B)
     keras-laf expansion    # text-concept set expansion (DeepSets)
 
-Every subcommand is a module of `SUBCOMMANDS` exposing `HELP` (one line),
+Every subcommand is a module of `laf_experiments.commands`, listed in
+`SUBCOMMANDS`, exposing `HELP` (one line),
 `DESCRIPTION`, `add_arguments(parser)` and `run(args)`; add a line there to
 add a subcommand. `run` raises `errors.ExperimentError` for problems the
 user can fix; `main` reports them in one line with exit status 2, as
@@ -28,14 +29,14 @@ from laf_experiments.errors import ExperimentError
 from laf_experiments.store import release_output_directories
 
 SUBCOMMANDS = {
-    "scalars": "laf_experiments.scalars",
-    "mnist": "laf_experiments.mnist",
-    "pointcloud": "laf_experiments.pointcloud",
-    "unique-sum": "laf_experiments.unique_sum",
-    "graphs": "laf_experiments.graphs",
-    "tune": "laf_experiments.tune",
-    "units": "laf_experiments.units",
-    "expansion": "laf_experiments.expansion",
+    "scalars": "laf_experiments.commands.scalars",
+    "mnist": "laf_experiments.commands.mnist",
+    "pointcloud": "laf_experiments.commands.pointcloud",
+    "unique-sum": "laf_experiments.commands.unique_sum",
+    "graphs": "laf_experiments.commands.graphs",
+    "tune": "laf_experiments.commands.tune",
+    "units": "laf_experiments.commands.units",
+    "expansion": "laf_experiments.commands.expansion",
 }
 
 PROG = "keras-laf"

@@ -1,16 +1,31 @@
-"""The set-regression experiments (`scalars`, `mnist`, `unique-sum`).
+"""The set-regression experiments on sets of digits (`scalars`, `mnist`,
+`unique-sum`): what they share.
 
 Every method on every target and seed through `runner.run_all`, then the
-MAE on test sets of growing maximum size, and its plots.
+MAE on test sets of growing maximum size, and its plots; the `--source`,
+`--data-dir` and `--test-protocol` arguments, the loading of digit
+images, test sets of several sizes joined into one dataset, and the
+aggregation of each method.
 """
 
 import numpy as np
 
 from laf_experiments import plots
 from laf_experiments import runner
+from laf_experiments.datasets import SOURCES
+from laf_experiments.datasets import TEST_PROTOCOLS
+from laf_experiments.datasets import load_digit_images
+from laf_experiments.errors import ExperimentError
+from laf_experiments.errors import MissingDependency
 from laf_experiments.errors import log
+from laf_experiments.settings import PREDICT_BATCH_SIZE
+from laf_experiments.settings import STEPS_PER_EXECUTION
+from laf_experiments.settings import TEST_SEED
+from laf_experiments.settings import VALIDATION_SEED
 from laf_experiments.settings import laf_preset_for
+from laf_experiments.settings import resolve_settings
 from laf_experiments.store import open_store
+from laf_experiments.store import prepare_output_directory
 
 REGRESSION_KEY = ("method", "target", "seed")
 
@@ -207,3 +222,236 @@ def plot_regression(store, experiment, method_labels=None):
         )
         written.append("scatter.png")
     return written
+
+
+# Methods run only when named: LAF with the paper's preset
+# (`LAF(preset="paper")`) whatever `--laf-preset` says; the learnable
+# aggregations of `keras_laf.aggregations`; and LAF with the maximum
+# beside it (a `MultiAggregation`).
+OPTIONAL_METHODS = (
+    "laf-paper",
+    "gru",
+    "softmax",
+    "powermean",
+    "attention",
+    "set2set",
+    "gmt",
+    "laf+max",
+)
+
+
+def aggregation(method, laf_units):
+    """The `aggregation` argument of `deep_sets` for a method name.
+
+    Example:
+
+    >>> aggregation("laf+max", laf_units=9)
+    ['laf', 'max']
+    """
+    if method == "laf-paper":
+        from keras_laf import LAF
+
+        return LAF(laf_units, preset="paper", name="aggregation")
+    if "+" in method:
+        return method.split("+")
+    return method
+
+
+def add_source_arguments(group):
+    """Adds `--source` and `--data-dir`, the origin of the digit images."""
+    group.add_argument(
+        "--source",
+        choices=SOURCES,
+        default="auto",
+        help="digit images: 'tfds' (MNIST), 'sklearn' (scikit-learn's "
+        "digits, no download) or 'auto' (MNIST, else scikit-learn's; "
+        "default: auto)",
+    )
+    group.add_argument(
+        "--data-dir",
+        metavar="DIR",
+        help="tensorflow-datasets data directory for MNIST",
+    )
+
+
+def add_test_protocol_argument(group):
+    """Adds `--test-protocol`, how the test sets are drawn."""
+    group.add_argument(
+        "--test-protocol",
+        choices=TEST_PROTOCOLS,
+        help="test sets: 'diversified' (sizes 2..M, diversified digits) or "
+        "'authors' (as the paper's authors test: exactly M digits for "
+        "sum, mean, median and the moments, sizes near M for the count, "
+        "extremes cycling through the digits; see "
+        "laf_experiments.datasets.sample_authors_test_sets) (default: "
+        "diversified)",
+    )
+
+
+def load_digit_pools(args):
+    """Loads the train and test digit images of `args.source`.
+
+    With `--source auto`, MNIST is tried once; if it cannot be loaded
+    (tensorflow-datasets missing, or no download possible), both splits
+    come from scikit-learn's digits and a line says why.
+
+    Returns:
+        The train and test `DigitImages`.
+
+    Raises:
+        ExperimentError: `--source tfds` and MNIST cannot be loaded, or a
+            needed package is missing.
+    """
+    source = args.source
+    if source != "sklearn":
+        try:
+            return _log_pools(
+                args,
+                [
+                    load_digit_images(split, "tfds", args.data_dir)
+                    for split in ("train", "test")
+                ],
+            )
+        except MissingDependency as error:
+            if source == "tfds":
+                raise
+            reason = str(error)
+        except Exception as error:
+            if source == "tfds":
+                raise ExperimentError(
+                    f"MNIST could not be loaded with tensorflow-datasets "
+                    f"({type(error).__name__}: {error}). Use --source "
+                    "sklearn or --source auto to work offline."
+                ) from None
+            reason = f"{type(error).__name__}: {error}"
+        log(
+            args.experiment,
+            f"MNIST could not be loaded ({reason}); using scikit-learn's "
+            "8x8 digits upsampled to 28x28 instead",
+        )
+    return _log_pools(
+        args,
+        [load_digit_images(split, "sklearn") for split in ("train", "test")],
+    )
+
+
+def _log_pools(args, pools):
+    log(
+        args.experiment,
+        f"digit images from {pools[0].source}: {len(pools[0].labels)} "
+        f"train, {len(pools[1].labels)} test",
+    )
+    return pools
+
+
+def joined_test_data(suite, batch_size=PREDICT_BATCH_SIZE, padded=False):
+    """Joins test sets of several maximum sizes into one dataset.
+
+    Args:
+        suite: dict from maximum size to `IntegerSets`, or to `MnistSets`
+            sharing one image pool.
+        batch_size: sets per batch.
+        padded: whether the batches are padded to the largest maximum
+            size with a mask (`keras_laf.datasets.to_padded_batches`)
+            instead of ragged.
+
+    Returns:
+        The unshuffled dataset, the labels and the maximum size of every
+        set, as expected by `run_regression`.
+    """
+    from keras_laf.datasets import ragged_set_dataset
+    from keras_laf.datasets import to_padded_batches
+
+    parts = list(suite.values())
+    rows = [row for data in parts for row in data.element_rows]
+    labels = np.concatenate([data.labels for data in parts])
+    max_sizes = np.concatenate(
+        [np.full(len(data.labels), size) for size, data in suite.items()]
+    )
+    dataset = ragged_set_dataset(
+        rows, labels, batch_size, element_table=parts[0].element_table
+    )
+    if padded:
+        dataset = to_padded_batches(dataset, set_size=int(max(suite)))
+    return dataset, labels, max_sizes
+
+
+def run_digit_regression(
+    args,
+    build_model,
+    default_targets,
+    quick_targets,
+    images=False,
+    padded=False,
+):
+    """Runs `scalars` or `mnist`: `run_regression` on sets of digits.
+
+    Training and validation sets are drawn with `make_training_sets`
+    (validation seed `VALIDATION_SEED + seed`), test sets with
+    `make_test_sets_by_max_size` (seed `TEST_SEED`, protocol
+    `args.test_protocol`) at `args.max_sizes`.
+
+    Args:
+        args: the parsed arguments of `scalars` or `mnist`.
+        build_model: function `(method, laf_preset)` returning an
+            uncompiled model.
+        default_targets: the targets without `--targets`.
+        quick_targets: the targets with `--quick` and without `--targets`.
+        images: whether the digits are images (`load_digit_pools`).
+        padded: whether the sets are padded batches with a mask, fixed in
+            size, trained `STEPS_PER_EXECUTION` steps per call (the
+            models of `build_model` must take them), instead of ragged.
+    """
+    from keras_laf.datasets import to_padded_batches
+    from laf_experiments.datasets import make_test_sets_by_max_size
+    from laf_experiments.datasets import make_training_sets
+
+    if args.targets is None:
+        args.targets = quick_targets if args.quick else default_targets
+    settings = resolve_settings(
+        args, extra_names=("max_sizes", "test_protocol")
+    )
+    if padded:
+        settings["steps_per_execution"] = STEPS_PER_EXECUTION
+    train_images, test_images = None, None
+    if images:
+        prepare_output_directory(args.output)
+        train_images, test_images = load_digit_pools(args)
+        settings["image_source"] = train_images.source
+    store = open_regression_store(args, settings)
+
+    def make_training_data(target, seed):
+        train, validation = (
+            make_training_sets(
+                num_sets, target, seed=data_seed, digit_images=train_images
+            )
+            for num_sets, data_seed in (
+                (args.train_size, seed),
+                (args.val_size, VALIDATION_SEED + seed),
+            )
+        )
+        datasets = (
+            train.to_dataset(args.batch_size, shuffle=True, seed=seed),
+            validation.to_dataset(args.batch_size),
+        )
+        if not padded:
+            return datasets
+        # Training sets have at most 10 elements (`make_training_sets`).
+        return tuple(
+            to_padded_batches(dataset, set_size=10) for dataset in datasets
+        )
+
+    def make_test_data(target):
+        suite = make_test_sets_by_max_size(
+            args.test_size,
+            target,
+            args.max_sizes,
+            seed=TEST_SEED,
+            digit_images=test_images,
+            protocol=args.test_protocol,
+        )
+        return joined_test_data(suite, padded=padded)
+
+    run_regression(
+        args, settings, store, make_training_data, make_test_data, build_model
+    )

@@ -3,7 +3,7 @@
 Set expansion (Zaheer et al., "Deep Sets", NeurIPS 2017, Section 4.3;
 Section 4.4 of the LAF paper, Pellegrini et al., IJCAI 2021): given a few
 words of a concept, rank the words of the vocabulary by how likely they
-belong to the same concept. `laf_experiments.expansion` trains it.
+belong to the same concept. `laf_experiments.commands.expansion` trains it.
 """
 
 import keras

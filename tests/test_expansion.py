@@ -13,7 +13,7 @@ from experiment_helpers import read_json
 from experiment_helpers import run
 
 from keras_laf.models import set_expansion
-from laf_experiments import expansion
+from laf_experiments.commands import expansion
 from laf_experiments.datasets import concept_sets
 
 

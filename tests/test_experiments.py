@@ -26,11 +26,11 @@ from experiment_helpers import read_json
 from experiment_helpers import run
 
 from laf_experiments import cli
-from laf_experiments import digit_data
 from laf_experiments import plots
+from laf_experiments import regression
 from laf_experiments import runner
-from laf_experiments import scalars
-from laf_experiments import units
+from laf_experiments.commands import scalars
+from laf_experiments.commands import units
 from laf_experiments.errors import ExperimentError
 from laf_experiments.regression import REGRESSION_KEY
 from laf_experiments.regression import regression_records
@@ -590,14 +590,14 @@ def test_offline_mnist_falls_back_at_once(tmp_path, capsys, monkeypatch):
     args = argparse.Namespace(
         source="auto", data_dir=str(tmp_path), experiment="mnist"
     )
-    train, test = digit_data.load_digit_pools(args)
+    train, test = regression.load_digit_pools(args)
     assert (train.source, test.source) == ("sklearn", "sklearn")
     out = capsys.readouterr().out
     assert "storage.googleapis.com cannot be reached" in out
     assert "using scikit-learn's 8x8 digits" in out
     args.source = "tfds"
     with pytest.raises(ExperimentError, match="cannot be reached"):
-        digit_data.load_digit_pools(args)
+        regression.load_digit_pools(args)
 
 
 @pytest.mark.slow
@@ -661,11 +661,11 @@ def test_units_targets_match_numpy(target):
 
 def test_laf_preset_flag_reaches_every_experiment():
     from keras_laf.laf_layer.presets import PRESETS
-    from laf_experiments import expansion
     from laf_experiments import graphs
-    from laf_experiments import mnist
-    from laf_experiments import pointcloud
-    from laf_experiments import unique_sum
+    from laf_experiments.commands import expansion
+    from laf_experiments.commands import mnist
+    from laf_experiments.commands import pointcloud
+    from laf_experiments.commands import unique_sum
     from laf_experiments.settings import LAF_PRESETS
 
     assert LAF_PRESETS == tuple(PRESETS)

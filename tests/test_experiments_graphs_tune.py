@@ -19,7 +19,7 @@ from experiment_helpers import run
 import keras_laf
 from laf_experiments import cli
 from laf_experiments import graphs
-from laf_experiments import tune
+from laf_experiments.commands import tune
 
 TASKS = {
     "shortest_path",
@@ -129,17 +129,46 @@ MESSAGE_PASSING_METHODS = [m for m in graphs.METHODS if m in graphs.SCALERS]
 
 @pytest.mark.parametrize("method", MESSAGE_PASSING_METHODS)
 def test_graphs_models_of_every_method(method):
-    model = graphs.build_model(method, 2, 4, 1, "mean", 1.5)
+    histogram = np.array([1, 3, 2])
+    model = graphs.build_model(method, 2, 4, 1, "mean", histogram)
     layer = model.get_layer("message_passing_1")
-    assert layer.scalers == list(graphs.SCALERS[method])
-    if method in ("pna", "pna_star"):
-        assert layer.aggregation == ["mean", "max", "min", "std"]
+    aggregation = layer.aggregation
+    if method == "pna":
+        # PNA's scalers wrap its aggregators, with the histogram's delta.
+        scaler = layer._aggregation
+        assert isinstance(scaler, keras_laf.DegreeScalerAggregation)
+        assert scaler.scalers == list(graphs.SCALERS[method])
+        assert scaler.average_log_degree == pytest.approx(
+            np.log([1.0, 2.0, 3.0]) @ histogram / histogram.sum()
+        )
+        aggregation = scaler._aggregation.aggregators
     else:
-        assert layer.aggregation == method
+        assert graphs.SCALERS[method] == ("identity",)
+    if method in ("pna", "pna_star"):
+        assert aggregation == ["mean", "max", "min", "std"]
+    else:
+        assert aggregation == method
     assert model.get_layer("graph_readout").aggregation == "mean"
-    own = graphs.build_model(method, 2, 4, 1, "method", 1.5)
-    assert own.get_layer("graph_readout").aggregation == layer.aggregation
+    own = graphs.build_model(method, 2, 4, 1, "method", histogram)
+    assert own.get_layer("graph_readout").aggregation == aggregation
     keras.backend.clear_session()
+
+
+def test_graphs_degree_histogram_counts_the_training_graphs():
+    from laf_experiments.datasets.graph_properties import make_property_graphs
+
+    train = make_property_graphs(6, sizes=(5, 8), seed=0)
+    histogram = graphs.training_degree_histogram(train)
+    degrees = np.concatenate(
+        [
+            np.bincount(edges[:, 1], minlength=len(features))
+            for features, edges in zip(train.node_features, train.edges)
+        ]
+    )
+    np.testing.assert_array_equal(histogram, np.bincount(degrees))
+    # Its delta is the one PropertyGraphs computes.
+    delta = np.log(np.arange(len(histogram)) + 1.0) @ histogram
+    assert delta / histogram.sum() == pytest.approx(train.average_log_degree())
 
 
 @pytest.mark.parametrize(

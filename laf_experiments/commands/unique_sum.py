@@ -8,7 +8,7 @@ Transformer's attention encoder provides the interaction; its pooling is
 either PMA (the original) or LAF.
 """
 
-from laf_experiments import digit_data
+from laf_experiments import regression
 from laf_experiments.datasets import UNIQUE_REDUCTIONS
 from laf_experiments.regression import open_regression_store
 from laf_experiments.regression import run_regression
@@ -76,7 +76,7 @@ def add_arguments(parser):
         f"(default: {','.join(DEFAULT_TARGETS)})",
     )
     add_methods_and_sizes_arguments(group, METHODS, DEFAULTS, QUICK)
-    digit_data.add_source_arguments(group)
+    regression.add_source_arguments(group)
     add_common_arguments(parser, "unique-sum", DEFAULTS, QUICK)
 
 
@@ -101,7 +101,7 @@ def run(args):
 
     settings = resolve_settings(args, extra_names=("max_sizes",))
     prepare_output_directory(args.output)
-    train_pool, test_pool = digit_data.load_digit_pools(args)
+    train_pool, test_pool = regression.load_digit_pools(args)
     settings["image_source"] = train_pool.source
     store = open_regression_store(args, settings)
 
@@ -145,7 +145,7 @@ def run(args):
             )
             for max_size in args.max_sizes
         }
-        return digit_data.joined_test_data(suite, padded=True)
+        return regression.joined_test_data(suite, padded=True)
 
     run_regression(
         args,

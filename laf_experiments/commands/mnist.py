@@ -7,7 +7,7 @@ by tensorflow-datasets on first use) or, offline, scikit-learn's 8x8
 digits upsampled to 28x28 (see `laf_experiments.datasets.load_digit_images`).
 """
 
-from laf_experiments import digit_data
+from laf_experiments import regression
 from laf_experiments.datasets import TARGETS
 from laf_experiments.datasets import TEST_MAX_SIZES
 from laf_experiments.settings import QUICK_SIZES
@@ -76,10 +76,10 @@ def add_arguments(parser):
         DEFAULTS,
         QUICK,
         paper_sizes=TEST_MAX_SIZES,
-        optional_methods=digit_data.OPTIONAL_METHODS,
+        optional_methods=regression.OPTIONAL_METHODS,
     )
-    digit_data.add_source_arguments(group)
-    digit_data.add_test_protocol_argument(group)
+    regression.add_source_arguments(group)
+    regression.add_test_protocol_argument(group)
     add_common_arguments(
         parser, "mnist", DEFAULTS, QUICK, laf_preset_by_target=True
     )
@@ -93,7 +93,7 @@ def build_model(method, laf_preset=None):
         input_dim=784,
         phi_units=(300, 100, 30),
         rho_units=(1000, 100),
-        aggregation=digit_data.aggregation(method, laf_units=9),
+        aggregation=regression.aggregation(method, laf_units=9),
         laf_units=9,
         laf_preset=laf_preset,
         name=f"deep_sets_{method.replace('-', '_')}",
@@ -102,7 +102,7 @@ def build_model(method, laf_preset=None):
 
 def run(args):
     """Runs `keras-laf mnist`."""
-    digit_data.run_digit_regression(
+    regression.run_digit_regression(
         args,
         build_model,
         DEFAULT_TARGETS,

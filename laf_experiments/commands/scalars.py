@@ -9,7 +9,7 @@ sets of up to 5, 10, ..., 50 elements to see how it generalises to larger
 sets than it was trained on.
 """
 
-from laf_experiments import digit_data
+from laf_experiments import regression
 from laf_experiments.datasets import TARGETS
 from laf_experiments.datasets import TEST_MAX_SIZES
 from laf_experiments.settings import add_common_arguments
@@ -83,9 +83,9 @@ def add_arguments(parser):
         METHODS,
         DEFAULTS,
         QUICK,
-        optional_methods=digit_data.OPTIONAL_METHODS,
+        optional_methods=regression.OPTIONAL_METHODS,
     )
-    digit_data.add_test_protocol_argument(group)
+    regression.add_test_protocol_argument(group)
     add_common_arguments(
         parser, "scalars", DEFAULTS, QUICK, laf_preset_by_target=True
     )
@@ -99,7 +99,7 @@ def build_model(method, laf_preset=None):
         vocabulary_size=10,
         embedding_dim=10,
         phi_units=(),
-        aggregation=digit_data.aggregation(method, laf_units=9),
+        aggregation=regression.aggregation(method, laf_units=9),
         laf_units=9,
         laf_preset=laf_preset,
         ragged=False,
@@ -109,6 +109,6 @@ def build_model(method, laf_preset=None):
 
 def run(args):
     """Runs `keras-laf scalars`."""
-    digit_data.run_digit_regression(
+    regression.run_digit_regression(
         args, build_model, DEFAULT_TARGETS, QUICK_TARGETS, padded=True
     )
