@@ -9,7 +9,7 @@ The public names, flat: the layers and functions of the subpackages,
   multi) and the registry of names;
 - `layers`: the set layers `MAB`, `SAB`, `ISAB`, `PMA`, `PerElement`,
   `PermutationEquivariant`;
-- `graphs`: `MessagePassing`, `GraphReadout`, GIN, GCN and GAT;
+- `graphs`: `AggregationConv`, `GraphReadout`, GIN, GCN and GAT;
 - `ops`: LAF as a function of tensors (`keras_laf.laf`);
 - `datasets`: padded and ragged sets, graph batches.
 """
@@ -19,6 +19,7 @@ import importlib
 from keras_laf import aggregations
 from keras_laf import config
 from keras_laf.aggregations import AttentionalAggregation
+from keras_laf.aggregations import DegreeScalerAggregation
 from keras_laf.aggregations import FixedAggregation
 from keras_laf.aggregations import GenAggAggregation
 from keras_laf.aggregations import GraphMultisetTransformer
@@ -33,8 +34,10 @@ from keras_laf.aggregations import SetAggregation
 from keras_laf.aggregations import SetPooling
 from keras_laf.aggregations import SoftmaxAggregation
 from keras_laf.aggregations import VariancePreservingAggregation
+from keras_laf.aggregations import degree_histogram
 from keras_laf.aggregations.fixed import DEEPSETS_AGGREGATORS
 from keras_laf.aggregations.fixed import PNA_AGGREGATORS
+from keras_laf.graphs import AggregationConv
 from keras_laf.graphs import GATConv
 from keras_laf.graphs import GCNConv
 from keras_laf.graphs import GINConv
@@ -66,10 +69,12 @@ __version__ = "0.1.0"
 _LAZY_SUBPACKAGES = ("datasets", "models")
 
 __all__ = [
+    "AggregationConv",
     "AttentionalAggregation",
     "CLOSED_FORM_NAMES",
     "ClosedForm",
     "DEEPSETS_AGGREGATORS",
+    "DegreeScalerAggregation",
     "FixedAggregation",
     "GATConv",
     "GCNConv",
@@ -103,6 +108,7 @@ __all__ = [
     "closed_form",
     "config",
     "constraints",
+    "degree_histogram",
     "initializers",
     "presets",
     "from_padded",

@@ -60,6 +60,49 @@ def check_positive_int(name, value):
     return int(value)
 
 
+def check_number(name, value, minimum=None, below=None):
+    """Returns `value` as a float, or raises a ValueError naming it.
+
+    Args:
+        name: str, the argument's name, for the message.
+        value: the received value: a finite int or float; bools are
+            rejected.
+        minimum: optional number, the smallest value accepted.
+        below: optional number, which the value must stay under.
+
+    Example:
+
+    >>> check_number("dropout", 0.5, minimum=0, below=1)
+    0.5
+    """
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, (int, float, np.integer, np.floating))
+        or not np.isfinite(value)
+        or (minimum is not None and value < minimum)
+        or (below is not None and value >= below)
+    ):
+        bounds = ""
+        if minimum is not None:
+            bounds += f" of at least {minimum}"
+        if below is not None:
+            bounds += f" below {below}"
+        raise ValueError(
+            f"`{name}` expected a finite number{bounds}. "
+            f"Received: {describe_received(name, value)}"
+        )
+    return float(value)
+
+
+def clone_initializer(initializer):
+    """A new initializer object with the configuration of `initializer`.
+
+    One for each weight or sub-layer: a seeded initializer shared between
+    them would give them the same values.
+    """
+    return initializer.__class__.from_config(initializer.get_config())
+
+
 def check_open_unit_interval(name, value):
     """Returns `value` as a float, or raises a ValueError naming it unless
     it is a number in (0, 1); bools are rejected."""

@@ -273,7 +273,7 @@ def build_model(
     hidden_units,
     num_layers,
     readout,
-    delta,
+    degree_histogram,
     laf_preset=None,
 ):
     """The benchmark's network with the method's neighbour aggregation.
@@ -284,8 +284,8 @@ def build_model(
         hidden_units: the node state size.
         num_layers: the number of message-passing layers.
         readout: one of `READOUTS`.
-        delta: the scalers' average of log(degree + 1) over the training
-            graphs.
+        degree_histogram: the number of training nodes of each in-degree
+            (`keras_laf.degree_histogram`), the scalers' statistics.
         laf_preset: the preset of the LAF layers. Defaults to `None`: the
             layer's default.
     """
@@ -301,10 +301,21 @@ def build_model(
         hidden_units=hidden_units,
         num_layers=num_layers,
         scalers=SCALERS.get(method, ("identity",)),
-        average_log_degree=delta,
+        degree_histogram=degree_histogram,
         readout_aggregation=None if readout == "method" else readout,
         convolution=CONVOLUTIONS.get(method, "message_passing"),
         name=f"graph_network_{method}",
+    )
+
+
+def training_degree_histogram(graphs):
+    """The in-degree histogram of the training `PropertyGraphs`, the
+    statistics of PNA's scalers (`keras_laf.degree_histogram`)."""
+    from keras_laf import degree_histogram
+
+    inputs, _ = graphs.batch()
+    return degree_histogram(
+        inputs["edge_target"], num_nodes=len(inputs["node_features"])
     )
 
 
@@ -506,7 +517,7 @@ def run(args):
             args.hidden_units,
             args.num_layers,
             args.readout,
-            splits(key)["train"].average_log_degree(),
+            training_degree_histogram(splits(key)["train"]),
             laf_preset=args.laf_preset,
         ),
         loss={"node_outputs": "mse", "graph_outputs": "mse"},

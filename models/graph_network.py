@@ -12,18 +12,35 @@ three graph properties of a batch of graphs jointly (the benchmark is in
 
 import keras
 
+from keras_laf.aggregations import DegreeScalerAggregation
+from keras_laf.graphs.base import expects_unit_interval
+from keras_laf.graphs.base import resolve_aggregation
 from keras_laf.graphs.convolutions import GATConv
 from keras_laf.graphs.convolutions import GCNConv
 from keras_laf.graphs.convolutions import GINConv
-from keras_laf.graphs.message_passing import DEFAULT_AVERAGE_LOG_DEGREE
-from keras_laf.graphs.message_passing import MessagePassing
+from keras_laf.graphs.message_passing import AggregationConv
 from keras_laf.graphs.readout import GraphReadout
 from keras_laf.validation import check_positive_int
 
 UPDATES = ("gru", "residual", "none")
-# The message-passing layer of the network: `MessagePassing` with the
+# The message-passing layer of the network: `AggregationConv` with the
 # `aggregation`, or one of the graph convolutions of the paper's baselines.
 CONVOLUTIONS = ("message_passing", "gin", "gcn", "gat")
+
+
+def _copy(aggregation):
+    # Each layer gets its own weights: a layer passed in is a template,
+    # copied from its config; names and lists make new layers anyway.
+    if isinstance(aggregation, keras.layers.Layer):
+        return aggregation.__class__.from_config(aggregation.get_config())
+    return aggregation
+
+
+def _unscaled(aggregation):
+    # The aggregation inside PNA's scalers: the readout's default.
+    if isinstance(aggregation, DegreeScalerAggregation):
+        return aggregation.aggregation
+    return aggregation
 
 
 def _mlp(inputs, hidden_units, num_outputs, num_layers, name):
@@ -49,7 +66,8 @@ def graph_network(
     message_units=None,
     num_layers=4,
     scalers=("identity",),
-    average_log_degree=DEFAULT_AVERAGE_LOG_DEGREE,
+    degree_histogram=None,
+    average_log_degree=None,
     update="gru",
     readout_aggregation=None,
     num_readout_layers=3,
@@ -61,7 +79,7 @@ def graph_network(
     """Builds the multi-task message-passing network of the benchmark.
 
     Node features are embedded into `hidden_units`, then `num_layers`
-    `keras_laf.MessagePassing` layers update the nodes, each followed by a
+    `keras_laf.AggregationConv` layers update the nodes, each followed by a
     GRU update (PNA's benchmark model: the layer's output is the GRU's
     input and the node's previous state its state), a residual sum, or
     nothing. Node outputs come from an MLP on the final node states;
@@ -94,34 +112,50 @@ def graph_network(
         num_node_features: int. Input features per node. Defaults to `2`.
         num_node_outputs: int. Node tasks. Defaults to `3`.
         num_graph_outputs: int. Graph tasks. Defaults to `3`.
-        aggregation: str or list of str, the neighbour aggregation of
-            `MessagePassing`: `"laf"`, or fixed aggregator names, e.g.
-            `"sum"`, `"mean"`, `"max"` or PNA's
-            `["mean", "max", "min", "std"]`. Defaults to `"laf"`.
-        laf_units: int. LAF units of each layer (and of a LAF readout).
-            Defaults to `100`, as in the paper.
+        aggregation: the neighbour aggregation of `AggregationConv`: a
+            name or list of names of `keras_laf.aggregations.get` (`"laf"`,
+            `"sum"`, `"mean"`, `"max"`, PNA's
+            `["mean", "max", "min", "std"]`, ...) or an aggregation layer
+            (`keras_laf.LAF(8, preset="closed_forms")`,
+            `keras_laf.SoftmaxAggregation(learn=True)`, a
+            `keras_laf.DegreeScalerAggregation`, ...), which each layer
+            gets a copy of (from its config, so they share no weights).
+            Defaults to `"laf"`.
+        laf_units: int. LAF units of each layer (and of a LAF readout),
+            where the aggregation is given by name. Defaults to `100`, as
+            in the paper.
         laf_preset: str. The `keras_laf.LAF` preset (`"pooling"`,
             `"closed_forms"` or `"paper"`, see `keras_laf.presets`) of the
-            LAF aggregations. Defaults to `None`: the layer's default.
+            LAF aggregations given by name. Defaults to `None`: the
+            layer's default.
         hidden_units: int. Node state size. Defaults to `16`, as PNA.
         message_units: int. Message size. Defaults to `hidden_units`.
         num_layers: int. Message-passing layers. Defaults to `4`.
         scalers: list of str, PNA's degree scalers (`"identity"`,
-            `"amplification"`, `"attenuation"`). Defaults to
-            `("identity",)`; PNA uses all three.
-        average_log_degree: float. The scalers' delta: the mean of
-            `log(degree + 1)` over the training nodes. Defaults to `1.5`.
+            `"amplification"`, `"attenuation"`, `"linear"`,
+            `"inverse_linear"`): each layer's aggregation is wrapped in a
+            `keras_laf.DegreeScalerAggregation` with them. Defaults to
+            `("identity",)`, no wrapper; PNA uses the first three.
+        degree_histogram: array `(max_degree + 1,)`, the number of
+            training nodes of each in-degree, from
+            `keras_laf.degree_histogram`: the scalers' statistics. Needed
+            by scalers other than `"identity"`, unless
+            `average_log_degree` is given. Defaults to `None`.
+        average_log_degree: float. The scalers' delta, the mean of
+            `log(degree + 1)` over the training nodes, instead of
+            `degree_histogram`. Defaults to `None`.
         update: str. `"gru"`, `"residual"` or `"none"`. Defaults to
             `"gru"`.
-        readout_aggregation: str or list of str, the aggregation of the
-            graph readout. Defaults to `aggregation`. A LAF readout gets
-            a sigmoid dense layer before it.
+        readout_aggregation: the aggregation of the graph readout, a name,
+            a list or a layer (copied, as `aggregation`). Defaults to
+            `aggregation`, without PNA's scalers. A LAF readout gets a
+            sigmoid dense layer before it.
         num_readout_layers: int. Dense layers of each output MLP.
             Defaults to `3`, as PNA.
         dropout: float. Dropout rate between message-passing layers.
             Defaults to `0.0`.
         convolution: str. The message-passing layers:
-            `"message_passing"` (`MessagePassing` with `aggregation`),
+            `"message_passing"` (`AggregationConv` with `aggregation`),
             `"gin"`, `"gcn"` or `"gat"`. Defaults to `"message_passing"`.
         num_heads: int. Attention heads of `"gat"`, averaged. Defaults
             to `4`.
@@ -173,7 +207,27 @@ def graph_network(
             f"`dropout` must be a number in [0, 1). Received: dropout={dropout}"
         )
     if readout_aggregation is None:
-        readout_aggregation = aggregation
+        readout_aggregation = _unscaled(aggregation)
+    laf_shortcuts = {"laf_units": laf_units, "laf_preset": laf_preset}
+    if isinstance(aggregation, keras.layers.Layer):
+        # A layer has its own units and preset.
+        laf_shortcuts = {"laf_units": None, "laf_preset": None}
+    if list(scalers) != ["identity"] and convolution == "message_passing":
+        # PNA's scalers around each layer's aggregation.
+        *_, scaled = resolve_aggregation(
+            aggregation,
+            laf_shortcuts["laf_units"],
+            laf_shortcuts["laf_preset"],
+            dtype=None,
+        )
+        aggregation = DegreeScalerAggregation(
+            scaled,
+            scalers,
+            degree_histogram=degree_histogram,
+            average_log_degree=average_log_degree,
+            name="degree_scaler",
+        )
+        laf_shortcuts = {"laf_units": None, "laf_preset": None}
 
     inputs = {
         "node_features": keras.Input(
@@ -216,15 +270,12 @@ def graph_network(
                 name=layer_name,
             )
         else:
-            layer = MessagePassing(
+            layer = AggregationConv(
                 hidden_units,
-                aggregation=aggregation,
-                laf_units=laf_units,
-                laf_preset=laf_preset,
+                aggregation=_copy(aggregation),
                 message_units=message_units,
-                scalers=scalers,
-                average_log_degree=average_log_degree,
                 name=layer_name,
+                **laf_shortcuts,
             )
         outputs = layer(states, inputs["edge_source"], inputs["edge_target"])
         if update == "gru":
@@ -247,17 +298,20 @@ def graph_network(
         num_readout_layers,
         "node_outputs",
     )
+    readout_laf_shortcuts = {"laf_units": laf_units, "laf_preset": laf_preset}
+    if isinstance(readout_aggregation, keras.layers.Layer):
+        readout_laf_shortcuts = {"laf_units": None, "laf_preset": None}
+    readout = GraphReadout(
+        _copy(readout_aggregation),
+        name="graph_readout",
+        **readout_laf_shortcuts,
+    )
     readout_inputs = states
-    if readout_aggregation == "laf":
+    if expects_unit_interval(readout._aggregation):
         readout_inputs = keras.layers.Dense(
             hidden_units, activation="sigmoid", name="readout_projection"
         )(states)
-    graph_states = GraphReadout(
-        readout_aggregation,
-        laf_units=laf_units,
-        laf_preset=laf_preset,
-        name="graph_readout",
-    )(
+    graph_states = readout(
         readout_inputs,
         inputs["node_graph_ids"],
         nodes_per_graph=inputs["nodes_per_graph"],

@@ -146,6 +146,16 @@ CASES = {
         {"dim": 4, "num_heads": 2, "num_seeds": 2},
         (BATCH, 4),
     ),
+    "DegreeScalerAggregation": _set_case(
+        keras_laf.DegreeScalerAggregation,
+        {
+            "aggregation": "mean",
+            "scalers": ["identity", "amplification"],
+            "degree_histogram": [1, 2, 1],
+            "train_average_log_degree": True,
+        },
+        (BATCH, 2 * FEATURES),
+    ),
     "MultiAggregation": _set_case(
         keras_laf.MultiAggregation,
         {"aggregations": ["laf", "max", "softmax"]},
@@ -180,6 +190,11 @@ CASES = {
         keras_laf.PMA,
         {"dim": 4, "num_heads": 2, "num_seeds": 2},
         (BATCH, 2, 4),
+    ),
+    "AggregationConv": _graph_case(
+        keras_laf.AggregationConv,
+        {"units": 4, "aggregation": "laf", "laf_units": 2},
+        (5, 4),
     ),
     "MessagePassing": _graph_case(
         keras_laf.MessagePassing,

@@ -16,6 +16,8 @@
   `num_aggregates`;
 - `factory`: one layer from one name, for `MultiAggregation`'s members;
 - `multi`: `MultiAggregation`, several aggregations combined;
+- `scaler`: `DegreeScalerAggregation`, PNA's degree scalers around any
+  aggregation, and `degree_histogram`, their statistics;
 - `registry`: `get` turns a name (`"laf"`, `"max"`, `["laf", "max"]`,
   ...) into a layer; the builders, the graph layers and the `keras-laf`
   command all go through it, so a name means the same layer everywhere.
@@ -50,6 +52,9 @@ from keras_laf.aggregations.recurrent import GRUAggregation
 from keras_laf.aggregations.recurrent import LSTMAggregation
 from keras_laf.aggregations.registry import get
 from keras_laf.aggregations.registry import output_width
+from keras_laf.aggregations.scaler import SCALER_NAMES
+from keras_laf.aggregations.scaler import DegreeScalerAggregation
+from keras_laf.aggregations.scaler import degree_histogram
 from keras_laf.aggregations.variance_preserving import (
     VariancePreservingAggregation,
 )
@@ -59,6 +64,7 @@ __all__ = [
     "AGGREGATOR_PRESETS",
     "AttentionalAggregation",
     "DEFAULT_UNITS",
+    "DegreeScalerAggregation",
     "FixedAggregation",
     "GRUAggregation",
     "GenAggAggregation",
@@ -75,10 +81,12 @@ __all__ = [
     "QuantileAggregation",
     "Set2Set",
     "SetAggregation",
+    "SCALER_NAMES",
     "SetPooling",
     "SoftmaxAggregation",
     "VariancePreservingAggregation",
     "check",
+    "degree_histogram",
     "get",
     "needs_unit_interval",
     "num_aggregates",

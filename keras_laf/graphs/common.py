@@ -1,6 +1,6 @@
-"""What the graph layers share: the checks of their inputs (node
-features, edge indices), the LAF preset of their aggregation, and dense
-sub-layers with the layer's initializers.
+"""What the graph layers share below their base classes: the checks of
+their inputs (node features, edge indices), the LAF preset of their
+aggregation, and dense sub-layers with the layer's initializers.
 
 The layers take graphs in the disjoint-union form described in
 `keras_laf.graphs.message_passing`.
@@ -14,6 +14,7 @@ from keras_laf.sets import checked_indices
 from keras_laf.validation import check_index_tensor
 from keras_laf.validation import check_same_length
 from keras_laf.validation import check_shape
+from keras_laf.validation import clone_initializer
 
 
 def check_node_shape(shape, layer, argument="node_features"):
@@ -41,12 +42,6 @@ def prepare_graph(node_features, edge_source, edge_target, dtype):
 def check_preset(preset):
     """None (the LAF layer's default) or the preset's standard name."""
     return None if preset is None else presets.standardize_preset(preset)
-
-
-def clone_initializer(initializer):
-    # A new initializer object for each weight or sub-layer: a seeded one
-    # shared between them would give them the same values.
-    return initializer.__class__.from_config(initializer.get_config())
 
 
 def dense_sublayer(layer, units, name, activation=None, use_bias=None):

@@ -3,130 +3,29 @@
 The baselines of the graph-properties benchmark (Pellegrini et al.,
 "Learning Aggregation Functions", IJCAI 2021, Section 4.5, after Corso et
 al., "Principal Neighbourhood Aggregation for Graph Nets", NeurIPS 2020),
-on the disjoint-union graph batches of `keras_laf.MessagePassing`:
+on the disjoint-union graph batches of `keras_laf.AggregationConv`:
 
 - `node_features` `(num_nodes, features)`,
 - `edge_source`, `edge_target` int `(num_edges,)`: each directed edge
   sends a message from node `edge_source[i]` to node `edge_target[i]`
   (an undirected edge is two directed ones).
 
-Like `MessagePassing`, the layers reduce with segment operations over a
-run-time number of nodes and opt out of XLA (`supports_jit = False`).
+Each sums its messages by default, as in the papers; `aggregation` takes
+any other aggregation by name or as a layer, as the `aggr` of PyTorch
+Geometric's convolutions does. Like `AggregationConv`, the layers reduce
+with segment operations over a run-time number of nodes.
 """
 
 import keras
-import numpy as np
 from keras import ops
 
-from keras_laf.graphs.common import check_edges
-from keras_laf.graphs.common import check_node_shape
-from keras_laf.graphs.common import clone_initializer
+from keras_laf.aggregations.pooling import set_softmax
+from keras_laf.graphs.base import GraphConvolution
 from keras_laf.graphs.common import dense_sublayer
-from keras_laf.graphs.common import prepare_graph
+from keras_laf.sets import SegmentSets
+from keras_laf.validation import check_number
 from keras_laf.validation import check_positive_int
-from keras_laf.validation import describe_received
-
-
-def _check_number(name, value, minimum=None, below=None):
-    if (
-        isinstance(value, bool)
-        or not isinstance(value, (int, float, np.integer, np.floating))
-        or not np.isfinite(value)
-        or (minimum is not None and value < minimum)
-        or (below is not None and value >= below)
-    ):
-        bounds = ""
-        if minimum is not None:
-            bounds += f" of at least {minimum}"
-        if below is not None:
-            bounds += f" below {below}"
-        raise ValueError(
-            f"`{name}` expected a finite number{bounds}. "
-            f"Received: {describe_received(name, value)}"
-        )
-    return float(value)
-
-
-class _GraphConvolution(keras.layers.Layer):
-    """The shared input checks, call signature and config of the layers."""
-
-    def __init__(
-        self,
-        units,
-        activation=None,
-        use_bias=True,
-        kernel_initializer="glorot_uniform",
-        bias_initializer="zeros",
-        **kwargs,
-    ):
-        super().__init__(**kwargs)
-        self.units = check_positive_int("units", units)
-        self.activation = keras.activations.get(activation)
-        self.use_bias = bool(use_bias)
-        self.kernel_initializer = keras.initializers.get(kernel_initializer)
-        self.bias_initializer = keras.initializers.get(bias_initializer)
-        # The node features; the edge indices are checked in call.
-        self.input_spec = keras.layers.InputSpec(ndim=2)
-        # Segment reductions over a run-time number of nodes.
-        self.supports_jit = False
-
-    def _prepare(self, node_features, edge_source, edge_target):
-        """Casts the features and checks the indices against the nodes."""
-        check_edges(node_features, edge_source, edge_target, self)
-        return prepare_graph(
-            node_features, edge_source, edge_target, self.compute_dtype
-        )
-
-    @property
-    def output_features(self):
-        return self.units
-
-    def build(
-        self,
-        node_features_shape,
-        edge_source_shape=None,
-        edge_target_shape=None,
-    ):
-        shape = check_node_shape(node_features_shape, self)
-        self.input_spec = keras.layers.InputSpec(ndim=2, axes={-1: shape[-1]})
-        self._build_for_features(shape[-1])
-
-    def _build_for_features(self, features):
-        """Creates the weights and sub-layers for `features` inputs."""
-        raise NotImplementedError
-
-    def compute_output_spec(
-        self, node_features, edge_source, edge_target, training=None
-    ):
-        # Checks dtypes and ranks while a functional model is built.
-        check_edges(node_features, edge_source, edge_target, self)
-        return keras.KerasTensor(
-            (node_features.shape[0], self.output_features),
-            dtype=self.compute_dtype,
-        )
-
-    def compute_output_shape(
-        self,
-        node_features_shape,
-        edge_source_shape=None,
-        edge_target_shape=None,
-    ):
-        shape = check_node_shape(node_features_shape, self)
-        return (shape[0], self.output_features)
-
-    def get_config(self):
-        return {
-            **super().get_config(),
-            "units": self.units,
-            "activation": keras.activations.serialize(self.activation),
-            "use_bias": self.use_bias,
-            "kernel_initializer": keras.initializers.serialize(
-                self.kernel_initializer
-            ),
-            "bias_initializer": keras.initializers.serialize(
-                self.bias_initializer
-            ),
-        }
+from keras_laf.validation import clone_initializer
 
 
 def _with_self_loops(source, target, num_nodes):
@@ -139,7 +38,7 @@ def _with_self_loops(source, target, num_nodes):
 
 
 @keras.saving.register_keras_serializable(package="keras_laf")
-class GINConv(_GraphConvolution):
+class GINConv(GraphConvolution):
     """The graph isomorphism network layer (GIN) of Xu et al.
 
     Each node is updated as `MLP((1 + epsilon) * h_v + sum_u h_u)`, the sum
@@ -150,8 +49,24 @@ class GINConv(_GraphConvolution):
     layers of `hidden_units` with `activation`, then a linear dense layer
     of `units`. One of the baselines of the LAF paper's graph benchmark.
 
+    With another `aggregation` the sum becomes that aggregate of the
+    neighbours' features; an aggregation whose width is not the number of
+    features (LAF's units, `Set2Set`, several aggregations) is mapped back
+    to it by a learned linear map before the node's own term is added. An
+    aggregation that expects elements in [0, 1] (LAF) gets the neighbours'
+    features through a sigmoid.
+
     Args:
         units: int. Output features per node.
+        aggregation: str, list of str or an aggregation layer: the
+            aggregation of the neighbours' features, a name or list of
+            `keras_laf.aggregations.get` or a layer such as
+            `keras_laf.SoftmaxAggregation(learn=True)`. Defaults to
+            `"sum"`.
+        laf_units: int. Units of a `"laf"` given by name. Defaults to
+            `None`: 16.
+        laf_preset: str. The `keras_laf.LAF` preset of a `"laf"` given by
+            name. Defaults to `None`: the layer's default.
         hidden_units: int. Units of the MLP's hidden layers. Defaults to
             `units`.
         num_mlp_layers: int. Dense layers of the MLP. Defaults to `2`.
@@ -193,6 +108,9 @@ class GINConv(_GraphConvolution):
     def __init__(
         self,
         units,
+        aggregation="sum",
+        laf_units=None,
+        laf_preset=None,
         hidden_units=None,
         num_mlp_layers=2,
         epsilon=0.0,
@@ -205,6 +123,9 @@ class GINConv(_GraphConvolution):
     ):
         super().__init__(
             units,
+            aggregation=aggregation,
+            laf_units=laf_units,
+            laf_preset=laf_preset,
             activation=activation,
             use_bias=use_bias,
             kernel_initializer=kernel_initializer,
@@ -217,10 +138,18 @@ class GINConv(_GraphConvolution):
         self.num_mlp_layers = check_positive_int(
             "num_mlp_layers", num_mlp_layers
         )
-        self.epsilon = _check_number("epsilon", epsilon)
+        self.epsilon = check_number("epsilon", epsilon)
         self.train_epsilon = bool(train_epsilon)
 
-    def _build_for_features(self, features):
+    def build_for_features(self, features):
+        width = self.build_aggregation(features)
+        self._neighbour_projection = None
+        if width != features:
+            # (width,) aggregates -> (features,), beside the node's own.
+            self._neighbour_projection = dense_sublayer(
+                self, features, "neighbour_projection", use_bias=False
+            )
+            self._neighbour_projection.build((None, width))
         self.epsilon_weight = self.add_weight(
             name="epsilon",
             shape=(),
@@ -240,14 +169,20 @@ class GINConv(_GraphConvolution):
         dense.build((None, inputs))
         self._mlp.append(dense)
 
-    def call(self, node_features, edge_source, edge_target):
-        node_features, source, target, num_nodes = self._prepare(
+    def call(self, node_features, edge_source, edge_target, training=None):
+        node_features, source, target, num_nodes = self.prepare(
             node_features, edge_source, edge_target
         )
-        # (num_nodes, features): the sum of the neighbours' features.
-        neighbours = ops.segment_sum(
-            ops.take(node_features, source, axis=0), target, num_nodes
+        # (num_nodes, width): the aggregate of the neighbours' features.
+        neighbours = self.aggregate_messages(
+            ops.take(node_features, source, axis=0),
+            target,
+            num_nodes,
+            training,
         )
+        if self._neighbour_projection is not None:
+            # (num_nodes, features)
+            neighbours = self._neighbour_projection(neighbours)
         epsilon = ops.cast(self.epsilon_weight, self.compute_dtype)
         hidden = (1.0 + epsilon) * node_features + neighbours
         for dense in self._mlp:
@@ -266,7 +201,7 @@ class GINConv(_GraphConvolution):
 
 
 @keras.saving.register_keras_serializable(package="keras_laf")
-class GCNConv(_GraphConvolution):
+class GCNConv(GraphConvolution):
     """The graph convolution of Kipf and Welling (GCN).
 
     Each node is updated as `activation(W sum_u h_u / sqrt(d_u d_v) + b)`,
@@ -280,8 +215,22 @@ class GCNConv(_GraphConvolution):
     weigh 0 (as in PyTorch Geometric's normalisation). One of the
     baselines of the LAF paper's graph benchmark.
 
+    With another `aggregation` the sum becomes that aggregate of the
+    normalised messages `h_u / sqrt(d_u d_v)`, and the dense layer maps its
+    width to `units`. An aggregation that expects elements in [0, 1] (LAF)
+    gets the messages through a sigmoid.
+
     Args:
         units: int. Output features per node.
+        aggregation: str, list of str or an aggregation layer: the
+            aggregation of the normalised messages, a name or list of
+            `keras_laf.aggregations.get` or a layer such as
+            `keras_laf.PowerMeanAggregation(learn=True)`. Defaults to
+            `"sum"`.
+        laf_units: int. Units of a `"laf"` given by name. Defaults to
+            `None`: 16.
+        laf_preset: str. The `keras_laf.LAF` preset of a `"laf"` given by
+            name. Defaults to `None`: the layer's default.
         add_self_loops: bool. Whether every node is its own neighbour.
             Defaults to `True`.
         activation: activation of the output. Defaults to no activation.
@@ -315,6 +264,9 @@ class GCNConv(_GraphConvolution):
     def __init__(
         self,
         units,
+        aggregation="sum",
+        laf_units=None,
+        laf_preset=None,
         add_self_loops=True,
         activation=None,
         use_bias=True,
@@ -324,6 +276,9 @@ class GCNConv(_GraphConvolution):
     ):
         super().__init__(
             units,
+            aggregation=aggregation,
+            laf_units=laf_units,
+            laf_preset=laf_preset,
             activation=activation,
             use_bias=use_bias,
             kernel_initializer=kernel_initializer,
@@ -332,14 +287,15 @@ class GCNConv(_GraphConvolution):
         )
         self.add_self_loops = bool(add_self_loops)
 
-    def _build_for_features(self, features):
+    def build_for_features(self, features):
+        width = self.build_aggregation(features)
         self._dense_layer = dense_sublayer(
             self, self.units, "dense", self.activation
         )
-        self._dense_layer.build((None, features))
+        self._dense_layer.build((None, width))
 
-    def call(self, node_features, edge_source, edge_target):
-        node_features, source, target, num_nodes = self._prepare(
+    def call(self, node_features, edge_source, edge_target, training=None):
+        node_features, source, target, num_nodes = self.prepare(
             node_features, edge_source, edge_target
         )
         if self.add_self_loops:
@@ -356,12 +312,13 @@ class GCNConv(_GraphConvolution):
             inverse_roots, target
         )
         weights = ops.cast(weights, self.compute_dtype)[:, None]
-        # (num_nodes, features); the dense layer is linear before its
+        # (num_nodes, width); the dense layer is linear before its
         # activation, so it may follow the propagation.
-        propagated = ops.segment_sum(
+        propagated = self.aggregate_messages(
             weights * ops.take(node_features, source, axis=0),
             target,
             num_nodes,
+            training,
         )
         # (num_nodes, units)
         return self._dense_layer(propagated)
@@ -374,23 +331,38 @@ class GCNConv(_GraphConvolution):
 
 
 @keras.saving.register_keras_serializable(package="keras_laf")
-class GATConv(_GraphConvolution):
+class GATConv(GraphConvolution):
     """The graph attention layer of Velickovic et al. (GAT).
 
     Every head k projects the nodes, `z_v = W_k h_v`, and scores each edge
     (u, v) as `e_uv = LeakyReLU(a_k . [z_v, z_u])` with a negative slope of
     `negative_slope`; the scores of the edges arriving at a node (its
     self-loop included, with `add_self_loops`) are normalised with a
-    softmax, `alpha_uv = softmax_u(e_uv)`, computed with segment
-    operations, and the node's output is `sum_u alpha_uv z_u`. The heads
+    softmax, `alpha_uv = softmax_u(e_uv)` (`keras_laf.aggregations.
+    set_softmax` over the edges of each target), and the node's output is
+    `sum_u alpha_uv z_u`. The heads
     are concatenated (`concat_heads=True`, `num_heads * units` features)
     or averaged (`units` features), then a bias and `activation` follow
     (Velickovic et al., "Graph Attention Networks", ICLR 2018). A node
     without incoming edges (and no self-loop) gets `activation(b)`. One of
     the baselines of the LAF paper's graph benchmark.
 
+    With another `aggregation` the sum becomes that aggregate of the
+    weighted messages `alpha_uv z_u`, each head aggregated alone (the
+    aggregation's weights shared by the heads), so a head has the
+    aggregation's width on `units` features. An aggregation that expects
+    elements in [0, 1] (LAF) gets the messages through a sigmoid.
+
     Args:
         units: int. Output features per node and head.
+        aggregation: str, list of str or an aggregation layer: the
+            aggregation of the weighted messages, a name or list of
+            `keras_laf.aggregations.get` or a layer such as
+            `keras_laf.LAF(4)`. Defaults to `"sum"`.
+        laf_units: int. Units of a `"laf"` given by name. Defaults to
+            `None`: 16.
+        laf_preset: str. The `keras_laf.LAF` preset of a `"laf"` given by
+            name. Defaults to `None`: the layer's default.
         num_heads: int. Attention heads. Defaults to `1`.
         concat_heads: bool. Whether the heads are concatenated (else
             averaged). Defaults to `True`.
@@ -418,8 +390,8 @@ class GATConv(_GraphConvolution):
         `(num_nodes, features)`, with edge indices `(num_edges,)`.
 
     Output shape:
-        `(num_nodes, num_heads * units)` with `concat_heads`, else
-        `(num_nodes, units)`.
+        `(num_nodes, num_heads * width)` with `concat_heads`, else
+        `(num_nodes, width)`; `width` is `units` for the sum.
 
     Example:
 
@@ -433,6 +405,9 @@ class GATConv(_GraphConvolution):
     def __init__(
         self,
         units,
+        aggregation="sum",
+        laf_units=None,
+        laf_preset=None,
         num_heads=1,
         concat_heads=True,
         negative_slope=0.2,
@@ -446,6 +421,9 @@ class GATConv(_GraphConvolution):
     ):
         super().__init__(
             units,
+            aggregation=aggregation,
+            laf_units=laf_units,
+            laf_preset=laf_preset,
             activation=activation,
             use_bias=use_bias,
             kernel_initializer=kernel_initializer,
@@ -454,19 +432,20 @@ class GATConv(_GraphConvolution):
         )
         self.num_heads = check_positive_int("num_heads", num_heads)
         self.concat_heads = bool(concat_heads)
-        self.negative_slope = _check_number(
+        self.negative_slope = check_number(
             "negative_slope", negative_slope, minimum=0
         )
-        self.dropout = _check_number("dropout", dropout, minimum=0, below=1)
+        self.dropout = check_number("dropout", dropout, minimum=0, below=1)
         self.add_self_loops = bool(add_self_loops)
 
-    @property
-    def output_features(self):
+    def output_features(self, features):
+        width = self.aggregation_width(self.units)
         if self.concat_heads:
-            return self.num_heads * self.units
-        return self.units
+            return self.num_heads * width
+        return width
 
-    def _build_for_features(self, features):
+    def build_for_features(self, features):
+        self.build_aggregation(self.units)
         self._projection = dense_sublayer(
             self, self.num_heads * self.units, "projection", use_bias=False
         )
@@ -485,7 +464,7 @@ class GATConv(_GraphConvolution):
         if self.use_bias:
             self.bias = self.add_weight(
                 name="bias",
-                shape=(self.output_features,),
+                shape=(self.output_features(features),),
                 initializer=clone_initializer(self.bias_initializer),
             )
         self._dropout_layer = keras.layers.Dropout(
@@ -493,7 +472,7 @@ class GATConv(_GraphConvolution):
         )
 
     def call(self, node_features, edge_source, edge_target, training=None):
-        node_features, source, target, num_nodes = self._prepare(
+        node_features, source, target, num_nodes = self.prepare(
             node_features, edge_source, edge_target
         )
         if self.add_self_loops:
@@ -510,28 +489,40 @@ class GATConv(_GraphConvolution):
             source_scores, source, axis=0
         )
         scores = ops.leaky_relu(scores, negative_slope=self.negative_slope)
-        # The softmax over the edges arriving at each node, stable: the
-        # node's largest score is subtracted first.
-        scores = ops.cast(scores, "float32")
-        largest = ops.segment_max(scores, target, num_nodes)
-        exponentials = ops.exp(scores - ops.take(largest, target, axis=0))
-        totals = ops.segment_sum(exponentials, target, num_nodes)
-        coefficients = exponentials / ops.take(totals, target, axis=0)
+        # The softmax over the edges arriving at each node.
+        coefficients = set_softmax(
+            ops.cast(scores, "float32"), SegmentSets(target, num_nodes)
+        )
         coefficients = ops.cast(coefficients, self.compute_dtype)
         coefficients = self._dropout_layer(coefficients, training=training)
-        # (num_nodes, heads, units)
-        outputs = ops.segment_sum(
-            coefficients[:, :, None] * ops.take(projected, source, axis=0),
-            target,
-            num_nodes,
+        # (num_edges, heads, units)
+        messages = coefficients[:, :, None] * ops.take(
+            projected, source, axis=0
+        )
+        # Each head aggregated alone: the edge of head k into node v is an
+        # element of set v * heads + k. (num_edges * heads, units)
+        head_targets = target[:, None] * self.num_heads + ops.arange(
+            self.num_heads, dtype=target.dtype
+        )
+        aggregates = self.aggregate_messages(
+            ops.reshape(messages, (-1, self.units)),
+            ops.reshape(head_targets, (-1,)),
+            num_nodes * self.num_heads,
+            training,
+        )
+        # (num_nodes, heads, width)
+        outputs = ops.reshape(
+            aggregates, (-1, self.num_heads, aggregates.shape[-1])
         )
         if self.concat_heads:
-            outputs = ops.reshape(outputs, (-1, self.output_features))
+            outputs = ops.reshape(
+                outputs, (-1, self.num_heads * aggregates.shape[-1])
+            )
         else:
             outputs = ops.mean(outputs, axis=1)
         if self.bias is not None:
             outputs = outputs + self.bias
-        # (num_nodes, output_features)
+        # (num_nodes, output_features(features))
         return self.activation(outputs)
 
     def get_config(self):

@@ -8,26 +8,24 @@ each node) and `nodes_per_graph` (whose length is the number of graphs).
 import keras
 from keras import ops
 
-from keras_laf import aggregations
+from keras_laf.graphs.base import GraphLayer
 from keras_laf.graphs.common import check_node_shape
-from keras_laf.graphs.common import check_preset
-from keras_laf.sets import SegmentSets
 from keras_laf.sets import checked_indices
 from keras_laf.sets import count_segments
 from keras_laf.sets import is_traced
 from keras_laf.validation import check_index_tensor
-from keras_laf.validation import check_positive_int
 from keras_laf.validation import check_same_length
 
 
 @keras.saving.register_keras_serializable(package="keras_laf")
-class GraphReadout(keras.layers.Layer):
+class GraphReadout(GraphLayer):
     """Aggregates the nodes of each graph of a disjoint-union batch.
 
-    Every node feature of every graph is aggregated by LAF units or by
-    fixed aggregators, over the nodes that `node_graph_ids` assigns to the
-    graph: a segment aggregation with the graphs as segments. LAF takes
-    values in [0, 1] (see `keras_laf.LAF`): put a sigmoid before it.
+    The nodes that `node_graph_ids` assigns to each graph are aggregated by
+    `aggregation`, given by name or as a layer (PyTorch Geometric's global
+    pooling with an `Aggregation`): a segment aggregation with the graphs
+    as segments. LAF takes values in [0, 1] (see `keras_laf.LAF`): put a
+    sigmoid before it.
 
     The number of graphs is the length of `nodes_per_graph` where it is
     given (as `keras_laf.datasets.disjoint_union` gives it, and as the
@@ -38,18 +36,23 @@ class GraphReadout(keras.layers.Layer):
     which a JAX trace cannot take.
 
     Args:
-        aggregation: str or list of str. Any identifier of
-            `keras_laf.aggregations.get`: `"laf"`, names or a preset of
-            `FixedAggregation` aggregators, `"softmax"`, `"powermean"`,
-            the poolings `"attention"`, `"set2set"`, `"gmt"`, `"gru"` and
-            `"lstm"` (the last two and `"gmt"` need TensorFlow, which pads
-            the graphs' nodes for them), or a list mixing them (e.g.
-            `["laf", "max"]`). Defaults to `"sum"`.
-        laf_units: int. Number of LAF units, when `aggregation="laf"`.
-            Defaults to `16`.
+        aggregation: str, list of str, or an aggregation layer. Any
+            identifier of `keras_laf.aggregations.get`: `"laf"`, names or
+            a preset of `FixedAggregation` aggregators, `"softmax"`,
+            `"powermean"`, the poolings `"attention"`, `"set2set"`,
+            `"gmt"`, `"gru"` and `"lstm"` (the last two and `"gmt"` need
+            TensorFlow, which pads the graphs' nodes for them), or a list
+            mixing them (e.g. `["laf", "max"]`); or a
+            `keras_laf.SetAggregation` layer with a flat output, used as
+            it is (`keras_laf.LAF(4, preset="closed_forms")`,
+            `keras_laf.Set2Set(processing_steps=2)`, ...). Defaults to
+            `"sum"`.
+        laf_units: int. Units of a `"laf"` given by name (also inside a
+            list); an aggregation layer has its own. Defaults to `None`:
+            16.
         laf_preset: str. The `keras_laf.LAF` preset (`"pooling"`,
-            `"closed_forms"` or `"paper"`, see `keras_laf.presets`), when
-            `aggregation="laf"`. Defaults to `None`: the layer's default.
+            `"closed_forms"` or `"paper"`, see `keras_laf.presets`) of a
+            `"laf"` given by name. Defaults to `None`: the layer's default.
         **kwargs: base layer keyword arguments, such as `name` and `dtype`.
 
     Call arguments:
@@ -63,6 +66,7 @@ class GraphReadout(keras.layers.Layer):
             of nodes of each graph; only its length is read. Pass it or
             `num_graphs`, not both; with neither, `num_graphs` is
             `max(node_graph_ids) + 1`.
+        training: bool, passed to an aggregation that takes it.
 
         Float ids raise a ValueError; out-of-range ids raise a ValueError
         in eager calls and `tf.errors.InvalidArgumentError` in traced
@@ -74,8 +78,9 @@ class GraphReadout(keras.layers.Layer):
         `nodes_per_graph` `(num_graphs,)`.
 
     Output shape:
-        `(num_graphs, features * num_aggregates)`, the aggregates of a
-        feature adjacent.
+        `(num_graphs, width)`, the aggregation's width: `features *
+        num_aggregates` for those that aggregate each feature alone, the
+        aggregates of a feature adjacent.
 
     Example:
 
@@ -103,19 +108,9 @@ class GraphReadout(keras.layers.Layer):
     """
 
     def __init__(
-        self, aggregation="sum", laf_units=16, laf_preset=None, **kwargs
+        self, aggregation="sum", laf_units=None, laf_preset=None, **kwargs
     ):
-        super().__init__(**kwargs)
-        self.aggregation = aggregations.check(aggregation)
-        self.laf_units = check_positive_int("laf_units", laf_units)
-        self.laf_preset = check_preset(laf_preset)
-        # The node features; the indices are checked in call.
-        self.input_spec = keras.layers.InputSpec(ndim=2)
-
-    @property
-    def num_aggregates(self):
-        """Aggregates per node feature."""
-        return aggregations.num_aggregates(self.aggregation, self.laf_units)
+        super().__init__(aggregation, laf_units, laf_preset, **kwargs)
 
     def build(
         self,
@@ -123,15 +118,7 @@ class GraphReadout(keras.layers.Layer):
         node_graph_ids_shape=None,
         nodes_per_graph_shape=None,
     ):
-        node_shape = check_node_shape(node_features_shape, self)
-        self._aggregation = aggregations.get(
-            self.aggregation,
-            units=self.laf_units,
-            preset=self.laf_preset,
-            name="aggregation",
-            dtype=self.dtype_policy,
-        )
-        self._aggregation.build(node_shape)
+        self.build_aggregation(self.build_node_features(node_features_shape))
 
     def _check_inputs(
         self, node_features, node_graph_ids, num_graphs, nodes_per_graph
@@ -167,6 +154,7 @@ class GraphReadout(keras.layers.Layer):
         node_graph_ids,
         num_graphs=None,
         nodes_per_graph=None,
+        training=None,
     ):
         self._check_inputs(
             node_features, node_graph_ids, num_graphs, nodes_per_graph
@@ -189,10 +177,12 @@ class GraphReadout(keras.layers.Layer):
         graph_ids = checked_indices(
             node_graph_ids, num_graphs, "node_graph_ids", "graphs"
         )
-        # (num_graphs, features * num_aggregates)
-        return self._aggregation.aggregate_sets(
+        # (num_graphs, width)
+        return self.aggregate(
             ops.cast(node_features, self.compute_dtype),
-            SegmentSets(graph_ids, num_graphs),
+            graph_ids,
+            num_graphs,
+            training,
         )
 
     def compute_output_spec(
@@ -201,6 +191,7 @@ class GraphReadout(keras.layers.Layer):
         node_graph_ids,
         num_graphs=None,
         nodes_per_graph=None,
+        training=None,
     ):
         self._check_inputs(
             node_features, node_graph_ids, num_graphs, nodes_per_graph
@@ -222,17 +213,4 @@ class GraphReadout(keras.layers.Layer):
         num_graphs = (
             None if nodes_per_graph_shape is None else nodes_per_graph_shape[0]
         )
-        return (
-            num_graphs,
-            aggregations.output_width(
-                self.aggregation, node_shape[-1], self.laf_units
-            ),
-        )
-
-    def get_config(self):
-        return {
-            **super().get_config(),
-            "aggregation": self.aggregation,
-            "laf_units": self.laf_units,
-            "laf_preset": self.laf_preset,
-        }
+        return (num_graphs, self.aggregation_width(node_shape[-1]))

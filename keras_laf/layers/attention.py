@@ -21,10 +21,7 @@ from keras_laf.sets import from_padded
 from keras_laf.sets import to_padded
 from keras_laf.validation import check_positive_int
 from keras_laf.validation import check_shape
-
-
-def _clone_initializer(initializer):
-    return initializer.__class__.from_config(initializer.get_config())
+from keras_laf.validation import clone_initializer
 
 
 def _check_set_shape(shape, layer, argument):
@@ -124,8 +121,8 @@ class _SetAttentionLayer(keras.layers.Layer):
         return {
             # A fresh copy for each layer: one initializer instance draws
             # the same values at every call.
-            "kernel_initializer": _clone_initializer(self.kernel_initializer),
-            "bias_initializer": _clone_initializer(self.bias_initializer),
+            "kernel_initializer": clone_initializer(self.kernel_initializer),
+            "bias_initializer": clone_initializer(self.bias_initializer),
             "kernel_regularizer": self.kernel_regularizer,
             "bias_regularizer": self.bias_regularizer,
             "dtype": self.dtype_policy,

@@ -1,4 +1,5 @@
-"""Tests of MessagePassing, GraphReadout and the graph-network builder."""
+"""Tests of AggregationConv, GraphReadout, PNA's scalers in them and the
+graph-network builder."""
 
 import os
 
@@ -8,8 +9,11 @@ import pytest
 import tensorflow as tf
 
 from keras_laf import LAF
+from keras_laf import DegreeScalerAggregation
+from keras_laf import aggregations
+from keras_laf import degree_histogram
 from keras_laf.datasets import disjoint_union
-from keras_laf.graphs.message_passing import MessagePassing
+from keras_laf.graphs.message_passing import AggregationConv
 from keras_laf.graphs.readout import GraphReadout
 from keras_laf.models.graph_network import graph_network
 
@@ -54,8 +58,19 @@ def hand_made_batch(seed=0, num_features=2):
     return disjoint_union(features, edges)
 
 
+def scaled(aggregation, laf_units=3, delta=1.5):
+    """`aggregation` by name inside PNA's three log scalers."""
+    return DegreeScalerAggregation(
+        aggregations.get(aggregation, units=laf_units),
+        ALL_SCALERS,
+        average_log_degree=delta,
+    )
+
+
 def reference_aggregates(layer, inputs):
-    """Applies the layer's aggregator to each node's message set alone."""
+    """Applies the scaled aggregation's aggregator to each node's message
+    set alone, and the scalers by hand."""
+    scaler = layer._aggregation
     features = inputs["node_features"]
     source, target = inputs["edge_source"], inputs["edge_target"]
     messages = keras.ops.convert_to_numpy(
@@ -63,15 +78,15 @@ def reference_aggregates(layer, inputs):
             np.concatenate([features[target], features[source]], -1)
         )
     )
-    delta = layer.average_log_degree
+    delta = scaler.average_log_degree
     rows = []
     for node in range(len(features)):
         neighbours = messages[target == node]
         if len(neighbours):
-            aggregates = layer._aggregation(neighbours[None])
+            aggregates = scaler._aggregation(neighbours[None])
         else:
             # The empty set: one masked-out element.
-            aggregates = layer._aggregation(
+            aggregates = scaler._aggregation(
                 np.zeros((1, 1, messages.shape[1]), "float32"),
                 mask=np.zeros((1, 1), bool),
             )
@@ -83,7 +98,7 @@ def reference_aggregates(layer, inputs):
             "attenuation": delta / log_degree,
         }
         rows.append(
-            np.concatenate([aggregates * factors[s] for s in layer.scalers])
+            np.concatenate([aggregates * factors[s] for s in scaler.scalers])
         )
     return np.stack(rows)
 
@@ -91,9 +106,7 @@ def reference_aggregates(layer, inputs):
 @pytest.mark.parametrize("aggregation", AGGREGATIONS, ids=str)
 def test_neighbour_aggregation_equals_aggregator_on_each_set(aggregation):
     inputs = hand_made_batch()
-    layer = MessagePassing(
-        4, aggregation=aggregation, laf_units=3, scalers=ALL_SCALERS
-    )
+    layer = AggregationConv(4, aggregation=scaled(aggregation))
     args = (inputs["node_features"], inputs["edge_source"])
     outputs = layer(*args, inputs["edge_target"])
     assert outputs.shape == (10, 4)
@@ -110,7 +123,7 @@ def test_sum_mean_max_match_numpy():
     inputs = hand_made_batch()
     features = inputs["node_features"]
     source, target = inputs["edge_source"], inputs["edge_target"]
-    layer = MessagePassing(2, aggregation=["sum", "mean", "max"])
+    layer = AggregationConv(2, aggregation=["sum", "mean", "max"])
     layer(features, source, target)
     # Messages = the sender's features.
     layer._message_dense.set_weights(
@@ -134,7 +147,7 @@ def test_update_and_edge_features():
     inputs = hand_made_batch()
     num_edges = len(inputs["edge_source"])
     edge_features = np.random.default_rng(1).uniform(size=(num_edges, 3))
-    layer = MessagePassing(5, aggregation="sum", message_units=2)
+    layer = AggregationConv(5, aggregation="sum", message_units=2)
     outputs = layer(
         inputs["node_features"],
         inputs["edge_source"],
@@ -165,14 +178,15 @@ def permuted(inputs, permutation):
 
 @pytest.mark.parametrize("aggregation", ["laf", "pna"])
 def test_relabelling_permutes_node_outputs_only(aggregation):
+    inputs = hand_made_batch()
     model = graph_network(
         aggregation=aggregation,
         laf_units=3,
         hidden_units=4,
         num_layers=2,
         scalers=ALL_SCALERS,
+        degree_histogram=degree_histogram(inputs["edge_target"], 10),
     )
-    inputs = hand_made_batch()
     permutation = np.random.default_rng(3).permutation(10)
     outputs = model(inputs)
     relabelled = model(permuted(inputs, permutation))
@@ -193,7 +207,7 @@ def test_relabelling_permutes_node_outputs_only(aggregation):
 
 @pytest.mark.parametrize("aggregation", ["laf", "sum", "pna"])
 def test_empty_edges_isolated_nodes_and_single_node_graphs(aggregation):
-    layer = MessagePassing(3, aggregation=aggregation, scalers=ALL_SCALERS)
+    layer = AggregationConv(3, aggregation=scaled(aggregation, laf_units=16))
     readout = GraphReadout(aggregation)
     no_edges = np.zeros((0,), "int32")
     for num_nodes in (1, 4):
@@ -227,7 +241,7 @@ def test_malformed_edge_indices_raise_value_error():
     inputs = hand_made_batch()
     features = inputs["node_features"]
     source, target = inputs["edge_source"], inputs["edge_target"]
-    layer = MessagePassing(2, aggregation="sum")
+    layer = AggregationConv(2, aggregation="sum")
     layer(features, source, target)
     bad_values = [
         (source.astype("float32"), target, "dtype"),
@@ -253,7 +267,7 @@ def test_malformed_edge_indices_raise_value_error():
 
 def test_out_of_range_indices_in_traced_calls():
     inputs = hand_made_batch()
-    layer = MessagePassing(2, aggregation="sum")
+    layer = AggregationConv(2, aggregation="sum")
     call = tf.function(layer)
     bad_source = np.where(inputs["edge_source"] == 0, 99, inputs["edge_source"])
     with pytest.raises(tf.errors.InvalidArgumentError, match="edge_source"):
@@ -358,13 +372,9 @@ def test_laf_readout_matches_laf_on_each_graph():
 
 def test_bad_arguments():
     with pytest.raises(ValueError, match="units=0"):
-        MessagePassing(0)
+        AggregationConv(0)
     with pytest.raises(ValueError, match="median"):
-        MessagePassing(2, aggregation="median")
-    with pytest.raises(ValueError, match="scalers"):
-        MessagePassing(2, scalers=["double"])
-    with pytest.raises(ValueError, match="average_log_degree"):
-        MessagePassing(2, average_log_degree=0.0)
+        AggregationConv(2, aggregation="median")
     with pytest.raises(ValueError, match="laf_units"):
         GraphReadout("laf", laf_units=0)
     with pytest.raises(ValueError, match="update"):
@@ -375,28 +385,31 @@ def test_bad_arguments():
         graph_network(convolution="gnn")
     with pytest.raises(ValueError, match="num_heads=0"):
         graph_network(convolution="gat", num_heads=0)
+    # The scalers need the statistics of the training graphs.
+    with pytest.raises(ValueError, match="keras_laf.degree_histogram"):
+        graph_network(scalers=ALL_SCALERS)
 
 
 def test_config_round_trip():
-    layer = MessagePassing(
+    layer = AggregationConv(
         4,
-        aggregation=["mean", "max"],
-        scalers=ALL_SCALERS,
-        average_log_degree=2.0,
+        aggregation=DegreeScalerAggregation(
+            ["mean", "max"], ALL_SCALERS, average_log_degree=2.0
+        ),
         message_units=3,
         name="layer",
     )
     config = layer.get_config()
-    assert MessagePassing.from_config(config).get_config() == config
+    assert AggregationConv.from_config(config).get_config() == config
     readout = GraphReadout("laf", laf_units=5, name="readout")
     config = readout.get_config()
     assert GraphReadout.from_config(config).get_config() == config
 
 
 def test_laf_preset_reaches_the_layers():
-    layer = MessagePassing(4, laf_units=2, laf_preset="closed_forms")
+    layer = AggregationConv(4, laf_units=2, laf_preset="closed_forms")
     readout = GraphReadout("laf", laf_units=2, laf_preset="paper")
-    assert MessagePassing.from_config(layer.get_config()).laf_preset == (
+    assert AggregationConv.from_config(layer.get_config()).laf_preset == (
         "closed_forms"
     )
     assert GraphReadout.from_config(readout.get_config()).laf_preset == (
@@ -417,9 +430,9 @@ def test_laf_preset_reaches_the_layers():
     ]
     assert len(laf_layers) == 2
     assert {laf.preset for laf in laf_layers} == {"closed_forms"}
-    assert MessagePassing(4).laf_preset is None
+    assert AggregationConv(4).laf_preset is None
     with pytest.raises(ValueError, match="preset='median'"):
-        MessagePassing(4, laf_preset="median")
+        AggregationConv(4, laf_preset="median")
     with pytest.raises(ValueError, match="preset='median'"):
         GraphReadout("laf", laf_preset="median")
 
@@ -427,10 +440,14 @@ def test_laf_preset_reaches_the_layers():
 def test_mixed_precision():
     inputs = hand_made_batch()
     for aggregation in ("laf", "pna"):
-        layer = MessagePassing(
+        layer = AggregationConv(
             3,
-            aggregation=aggregation,
-            scalers=ALL_SCALERS,
+            aggregation=DegreeScalerAggregation(
+                aggregations.get(aggregation, units=16, dtype="mixed_float16"),
+                ALL_SCALERS,
+                average_log_degree=1.5,
+                dtype="mixed_float16",
+            ),
             dtype="mixed_float16",
         )
         outputs = layer(
@@ -495,6 +512,7 @@ def test_builder_names_and_fit():
         hidden_units=4,
         num_layers=2,
         scalers=ALL_SCALERS,
+        average_log_degree=1.2,
         dropout=0.1,
     )
     assert model.name == "graph_network"
@@ -521,15 +539,16 @@ def test_builder_updates(update):
 
 
 def test_save_and_reload_without_custom_objects(tmp_path):
+    inputs = hand_made_batch()
     model = graph_network(
         aggregation="laf",
         laf_units=2,
         hidden_units=4,
         num_layers=2,
         scalers=ALL_SCALERS,
+        degree_histogram=degree_histogram(inputs["edge_target"], 10),
         readout_aggregation=["mean", "max"],
     )
-    inputs = hand_made_batch()
     expected = model(inputs)
     path = os.path.join(tmp_path, "graph_network.keras")
     model.save(path)
