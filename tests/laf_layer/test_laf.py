@@ -663,7 +663,8 @@ def test_traced_call_is_chunked_whether_the_set_size_is_known_or_not():
     # Memory stays bounded whether the set size is known when tracing or
     # only at run time (ragged sets, a dynamic set axis): the set axis is
     # cut into chunks, a loop over them; the values agree.
-    # 8 features and 8 units: chunks of 2^17 / (8 * 2 * 16) = 512 elements.
+    # 2 sets of 8 features, 8 units: chunks of 2^19 / (2 * 8 * 4 * 8) = 1,024
+    # elements (the CPU default budget), three of them per set.
     exponents, coefficients = random_parameters(units=8, seed=3)
     values = np.random.default_rng(4).uniform(0, 1, (2, 3000, 8))
 
