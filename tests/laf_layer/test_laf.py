@@ -768,7 +768,8 @@ def test_chunk_budget_is_public_configuration(chunk_budget):
 def test_gradients_match_autodiff_of_the_formula(form):
     # The power sums have a hand-written gradient; compare everything with
     # TensorFlow's autodiff of the plain formula on values inside (0, 1).
-    # Sets over many chunks: test_backends.py, on every backend.
+    # Sets over many chunks: tests/ops/test_laf_every_backend.py, on every
+    # backend.
     rng = np.random.default_rng(20)
     values = tf.constant(rng.uniform(0.05, 0.95, (2, 6, 3)), "float32")
     exponents, coefficients = random_parameters(units=4, seed=21)
