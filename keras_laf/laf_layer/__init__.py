@@ -8,7 +8,8 @@
 - `closed_forms`: the aggregators of the paper's Table 1 as LAF
   parameters, and how a trained unit is matched to them;
 - `callbacks`: `SnapToClosedForms`, which snaps units onto closed forms
-  during training.
+  during training, and `LeastSquaresHead`, which refits a linear head
+  onto them at its end.
 
 The formula itself, on tensors, is `keras_laf.ops`.
 """
