@@ -1,0 +1,76 @@
+"""`benchmarks/learnable_aggregations.py` on its smallest settings: one
+record per (method, task, seed), skipped when present, the table and the
+CSV at the end."""
+
+import csv
+import json
+import os
+import pathlib
+import subprocess
+import sys
+
+import pytest
+
+SCRIPT = (
+    pathlib.Path(__file__).resolve().parents[2]
+    / "benchmarks"
+    / "learnable_aggregations.py"
+)
+SMALLEST = [
+    "--methods=sum,genagg",
+    "--tasks=integer:max,regression:harmonic_mean",
+    "--seeds=0",
+    "--epochs=1",
+    "--train-size=64",
+    "--test-size=16",
+]
+
+
+def run(arguments):
+    return subprocess.run(
+        [sys.executable, str(SCRIPT), *arguments],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2"},
+        timeout=900,
+    )
+
+
+@pytest.mark.slow
+def test_smallest_run_writes_records_resumes_and_tabulates(tmp_path):
+    completed = run([*SMALLEST, f"--output={tmp_path}"])
+    assert completed.returncode == 0, completed.stderr
+    records = sorted(tmp_path.glob("*.json"))
+    assert [path.name for path in records] == [
+        "genagg__integer-max__seed0.json",
+        "genagg__regression-harmonic_mean__seed0.json",
+        "sum__integer-max__seed0.json",
+        "sum__regression-harmonic_mean__seed0.json",
+    ]
+    record = json.loads(records[0].read_text())
+    assert record["method"] == "genagg" and record["epochs"] == 1
+    assert record["mae_10"] >= 0 and record["seconds_per_epoch"] > 0
+    assert "| integer:max | genagg |" in completed.stdout
+    with open(tmp_path / "summary.csv") as file:
+        rows = list(csv.DictReader(file))
+    assert len(rows) == 4 and rows[0]["failures"] == "0"
+
+    # A second run finds every record and trains nothing.
+    before = {path: path.stat().st_mtime_ns for path in records}
+    again = run([*SMALLEST, f"--output={tmp_path}"])
+    assert again.returncode == 0, again.stderr
+    assert "seed 0: mae_10" not in again.stdout
+    assert {path: path.stat().st_mtime_ns for path in records} == before
+    assert "| regression:harmonic_mean | sum |" in again.stdout
+
+
+@pytest.mark.slow
+def test_help_and_bad_arguments():
+    completed = run(["--help"])
+    assert completed.returncode == 0 and "--seeds" in completed.stdout
+    completed = run(["--methods=lstm"])
+    assert completed.returncode == 2 and "unknown method" in completed.stderr
+    completed = run(["--seeds=a-b"])
+    assert (
+        completed.returncode == 2 and "seeds are integers" in completed.stderr
+    )
