@@ -10,9 +10,9 @@ from keras_laf.laf_layer.callbacks import LeastSquaresHead
 
 def linear_model(hidden_activation="tanh"):
     inputs = keras.Input((3,))
-    hidden = keras.layers.Dense(
-        4, activation=hidden_activation, name="hidden"
-    )(inputs)
+    hidden = keras.layers.Dense(4, activation=hidden_activation, name="hidden")(
+        inputs
+    )
     outputs = keras.layers.Dense(2, name="head")(hidden)
     return keras.Model(inputs, outputs)
 
