@@ -1,22 +1,28 @@
 """Input pipelines for sets and graphs: sets padded with their mask (the
 inputs of the models of `keras_laf.models` on every backend), ragged
 `tf.data` batches of sets and their padded form, and batches of graphs as
-one disjoint union.
+one disjoint union, padded to a few sizes for compiled models.
 
 The data sets of the LAF paper's experiments (sets of digits with twelve
 targets, digit images, point clouds, the graph-properties benchmark) are
 in `laf_experiments.datasets`.
 """
 
+from keras_laf.datasets.graph_batches import GraphBatches
 from keras_laf.datasets.graph_batches import adjacency_to_edges
+from keras_laf.datasets.graph_batches import bucket_size
 from keras_laf.datasets.graph_batches import disjoint_union
+from keras_laf.datasets.graph_batches import pad_graph_batch
 from keras_laf.datasets.padded_sets import pad_sets
 from keras_laf.datasets.ragged_dataset import ragged_set_dataset
 from keras_laf.datasets.ragged_dataset import to_padded_batches
 
 __all__ = [
+    "GraphBatches",
     "adjacency_to_edges",
+    "bucket_size",
     "disjoint_union",
+    "pad_graph_batch",
     "pad_sets",
     "ragged_set_dataset",
     "to_padded_batches",

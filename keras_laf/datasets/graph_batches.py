@@ -1,5 +1,7 @@
-"""Batches of graphs in the disjoint-union form of `keras_laf.graphs`."""
+"""Batches of graphs in the disjoint-union form of `keras_laf.graphs`,
+padded to a few sizes where a compiled model would compile for each."""
 
+import keras
 import numpy as np
 
 
@@ -161,3 +163,318 @@ def disjoint_union(node_features, edges, node_labels=None, graph_labels=None):
     if graph_labels is not None:
         targets["graph_outputs"] = np.asarray(graph_labels, "float32")
     return inputs, targets
+
+
+# The keys of a disjoint-union batch that `pad_graph_batch` pads, and the
+# outputs of `keras_laf.models.graph_network` it gives sample weights.
+GRAPH_INPUTS = (
+    "node_features",
+    "edge_source",
+    "edge_target",
+    "node_graph_ids",
+    "nodes_per_graph",
+)
+GRAPH_TARGETS = ("node_outputs", "graph_outputs")
+
+
+def bucket_size(count, smallest=16, growth=2.0):
+    """The smallest bucket holding `count` items: `smallest`, then each
+    bucket `growth` times the one before, rounded up.
+
+    Args:
+        count: non-negative int.
+        smallest: positive int, the first bucket. Defaults to `16`.
+        growth: float above 1. Defaults to `2.0`: powers of 2 from 16.
+
+    Example:
+
+    >>> bucket_size(17), bucket_size(16), bucket_size(3, smallest=4)
+    (32, 16, 4)
+    """
+    if isinstance(count, bool) or not isinstance(count, (int, np.integer)):
+        raise ValueError(f"`count` must be an int. Received: count={count!r}")
+    if count < 0:
+        raise ValueError(
+            f"`count` must be non-negative. Received: count={count}"
+        )
+    if (
+        isinstance(smallest, bool)
+        or not isinstance(smallest, (int, np.integer))
+        or smallest < 1
+    ):
+        raise ValueError(
+            "`smallest` must be a positive int. Received: "
+            f"smallest={smallest!r}"
+        )
+    if (
+        isinstance(growth, bool)
+        or not isinstance(growth, (int, float))
+        or not growth > 1
+    ):
+        raise ValueError(
+            f"`growth` must be a number above 1. Received: growth={growth!r}"
+        )
+    size = int(smallest)
+    while size < count:
+        size = int(np.ceil(size * growth))
+    return size
+
+
+def _padded_size(name, requested, needed, smallest, growth):
+    if requested is None:
+        return bucket_size(needed, smallest, growth)
+    if (
+        isinstance(requested, bool)
+        or not isinstance(requested, (int, np.integer))
+        or requested < needed
+    ):
+        raise ValueError(
+            f"`{name}` must be an int of at least {needed} for this batch "
+            "(its real items and, for nodes and graphs, one padding item). "
+            f"Received: {name}={requested!r}"
+        )
+    return int(requested)
+
+
+def _zero_rows(array, rows):
+    array = np.asarray(array)
+    return np.concatenate(
+        [array, np.zeros((rows, *array.shape[1:]), array.dtype)]
+    )
+
+
+def pad_graph_batch(
+    inputs,
+    targets=None,
+    num_nodes=None,
+    num_edges=None,
+    num_graphs=None,
+    smallest=16,
+    growth=2.0,
+):
+    """Pads a disjoint-union batch to a few sizes, so that it compiles once.
+
+    A compiled model (`jax.jit`, XLA) compiles once per shape of its
+    inputs, and the numbers of nodes, edges and graphs of a batch of
+    graphs change from batch to batch. Padded to buckets (`bucket_size`:
+    powers of 2 from 16 by default) they take a few values, each compiled
+    once. The padding does not change the real graphs' outputs: the
+    padding nodes, with zero features, form a padding graph after the
+    real ones (any further padding graphs are empty), and the padding
+    edges join padding nodes (the first padding node to itself), so no
+    message reaches a real node.
+
+    The sample weights make a loss with Keras's default reduction (the
+    mean over the rows of the batch) the mean over the real rows: 0 at
+    padding, and the padded over the real number of rows elsewhere
+    (`padded / real`, so that the sum over the padded rows, divided by
+    their number, is the mean over the real ones). Pass them to `fit` or
+    `train_on_batch` with the targets.
+
+    Args:
+        inputs: dict of NumPy arrays, as `disjoint_union` returns them.
+        targets: optional dict with `"node_outputs"` `(num_nodes, tasks)`
+            and/or `"graph_outputs"` `(num_graphs, tasks)`.
+        num_nodes, num_edges, num_graphs: optional ints, the padded sizes;
+            each defaults to the bucket of what the batch needs: its
+            nodes and one padding node, its edges, its graphs and one
+            padding graph.
+        smallest, growth: the buckets, as `bucket_size`. Default to `16`
+            and `2.0`.
+
+    Returns:
+        A tuple `(inputs, targets, sample_weights)`: the padded inputs,
+        the padded targets (zero rows at padding; None without targets)
+        and float32 sample weights `{"node_outputs": (num_nodes,),
+        "graph_outputs": (num_graphs,)}`, with the keys of `targets`
+        where given.
+
+    Example:
+
+    >>> inputs = disjoint_union(
+    ...     [np.ones((3, 1)), np.ones((2, 1))],
+    ...     [np.array([[0, 1], [1, 2]]), np.array([[1, 0]])],
+    ... )
+    >>> padded, _, weights = pad_graph_batch(inputs)
+    >>> padded["node_features"].shape, padded["nodes_per_graph"][:4]
+    ((16, 1), array([ 3,  2, 11,  0], dtype=int32))
+    >>> padded["edge_source"][2:5], weights["graph_outputs"][:3]
+    (array([4, 5, 5], dtype=int32), array([8., 8., 0.], dtype=float32))
+    """
+    unknown = sorted(set(inputs) - set(GRAPH_INPUTS))
+    missing = sorted(set(GRAPH_INPUTS) - set(inputs))
+    if unknown or missing:
+        raise ValueError(
+            f"`inputs` must be a dict with the keys {list(GRAPH_INPUTS)}, as "
+            f"`disjoint_union` returns it. Received: missing keys {missing}, "
+            f"unknown keys {unknown}"
+        )
+    if targets is not None and (
+        not targets or set(targets) - set(GRAPH_TARGETS)
+    ):
+        raise ValueError(
+            f"`targets` must be a dict with keys among {list(GRAPH_TARGETS)}. "
+            f"Received keys: {sorted(targets)}"
+        )
+    real_nodes = len(inputs["node_features"])
+    real_edges = len(inputs["edge_source"])
+    real_graphs = len(inputs["nodes_per_graph"])
+    num_nodes = _padded_size(
+        "num_nodes", num_nodes, real_nodes + 1, smallest, growth
+    )
+    num_edges = _padded_size(
+        "num_edges", num_edges, real_edges, smallest, growth
+    )
+    num_graphs = _padded_size(
+        "num_graphs", num_graphs, real_graphs + 1, smallest, growth
+    )
+    padding_nodes = num_nodes - real_nodes
+    # Every padding edge from the first padding node to itself.
+    edge_padding = np.full(num_edges - real_edges, real_nodes, "int32")
+    nodes_per_graph = np.zeros(num_graphs, "int32")
+    nodes_per_graph[:real_graphs] = inputs["nodes_per_graph"]
+    nodes_per_graph[real_graphs] = padding_nodes
+    padded = {
+        "node_features": _zero_rows(inputs["node_features"], padding_nodes),
+        "edge_source": np.concatenate([inputs["edge_source"], edge_padding]),
+        "edge_target": np.concatenate([inputs["edge_target"], edge_padding]),
+        "node_graph_ids": np.concatenate(
+            [
+                inputs["node_graph_ids"],
+                np.full(padding_nodes, real_graphs, "int32"),
+            ]
+        ).astype("int32"),
+        "nodes_per_graph": nodes_per_graph,
+    }
+    rows = {
+        "node_outputs": (real_nodes, num_nodes),
+        "graph_outputs": (real_graphs, num_graphs),
+    }
+    weights = {}
+    for name in GRAPH_TARGETS if targets is None else targets:
+        real, total = rows[name]
+        weights[name] = np.zeros(total, "float32")
+        weights[name][:real] = total / max(real, 1)
+    if targets is not None:
+        targets = {
+            name: _zero_rows(value, rows[name][1] - rows[name][0])
+            for name, value in targets.items()
+        }
+    return padded, targets, weights
+
+
+class GraphBatches(keras.utils.PyDataset):
+    """Batches of graphs for `Model.fit`, drawn afresh each epoch and
+    padded to buckets.
+
+    Each batch is the disjoint union (`disjoint_union`) of `batch_size`
+    graphs, padded by `pad_graph_batch` to the buckets of its numbers of
+    nodes, edges and graphs, with the sample weights that keep padding out
+    of the loss: on JAX, and on TensorFlow with XLA, a model then compiles
+    once per bucket instead of once per batch. With `pad=False` the
+    batches are the unions as they are, which a model that is not
+    compiled (PyTorch, TensorFlow without XLA) runs without the padding's
+    extra work.
+
+    Args:
+        node_features: sequence of arrays `(num_nodes_i, features)`.
+        edges: sequence of int arrays `(num_edges_i, 2)`.
+        node_labels: optional sequence of arrays `(num_nodes_i, tasks)`.
+        graph_labels: optional array-like `(num_graphs, tasks)`.
+        batch_size: int, graphs per batch (the last batch may hold fewer).
+            Defaults to `32`.
+        shuffle: bool, whether the graphs are shuffled, afresh at every
+            epoch. Defaults to `False`.
+        seed: optional int, the seed of the shuffling.
+        pad: bool, whether the batches are padded to buckets. Defaults to
+            `True`.
+        smallest, growth: the buckets, as `bucket_size`. Default to `16`
+            and `2.0`.
+        **kwargs: `keras.utils.PyDataset` arguments (`workers`, ...).
+
+    Example:
+
+    >>> batches = GraphBatches(
+    ...     [np.ones((3, 1)), np.ones((2, 1))],
+    ...     [np.array([[0, 1]]), np.array([[1, 0]])],
+    ...     graph_labels=np.ones((2, 1)),
+    ...     batch_size=2,
+    ... )
+    >>> inputs, targets, weights = batches[0]
+    >>> len(batches), inputs["node_features"].shape
+    (1, (16, 1))
+    """
+
+    def __init__(
+        self,
+        node_features,
+        edges,
+        node_labels=None,
+        graph_labels=None,
+        batch_size=32,
+        shuffle=False,
+        seed=None,
+        pad=True,
+        smallest=16,
+        growth=2.0,
+        **kwargs,
+    ):
+        super().__init__(**kwargs)
+        if (
+            isinstance(batch_size, bool)
+            or not isinstance(batch_size, (int, np.integer))
+            or batch_size < 1
+        ):
+            raise ValueError(
+                "`batch_size` must be a positive int. Received: "
+                f"batch_size={batch_size!r}"
+            )
+        # Checks every graph once, here, and the buckets' arguments.
+        disjoint_union(node_features, edges, node_labels, graph_labels)
+        bucket_size(0, smallest, growth)
+        self.node_features = list(node_features)
+        self.edges = list(edges)
+        self.node_labels = None if node_labels is None else list(node_labels)
+        self.graph_labels = (
+            None if graph_labels is None else np.asarray(graph_labels)
+        )
+        self.batch_size = int(batch_size)
+        self.shuffle = bool(shuffle)
+        self.pad = bool(pad)
+        self.smallest = smallest
+        self.growth = growth
+        self._rng = np.random.default_rng(seed)
+        self._order = np.arange(len(self.node_features))
+        if self.shuffle:
+            self._rng.shuffle(self._order)
+
+    def __len__(self):
+        return -(-len(self.node_features) // self.batch_size)
+
+    def __getitem__(self, index):
+        if not 0 <= index < len(self):
+            raise IndexError(
+                f"Batch {index} of a GraphBatches of {len(self)} batches"
+            )
+        graphs = self._order[
+            index * self.batch_size : (index + 1) * self.batch_size
+        ]
+        union = disjoint_union(
+            [self.node_features[g] for g in graphs],
+            [self.edges[g] for g in graphs],
+            None
+            if self.node_labels is None
+            else [self.node_labels[g] for g in graphs],
+            None if self.graph_labels is None else self.graph_labels[graphs],
+        )
+        inputs, targets = union if isinstance(union, tuple) else (union, None)
+        if not self.pad:
+            return inputs if targets is None else (inputs, targets)
+        inputs, targets, weights = pad_graph_batch(
+            inputs, targets, smallest=self.smallest, growth=self.growth
+        )
+        return inputs if targets is None else (inputs, targets, weights)
+
+    def on_epoch_end(self):
+        if self.shuffle:
+            self._rng.shuffle(self._order)

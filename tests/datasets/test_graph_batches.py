@@ -1,0 +1,191 @@
+"""Graph batches padded to buckets: their layout, and that padding leaves
+the real graphs' outputs and the loss as they are, on every backend."""
+
+import keras
+import numpy as np
+import pytest
+from keras import ops
+
+from keras_laf.datasets import GraphBatches
+from keras_laf.datasets import bucket_size
+from keras_laf.datasets import disjoint_union
+from keras_laf.datasets import pad_graph_batch
+from keras_laf.models import graph_network
+
+pytestmark = pytest.mark.multi_backend
+
+
+def random_graphs(num_graphs, seed=0, smallest=1, largest=6):
+    rng = np.random.default_rng(seed)
+    features, edges, node_labels = [], [], []
+    for _ in range(num_graphs):
+        n = int(rng.integers(smallest, largest + 1))
+        features.append(rng.uniform(size=(n, 2)).astype("float32"))
+        pairs = rng.integers(0, n, size=(int(rng.integers(0, 2 * n + 1)), 2))
+        edges.append(pairs.astype("int32"))
+        node_labels.append(rng.uniform(size=(n, 3)).astype("float32"))
+    graph_labels = rng.uniform(size=(num_graphs, 3)).astype("float32")
+    return features, edges, node_labels, graph_labels
+
+
+def test_bucket_sizes():
+    assert [bucket_size(n) for n in (0, 1, 16, 17, 33)] == [16, 16, 16, 32, 64]
+    # 3, 5 (4.5 rounded up), 8 (7.5), 12
+    assert bucket_size(10, smallest=3, growth=1.5) == 12
+    with pytest.raises(ValueError, match="growth=1"):
+        bucket_size(3, growth=1)
+    with pytest.raises(ValueError, match="count=-1"):
+        bucket_size(-1)
+
+
+def test_padding_layout_by_hand():
+    inputs, targets = disjoint_union(
+        [np.ones((3, 1)), np.full((2, 1), 2.0)],
+        [np.array([[0, 1], [1, 2]]), np.array([[1, 0]])],
+        [np.ones((3, 1)), np.ones((2, 1))],
+        np.ones((2, 1)),
+    )
+    padded, padded_targets, weights = pad_graph_batch(
+        inputs, targets, smallest=4
+    )
+    # 5 nodes + 1 padding -> 8; 3 edges -> 4; 2 graphs + 1 padding -> 4.
+    np.testing.assert_array_equal(
+        padded["node_features"][:, 0], [1, 1, 1, 2, 2, 0, 0, 0]
+    )
+    np.testing.assert_array_equal(padded["edge_source"], [0, 1, 4, 5])
+    np.testing.assert_array_equal(padded["edge_target"], [1, 2, 3, 5])
+    np.testing.assert_array_equal(
+        padded["node_graph_ids"], [0, 0, 0, 1, 1, 2, 2, 2]
+    )
+    np.testing.assert_array_equal(padded["nodes_per_graph"], [3, 2, 3, 0])
+    np.testing.assert_array_equal(
+        weights["node_outputs"], np.float32([8 / 5] * 5 + [0] * 3)
+    )
+    np.testing.assert_array_equal(weights["graph_outputs"], [2, 2, 0, 0])
+    np.testing.assert_array_equal(padded_targets["graph_outputs"][2:], 0)
+    assert padded_targets["node_outputs"].shape == (8, 1)
+
+
+def test_padding_bad_arguments():
+    inputs = disjoint_union([np.ones((3, 1))], [np.array([[0, 1]])])
+    with pytest.raises(ValueError, match="num_nodes=3"):
+        pad_graph_batch(inputs, num_nodes=3)
+    with pytest.raises(ValueError, match="unknown keys"):
+        pad_graph_batch({**inputs, "extra": np.zeros(3)})
+    with pytest.raises(ValueError, match="targets"):
+        pad_graph_batch(inputs, {"outputs": np.zeros((3, 1))})
+
+
+def small_network(aggregation, convolution="message_passing"):
+    keras.utils.set_random_seed(1)
+    return graph_network(
+        aggregation=aggregation,
+        laf_units=2,
+        hidden_units=4,
+        num_layers=2,
+        num_readout_layers=2,
+        convolution=convolution,
+    )
+
+
+@pytest.mark.parametrize(
+    "aggregation, convolution",
+    [
+        ("laf", "message_passing"),
+        (["mean", "max", "std"], "message_passing"),
+        ("softmax", "message_passing"),
+        ("sum", "gin"),
+        ("mean", "gcn"),
+        ("max", "gat"),
+    ],
+)
+def test_padded_batches_leave_outputs_and_loss_as_they_are(
+    aggregation, convolution
+):
+    inputs, targets = disjoint_union(*random_graphs(4))
+    padded, padded_targets, weights = pad_graph_batch(inputs, targets)
+    model = small_network(aggregation, convolution)
+    model.compile(loss="mse")
+    outputs = model.predict_on_batch(inputs)
+    padded_outputs = model.predict_on_batch(padded)
+    num_nodes = len(inputs["node_features"])
+    num_graphs = len(inputs["nodes_per_graph"])
+    np.testing.assert_allclose(
+        padded_outputs["node_outputs"][:num_nodes],
+        outputs["node_outputs"],
+        rtol=1e-5,
+        atol=1e-6,
+    )
+    np.testing.assert_allclose(
+        padded_outputs["graph_outputs"][:num_graphs],
+        outputs["graph_outputs"],
+        rtol=1e-5,
+        atol=1e-6,
+    )
+    assert np.isfinite(padded_outputs["node_outputs"]).all()
+    assert np.isfinite(padded_outputs["graph_outputs"]).all()
+    loss = model.test_on_batch(inputs, targets)
+    padded_loss = model.test_on_batch(
+        padded, padded_targets, sample_weight=weights
+    )
+    np.testing.assert_allclose(padded_loss, loss, rtol=1e-5)
+
+
+def test_padding_gets_no_gradient():
+    # Targets far off at padding: with zero weight they change nothing.
+    inputs, targets = disjoint_union(*random_graphs(3, seed=4))
+    padded, padded_targets, weights = pad_graph_batch(inputs, targets)
+    for name, rows in (
+        ("node_outputs", len(inputs["node_features"])),
+        ("graph_outputs", len(inputs["nodes_per_graph"])),
+    ):
+        padded_targets[name][rows:] = 1e3
+    model = small_network("laf")
+    model.compile(loss="mse")
+    off = model.test_on_batch(padded, padded_targets, sample_weight=weights)
+    np.testing.assert_allclose(
+        off, model.test_on_batch(inputs, targets), rtol=1e-5
+    )
+
+
+def test_graph_batches_draw_every_graph_once_per_epoch():
+    graphs = random_graphs(10, seed=2)
+    batches = GraphBatches(*graphs, batch_size=4, shuffle=True, seed=0)
+    assert len(batches) == 3
+
+    def epoch_labels():
+        labels = []
+        for index in range(len(batches)):
+            inputs, targets, weights = batches[index]
+            real = weights["graph_outputs"] > 0
+            labels.append(targets["graph_outputs"][real])
+            assert inputs["node_features"].shape[0] % 16 == 0
+        return np.concatenate(labels)
+
+    first = epoch_labels()
+    batches.on_epoch_end()
+    second = epoch_labels()
+    key = np.lexsort(graphs[3].T)
+    for drawn in (first, second):
+        np.testing.assert_array_equal(
+            drawn[np.lexsort(drawn.T)], graphs[3][key]
+        )
+    assert not np.array_equal(first, second)
+    with pytest.raises(IndexError):
+        batches[3]
+
+
+def test_graph_batches_fit_and_unpadded_form():
+    graphs = random_graphs(6, seed=3)
+    model = small_network("laf")
+    model.compile(optimizer="adam", loss="mse")
+    history = model.fit(
+        GraphBatches(*graphs, batch_size=4, shuffle=True, seed=0),
+        epochs=2,
+        verbose=0,
+    )
+    assert np.isfinite(history.history["loss"]).all()
+    inputs, targets = GraphBatches(*graphs, batch_size=4, pad=False)[1]
+    assert len(inputs["nodes_per_graph"]) == 2
+    outputs = model.predict_on_batch(inputs)
+    assert ops.shape(outputs["graph_outputs"]) == (2, 3)
