@@ -17,8 +17,8 @@ of its own:
 
 The figure of each form is the median step of epoch `--epochs` (the
 third by default; 6 steps an epoch). On JAX the script also counts the
-XLA compilations of each form (`jax.monitoring`'s compile events) and
-the distinct batch shapes it met. `--against` reads the record of a run
+XLA compilations of each form's training step (from JAX's compilation
+log) and the distinct batch shapes it met. `--against` reads the record of a run
 on another backend and gives each form's ratio to that run's.
 
     KERAS_BACKEND=tensorflow python benchmarks/graph_training_step.py \\
