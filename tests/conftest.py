@@ -53,3 +53,14 @@ def chunk_budget():
 
     yield keras_laf.config.set_chunk_budget
     keras_laf.config.set_chunk_budget()
+
+
+@pytest.fixture
+def sets():
+    """Three sets of 3, 1 and 5 elements with 2 features in (0.05, 0.95),
+    the multi-backend tests' inputs (`backend_helpers.padded` and `flat`
+    lay them out)."""
+    import numpy as np
+
+    rng = np.random.default_rng(0)
+    return [rng.uniform(0.05, 0.95, (n, 2)) for n in (3, 1, 5)]

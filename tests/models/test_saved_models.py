@@ -8,7 +8,7 @@ import pytest
 # ("keras_laf>LAF"), not by the module paths saved in the file.
 import keras_laf  # noqa: F401
 
-DATA = pathlib.Path(__file__).parent / "data"
+DATA = pathlib.Path(__file__).parent.parent / "data"
 INPUTS = [
     "sets",
     "mask",
