@@ -49,7 +49,6 @@ import dataclasses
 import math
 
 import numpy as np
-import tensorflow as tf
 
 from keras_laf.datasets import adjacency_to_edges
 from keras_laf.datasets import disjoint_union
@@ -303,6 +302,8 @@ def _graph_labels(adjacency, distances):
 
 def _union_of_ragged(node_features, edges, node_labels, graph_labels):
     # One disjoint union from ragged batches (graphs, None, ...).
+    import tensorflow as tf
+
     node_counts = node_features.row_lengths()
     offsets = tf.cumsum(node_counts, exclusive=True)
     edge_offsets = tf.gather(offsets, edges.value_rowids())
@@ -443,6 +444,10 @@ class PropertyGraphs:
         Returns:
             A `tf.data.Dataset`.
         """
+        # Imported here: the graphs and their padded batches need no
+        # TensorFlow, so the benchmark runs on JAX where it is absent.
+        import tensorflow as tf
+
         check_positive_int("batch_size", batch_size)
         if len(self) == 0:
             raise ValueError("Cannot make a dataset of no graphs.")

@@ -7,6 +7,9 @@ command's run with `--patience` is slow (it trains).
 """
 
 import json
+import os
+import subprocess
+import sys
 
 import keras
 import numpy as np
@@ -139,3 +142,27 @@ def test_graphs_with_patience_records_the_epochs_trained(tmp_path, capsys):
     assert record["val_loss"] == pytest.approx(min(losses))
     # No backup is left behind.
     assert not list((output / "backups").glob("*/*"))
+
+
+@pytest.mark.slow
+def test_graphs_runs_on_jax_without_tensorflow(tmp_path):
+    # The GPU machines of benchmarks/gpu.sh have JAX and no TensorFlow.
+    script = f"""
+import sys
+sys.modules["tensorflow"] = None  # `import tensorflow` raises ImportError
+from laf_experiments import cli
+argv = ["graphs", "--quick", "--methods", "gin", "--patience", "1",
+        "--verbose", "0", "--output", {str(tmp_path / "out")!r}]
+sys.exit(cli.main(argv))
+"""
+    environment = {**os.environ, "KERAS_BACKEND": "jax"}
+    completed = subprocess.run(
+        [sys.executable, "-c", script],
+        env=environment,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert completed.returncode == 0, completed.stderr[-3000:]
+    (record,) = read_json(tmp_path / "out")["runs"]
+    assert record["method"] == "gin" and record["epochs"] == 1
