@@ -192,7 +192,9 @@ def test_ragged_builder_on_other_backends_says_what_to_pass():
 
 
 def graph_batches():
-    """Endless disjoint-union batches of 2 and of 3 graphs for `fit`."""
+    """Endless disjoint-union batches of 2 and of 3 graphs for `fit`,
+    padded to one bucket (`pad_graph_batch`): a compiled model compiles
+    its step once."""
     rng = np.random.default_rng(2)
     edges = {
         1: np.zeros((0, 2), "int32"),
@@ -200,11 +202,13 @@ def graph_batches():
         4: np.array([[0, 3], [3, 0]]),
     }
     batches = [
-        keras_laf.datasets.disjoint_union(
-            [rng.uniform(size=(n, 2)) for n in sizes],
-            [edges[n] for n in sizes],
-            [rng.uniform(size=(n, 3)) for n in sizes],
-            rng.uniform(size=(len(sizes), 3)),
+        keras_laf.datasets.pad_graph_batch(
+            *keras_laf.datasets.disjoint_union(
+                [rng.uniform(size=(n, 2)) for n in sizes],
+                [edges[n] for n in sizes],
+                [rng.uniform(size=(n, 3)) for n in sizes],
+                rng.uniform(size=(len(sizes), 3)),
+            )
         )
         for sizes in [(3, 4), (4, 1, 3)]
     ]
@@ -213,14 +217,14 @@ def graph_batches():
 
 
 def test_graph_network_defaults_fit():
-    # The numbers of nodes, edges and graphs change from batch to batch;
-    # JAX traces the model with the number of graphs as a shape, the
-    # length of `nodes_per_graph`.
+    # The numbers of real nodes, edges and graphs change from batch to
+    # batch, their padded numbers do not; JAX traces the model with the
+    # number of graphs as a shape, the length of `nodes_per_graph`.
     model = models.graph_network()
     model.compile(optimizer="adam", loss="mse")
     history = model.fit(graph_batches(), steps_per_epoch=4, epochs=1, verbose=0)
     assert np.isfinite(history.history["loss"]).all()
-    inputs, targets = next(graph_batches())
+    inputs, targets, _ = next(graph_batches())
     outputs = model.predict_on_batch(inputs)
     assert outputs["graph_outputs"].shape == targets["graph_outputs"].shape
     assert outputs["node_outputs"].shape == targets["node_outputs"].shape
