@@ -1,25 +1,82 @@
 #!/usr/bin/env bash
-# The LAF benchmark on a GPU machine with JAX, Keras and this package only
-# (no TensorFlow): large-set time and memory against the transcription,
-# and the small-set epoch ratio, on JAX's default device.
+# Benchmarks for a GPU machine with JAX, Keras and this package only (no
+# TensorFlow), on JAX's default device.
 #
-#   pip install "jax[cuda12]" keras numpy && pip install --no-deps -e .
-#   benchmarks/gpu.sh [--quick] [--output results.json]
+#   pip install "jax[cuda12]" keras numpy networkx matplotlib
+#   pip install --no-deps -e .
+#
+#   benchmarks/gpu.sh [laf-layer] [--quick] [--output results.json]
+#       The LAF layer benchmark (benchmarks/laf_layer.py): large-set time
+#       and memory against the transcription, and the small-set epoch
+#       ratio. The default when no benchmark is named.
+#
+#   benchmarks/gpu.sh table4 [--output DIR] [keras-laf graphs flags]
+#       The paper's Table 4 at its full scale in one go: `keras-laf graphs`
+#       on PNA's splits (5,120 / 640 / 1,280 graphs per test size), every
+#       method, LAF with 100 units, 3 seeds, up to 1,000 epochs with early
+#       stopping (--patience 30, best weights kept) in batches of 128.
+#       Results, table.md and the plot go to DIR (default:
+#       results/graphs-table4-gpu). Resumable per epoch: rerunning the
+#       same command skips the finished runs and continues an interrupted
+#       one from its last epoch. Further flags override these, e.g.
+#       `--methods laf,pna` or `--seeds 1`.
 #
 # PYTHON names the interpreter (default: python3).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export KERAS_BACKEND=jax
 PYTHON="${PYTHON:-python3}"
+
+usage() {
+    sed -n '2,24s/^# \{0,1\}//p' "$0"
+}
+
+benchmark=laf-layer
+case "${1:-}" in
+    -h | --help)
+        usage
+        exit 0
+        ;;
+    laf-layer | table4)
+        benchmark="$1"
+        shift
+        ;;
+esac
+
+# TensorFlow made unimportable: these benchmarks must not need it, and
+# where it is installed it would take GPU memory from JAX.
 "$PYTHON" - <<'PYTHON'
 import sys
 
+sys.modules["tensorflow"] = None
 import jax
 
 import keras_laf  # noqa: F401
 
 print("JAX devices:", jax.devices())
-if "tensorflow" in sys.modules:
-    sys.exit("keras_laf imported TensorFlow on the JAX backend")
 PYTHON
-"$PYTHON" benchmarks/laf_layer.py --backend jax "$@"
+
+if [[ "$benchmark" == laf-layer ]]; then
+    exec "$PYTHON" benchmarks/laf_layer.py --backend jax "$@"
+fi
+
+exec "$PYTHON" - "$@" <<'PYTHON'
+import sys
+
+sys.modules["tensorflow"] = None
+from laf_experiments import cli
+
+FULL_SCALE = [
+    "--num-train", "5120",
+    "--num-validation", "640",
+    "--num-test", "1280",
+    "--laf-units", "100",
+    "--epochs", "1000",
+    "--batch-size", "128",
+    "--seeds", "3",
+    "--patience", "30",
+    "--verbose", "2",
+    "--output", "results/graphs-table4-gpu",
+]
+sys.exit(cli.main(["graphs", *FULL_SCALE, *sys.argv[1:]]))
+PYTHON
