@@ -61,8 +61,7 @@ def point_cloud_classifier(
             the learnable `"gru"`, `"softmax"`, `"powermean"`,
             `"attention"`, `"set2set"`, `"gmt"` (`"gru"` and `"gmt"`
             `hidden_units` wide; `"gmt"` needs a smaller learning rate
-            than the others, Adam 1e-3 rather than 3e-3, see
-            RESULTS.md); or a list of aggregation names, e.g.
+            than the others, Adam 1e-3 rather than 3e-3); or a list of aggregation names, e.g.
             `["laf", "max"]` (a `keras_laf.MultiAggregation`; when the
             list holds `"laf"`, every member pools the features mapped
             into [0, 1] as LAF alone does); or an aggregation layer (a
