@@ -720,7 +720,10 @@ def run(args):
     reports.write_results(
         args,
         store,
-        table=(TABLE, lambda: results_table(store.summary, settings)),
+        table=(
+            TABLE,
+            lambda: results_table(store.summary, settings, store.runs),
+        ),
         figure=(PLOT, lambda path: plot_results(store.summary, path)),
     )
 
@@ -761,13 +764,57 @@ def _methods_and_splits(summary):
     return methods, splits
 
 
-def results_table(summary, settings):
+def _training_lines(runs, settings):
+    # Epochs trained and best epoch of every seed of each method: whether
+    # early stopping ended a run before the epoch cap.
+    trained = [run for run in runs if run["method"] != BASELINE]
+    if not trained or settings.get("patience") is None:
+        return []
+
+    def seeds_text(values):
+        return ", ".join(str(value) for value in values)
+
+    rows = []
+    for method in METHODS:
+        own = sorted(
+            (run for run in trained if run["method"] == method),
+            key=lambda run: run["seed"],
+        )
+        if own:
+            rows.append(
+                [
+                    METHOD_LABELS[method],
+                    seeds_text(run["epochs"] for run in own),
+                    seeds_text(run.get("best_epoch", "") for run in own),
+                    f"{np.mean([run['train_seconds'] for run in own]):.0f}",
+                ]
+            )
+    return [
+        "",
+        "## Training: epochs per seed",
+        "",
+        f"At most {settings['epochs']} epochs; a run stops after "
+        f"{settings['patience']} epochs without a lower validation loss "
+        "and keeps its best epoch's weights (fewer epochs than the cap: "
+        "stopped on a plateau).",
+        "",
+        *_markdown(
+            ["Method", "Epochs trained", "Best epoch", "Seconds per seed"],
+            rows,
+        ),
+    ]
+
+
+def results_table(summary, settings, runs=()):
     """The Markdown tables of `table.md`: ours beside the paper's.
 
     Args:
         summary: the records of `summary.csv` (`method`, `split`, `task`,
             `log10_mse_mean`, `log10_mse_std`, `num_seeds`).
         settings: the run's settings.
+        runs: the recorded runs (`ResultStore.runs`). With early stopping
+            (`settings["patience"]`), a last table gives each method's
+            epochs trained and best epoch per seed. Defaults to none.
 
     Returns:
         The Markdown text: log10 MSE per task on the test graphs of the
@@ -796,6 +843,9 @@ def results_table(summary, settings):
             ]
         )
     seed_text = "/".join(map(str, seeds))
+    epochs_text = str(settings["epochs"])
+    if settings.get("patience") is not None:
+        epochs_text = f"up to {epochs_text} (early stopping)"
     lines = [
         "# Graph-properties benchmark: log10 MSE (lower is better)",
         "",
@@ -806,7 +856,7 @@ def results_table(summary, settings):
         "",
         "Paper: Pellegrini et al., 'Learning Aggregation Functions', IJCAI "
         "2021, trained on PNA's full splits. Ours: "
-        f"{settings['train_size']} training graphs, {settings['epochs']} "
+        f"{settings['train_size']} training graphs, {epochs_text} "
         f"epochs, {settings['laf_units']} LAF units, "
         f"{settings['hidden_units']} hidden units, "
         f"{settings['num_layers']} layers, a {settings['readout']} readout; "
@@ -827,6 +877,7 @@ def results_table(summary, settings):
                 for method in methods
             ],
         ),
+        *_training_lines(runs, settings),
     ]
     return "\n".join(lines) + "\n"
 

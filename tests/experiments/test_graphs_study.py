@@ -166,3 +166,50 @@ sys.exit(cli.main(argv))
     assert completed.returncode == 0, completed.stderr[-3000:]
     (record,) = read_json(tmp_path / "out")["runs"]
     assert record["method"] == "gin" and record["epochs"] == 1
+
+
+def test_table_gives_the_epochs_of_each_seed_with_early_stopping():
+    summary = [
+        {
+            "method": "gin",
+            "split": "15-24",
+            "task": task,
+            "log10_mse_mean": -2.0,
+            "log10_mse_std": 0.1,
+            "num_seeds": 2,
+        }
+        for task in (*graphs.TASKS, graphs.AVERAGE)
+    ]
+    settings = {
+        "train_size": 8,
+        "epochs": 50,
+        "patience": 5,
+        "laf_units": 2,
+        "hidden_units": 4,
+        "num_layers": 1,
+        "readout": "mean",
+    }
+    runs = [
+        {
+            "method": "gin",
+            "seed": 1,
+            "epochs": 50,
+            "best_epoch": 48,
+            "train_seconds": 30.0,
+        },
+        {
+            "method": "gin",
+            "seed": 0,
+            "epochs": 17,
+            "best_epoch": 12,
+            "train_seconds": 10.0,
+        },
+        {"method": "baseline", "seed": 0, "epochs": 0, "train_seconds": 0.0},
+    ]
+    table = graphs.results_table(summary, settings, runs)
+    assert "up to 50 (early stopping) epochs" in table
+    assert "| GIN | 17, 50 | 12, 48 | 20 |" in table
+    assert "Baseline" not in table.split("## Training")[1]
+    # Without early stopping the epochs are the setting's.
+    del settings["patience"]
+    assert "## Training" not in graphs.results_table(summary, settings, runs)
