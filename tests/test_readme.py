@@ -64,6 +64,7 @@ def test_every_section_with_code_is_found():
     headings = [heading for heading, _ in BLOCKS]
     assert headings == [
         "Quick start",
+        "Presets: what LAF starts as",
         "Ragged sets (TensorFlow only)",
         "Saving and loading",
         "Tuning the number of units",
@@ -91,9 +92,25 @@ def test_quick_start_runs_and_prints_formulas(backend, tmp_path):
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize("backend", ["tensorflow", "jax", "torch"])
+def test_closed_forms_route_counts_sets_five_times_larger(backend, tmp_path):
+    result = run_block(block("Presets: what LAF starts as"), tmp_path, backend)
+    assert result.returncode == 0, result.stderr
+    printed = result.stdout.strip().splitlines()[-1]
+    counts = [float(value) for value in printed.strip("[]").split()]
+    assert len(counts) == 4
+    assert max(abs(count - 50.0) for count in counts) < 1e-2
+
+
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "heading, code",
-    [block for block in BLOCKS if block[0] != "Quick start"] + GUIDE_BLOCKS,
+    [
+        block
+        for block in BLOCKS
+        if block[0] not in ("Quick start", "Presets: what LAF starts as")
+    ]
+    + GUIDE_BLOCKS,
 )
 def test_block_runs(heading, code, tmp_path):
     result = run_block(code, tmp_path)
