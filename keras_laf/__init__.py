@@ -62,7 +62,7 @@ from keras_laf.sets import as_set_batch
 from keras_laf.sets import from_padded
 from keras_laf.sets import to_padded
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
 # Subpackages imported on first use, so that `import keras_laf` gives them
 # without an import cycle (`keras_laf.models` imports the layers above).
