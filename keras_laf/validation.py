@@ -41,6 +41,47 @@ def describe_received(name, value):
     return f"{name}={value!r} (of type {type(value).__name__})"
 
 
+def is_int(value):
+    """Whether `value` is a Python or NumPy integer, and not a bool."""
+    return isinstance(value, (int, np.integer)) and not isinstance(value, bool)
+
+
+def is_number(value):
+    """Whether `value` is a Python or NumPy int or float, and not a bool."""
+    return isinstance(
+        value, (int, float, np.integer, np.floating)
+    ) and not isinstance(value, bool)
+
+
+def check_bool(name, value):
+    """Returns `value`, or raises a ValueError naming it unless it is a bool."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise ValueError(
+            f"`{name}` expected a bool (True or False). "
+            f"Received: {describe_received(name, value)}"
+        )
+    return bool(value)
+
+
+def check_int(name, value, minimum=None):
+    """Returns `value` as an int, or raises a ValueError naming it unless it
+    is an integer (of at least `minimum`); bools are rejected."""
+    if not is_int(value) or (minimum is not None and value < minimum):
+        if minimum == 1:
+            expected = "a positive integer"
+        elif minimum == 0:
+            expected = "a non-negative integer"
+        elif minimum is not None:
+            expected = f"an integer of at least {minimum}"
+        else:
+            expected = "an integer"
+        raise ValueError(
+            f"`{name}` expected {expected}. "
+            f"Received: {describe_received(name, value)}"
+        )
+    return int(value)
+
+
 def check_positive_int(name, value):
     """Returns `value` as an int, or raises a ValueError naming it.
 
@@ -48,50 +89,109 @@ def check_positive_int(name, value):
         name: str, the argument's name, for the message.
         value: the received value; bools are rejected.
     """
-    if (
-        isinstance(value, bool)
-        or not isinstance(value, (int, np.integer))
-        or value < 1
-    ):
+    return check_int(name, value, minimum=1)
+
+
+def check_non_negative_int(name, value):
+    """Returns `value` as an int, or raises a ValueError unless it is an
+    integer >= 0; bools are rejected."""
+    return check_int(name, value, minimum=0)
+
+
+def check_seed(name, value):
+    """Returns `value` as an int or None, or raises a ValueError naming it
+    unless it is one (a random seed); bools are rejected."""
+    if value is None:
+        return None
+    if not is_int(value):
         raise ValueError(
-            f"`{name}` expected a positive integer. "
+            f"`{name}` expected an integer or None. "
             f"Received: {describe_received(name, value)}"
         )
     return int(value)
 
 
-def check_number(name, value, minimum=None, below=None):
+def _bounds(minimum, below, above, maximum):
+    """The bounds of `check_number` in words, e.g. ` in [0, 1)`."""
+    lower = (
+        f"[{minimum}"
+        if minimum is not None
+        else f"({above}"
+        if above is not None
+        else None
+    )
+    upper = (
+        f"{maximum}]"
+        if maximum is not None
+        else f"{below})"
+        if below is not None
+        else None
+    )
+    if lower and upper:
+        return f" in {lower}, {upper}"
+    if minimum is not None:
+        return f" of at least {minimum}"
+    if above is not None:
+        return f" above {above}"
+    if maximum is not None:
+        return f" of at most {maximum}"
+    if below is not None:
+        return f" below {below}"
+    return ""
+
+
+def check_number(
+    name,
+    value,
+    minimum=None,
+    below=None,
+    above=None,
+    maximum=None,
+    allow_inf=False,
+):
     """Returns `value` as a float, or raises a ValueError naming it.
 
     Args:
         name: str, the argument's name, for the message.
-        value: the received value: a finite int or float; bools are
-            rejected.
+        value: the received value: an int or float, Python or NumPy, not
+            NaN; bools are rejected.
         minimum: optional number, the smallest value accepted.
         below: optional number, which the value must stay under.
+        above: optional number, which the value must exceed.
+        maximum: optional number, the largest value accepted.
+        allow_inf: bool, whether `inf` and `-inf` pass (within the
+            bounds). Defaults to False: the value must be finite.
 
     Example:
 
     >>> check_number("dropout", 0.5, minimum=0, below=1)
     0.5
+    >>> check_number("output_bound", float("inf"), above=0, allow_inf=True)
+    inf
     """
     if (
-        isinstance(value, bool)
-        or not isinstance(value, (int, float, np.integer, np.floating))
-        or not np.isfinite(value)
+        not is_number(value)
+        or np.isnan(value)
+        or (not allow_inf and np.isinf(value))
         or (minimum is not None and value < minimum)
+        or (above is not None and value <= above)
+        or (maximum is not None and value > maximum)
         or (below is not None and value >= below)
     ):
-        bounds = ""
-        if minimum is not None:
-            bounds += f" of at least {minimum}"
-        if below is not None:
-            bounds += f" below {below}"
         raise ValueError(
-            f"`{name}` expected a finite number{bounds}. "
+            f"`{name}` expected "
+            f"{'a number' if allow_inf else 'a finite number'}"
+            f"{_bounds(minimum, below, above, maximum)}"
+            f"{' (inf included)' if allow_inf else ''}. "
             f"Received: {describe_received(name, value)}"
         )
     return float(value)
+
+
+def check_positive_number(name, value, allow_inf=False):
+    """Returns `value` as a float, or raises a ValueError naming it unless
+    it is a number above 0 (or inf, with `allow_inf`); bools are rejected."""
+    return check_number(name, value, above=0, allow_inf=allow_inf)
 
 
 def clone_initializer(initializer):
@@ -106,15 +206,7 @@ def clone_initializer(initializer):
 def check_open_unit_interval(name, value):
     """Returns `value` as a float, or raises a ValueError naming it unless
     it is a number in (0, 1); bools are rejected."""
-    if (
-        isinstance(value, bool)
-        or not isinstance(value, (int, float, np.floating))
-        or not 0 < value < 1
-    ):
-        raise ValueError(
-            f"`{name}` must be a number in (0, 1). Received: {name}={value!r}"
-        )
-    return float(value)
+    return check_number(name, value, above=0, below=1)
 
 
 def tensorflow_module():
