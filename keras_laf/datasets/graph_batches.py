@@ -275,12 +275,16 @@ def pad_graph_batch(
         inputs: dict of NumPy arrays, as `disjoint_union` returns them.
         targets: optional dict with `"node_outputs"` `(num_nodes, tasks)`
             and/or `"graph_outputs"` `(num_graphs, tasks)`.
-        num_nodes, num_edges, num_graphs: optional ints, the padded sizes;
-            each defaults to the bucket of what the batch needs: its
-            nodes and one padding node, its edges, its graphs and one
-            padding graph.
-        smallest, growth: the buckets, as `bucket_size`. Default to `16`
-            and `2.0`.
+        num_nodes: optional int, the padded number of nodes. Defaults to
+            the bucket of the batch's nodes and one padding node.
+        num_edges: optional int, the padded number of edges. Defaults to
+            the bucket of the batch's edges.
+        num_graphs: optional int, the padded number of graphs. Defaults
+            to the bucket of the batch's graphs and one padding graph.
+        smallest: int, the smallest bucket, as `bucket_size`. Defaults to
+            `16`.
+        growth: float, the ratio of one bucket to the next, as
+            `bucket_size`. Defaults to `2.0`.
 
     Returns:
         A tuple `(inputs, targets, sample_weights)`: the padded inputs,
@@ -388,8 +392,10 @@ class GraphBatches(keras.utils.PyDataset):
         seed: optional int, the seed of the shuffling.
         pad: bool, whether the batches are padded to buckets. Defaults to
             `True`.
-        smallest, growth: the buckets, as `bucket_size`. Default to `16`
-            and `2.0`.
+        smallest: int, the smallest bucket, as `bucket_size`. Defaults to
+            `16`.
+        growth: float, the ratio of one bucket to the next, as
+            `bucket_size`. Defaults to `2.0`.
         **kwargs: `keras.utils.PyDataset` arguments (`workers`, ...).
 
     Example:

@@ -334,9 +334,14 @@ class MessagePassing(AggregationConv):
     weights keep the places they had in the files.
 
     Args:
-        units, aggregation, message_units, message_activation, activation,
-            use_bias, kernel_initializer, bias_initializer: as for
-            `AggregationConv`; `aggregation` is a name or a list of names.
+        units: as for `AggregationConv`.
+        aggregation: a name or a list of names, as for `AggregationConv`.
+        message_units: as for `AggregationConv`.
+        message_activation: as for `AggregationConv`.
+        activation: as for `AggregationConv`.
+        use_bias: as for `AggregationConv`.
+        kernel_initializer: as for `AggregationConv`.
+        bias_initializer: as for `AggregationConv`.
         laf_units: int. Defaults to `16`.
         laf_preset: str. Defaults to `None`.
         scalers: list of str from `"identity"`, `"amplification"`,
