@@ -5,6 +5,7 @@ from keras import ops
 
 from keras_laf.sets import as_set_batch
 from keras_laf.validation import aggregation_input_spec
+from keras_laf.validation import check_bool
 from keras_laf.validation import check_set_inputs
 from keras_laf.validation import check_set_shape
 
@@ -42,11 +43,7 @@ class SetAggregation(keras.layers.Layer):
 
     def __init__(self, flatten=True, **kwargs):
         super().__init__(**kwargs)
-        if not isinstance(flatten, bool):
-            raise ValueError(
-                f"`flatten` must be a bool. Received: flatten={flatten}"
-            )
-        self.flatten = flatten
+        self.flatten = check_bool("flatten", flatten)
         self.supports_masking = True
         # Sets (batch, set_size, features) or flat values with segment_ids
         # (num_elements, features), of any number of features.

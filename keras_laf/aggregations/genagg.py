@@ -21,7 +21,12 @@ from keras import ops
 from keras_laf.aggregations.base import SetAggregation
 from keras_laf.aggregations.pooling import set_logsumexp
 from keras_laf.validation import aggregation_input_spec
+from keras_laf.validation import check_bool
+from keras_laf.validation import check_number
+from keras_laf.validation import check_open_unit_interval
 from keras_laf.validation import check_positive_int
+from keras_laf.validation import describe_received
+from keras_laf.validation import is_number
 
 # The maps f: learned ("monotone"), or fixed for the special cases.
 MAPS = ("monotone", "identity", "power", "log", "exp")
@@ -32,14 +37,6 @@ MIN_LINEAR_SLOPE = 1e-3
 
 def _softplus_inverse(value):
     return math.log(math.expm1(value))
-
-
-def _is_number(value):
-    return (
-        not isinstance(value, bool)
-        and isinstance(value, (int, float))
-        and math.isfinite(value)
-    )
 
 
 @keras.saving.register_keras_serializable(package="keras_laf")
@@ -144,40 +141,21 @@ class GenAggAggregation(SetAggregation):
             raise ValueError(
                 f"`f` must be one of {list(MAPS)}. Received: f={f!r}"
             )
-        if not _is_number(p) or p == 0:
+        if is_number(p) and p == 0:
             raise ValueError(
-                f"`p` expected a finite non-zero number. Received: p={p!r}"
-            )
-        for name, value in (("a", a), ("b", b)):
-            if not _is_number(value):
-                raise ValueError(
-                    f"`{name}` expected a finite number. Received: "
-                    f"{name}={value!r}"
-                )
-        for name, value in (("learn_a", learn_a), ("learn_b", learn_b)):
-            if not isinstance(value, bool):
-                raise ValueError(
-                    f"`{name}` must be a bool. Received: {name}={value!r}"
-                )
-        if (
-            isinstance(epsilon, bool)
-            or not isinstance(epsilon, (int, float))
-            or not 0 < epsilon < 1
-        ):
-            raise ValueError(
-                "`epsilon` expected a number in (0, 1). "
-                f"Received: epsilon={epsilon!r}"
+                "`p` expected a finite non-zero number. "
+                f"Received: {describe_received('p', p)}"
             )
         self.f = f
         self.units = check_positive_int("units", units)
-        self.p = float(p)
-        self.a = float(a)
-        self.b = float(b)
-        self.learn_a = learn_a
-        self.learn_b = learn_b
+        self.p = check_number("p", p)
+        self.a = check_number("a", a)
+        self.b = check_number("b", b)
+        self.learn_a = check_bool("learn_a", learn_a)
+        self.learn_b = check_bool("learn_b", learn_b)
         self.channels = check_positive_int("channels", channels)
         self.inverse_steps = check_positive_int("inverse_steps", inverse_steps)
-        self.epsilon = float(epsilon)
+        self.epsilon = check_open_unit_interval("epsilon", epsilon)
 
     def build(self, input_shape):
         super().build(input_shape)

@@ -15,6 +15,9 @@ from keras import ops
 from keras_laf.aggregations.base import SetAggregation
 from keras_laf.aggregations.pooling import set_logsumexp
 from keras_laf.validation import aggregation_input_spec
+from keras_laf.validation import check_bool
+from keras_laf.validation import check_number
+from keras_laf.validation import check_open_unit_interval
 from keras_laf.validation import check_positive_int
 
 # PyTorch Geometric clips the inputs of the power mean into this interval.
@@ -32,19 +35,8 @@ class _ParametricAggregation(SetAggregation):
     def __init__(self, value, learn, channels, **kwargs):
         super().__init__(flatten=True, **kwargs)
         name = self.parameter
-        if (
-            isinstance(value, bool)
-            or not isinstance(value, (int, float))
-            or not math.isfinite(value)
-            or (self.positive and value <= 0)
-        ):
-            expected = "a positive" if self.positive else "a finite"
-            raise ValueError(
-                f"`{name}` expected {expected} number. Received: "
-                f"{name}={value!r}"
-            )
-        if not isinstance(learn, bool):
-            raise ValueError(f"`learn` must be a bool. Received: learn={learn}")
+        check_number(name, value, above=0 if self.positive else None)
+        learn = check_bool("learn", learn)
         channels = check_positive_int("channels", channels)
         if channels != 1 and not learn:
             raise ValueError(
@@ -206,17 +198,8 @@ class PowerMeanAggregation(_ParametricAggregation):
 
     def __init__(self, p=1.0, learn=False, channels=1, epsilon=1e-7, **kwargs):
         super().__init__(p, learn, channels, **kwargs)
-        if (
-            isinstance(epsilon, bool)
-            or not isinstance(epsilon, (int, float))
-            or not 0 < epsilon < 1
-        ):
-            raise ValueError(
-                "`epsilon` expected a number in (0, 1). "
-                f"Received: epsilon={epsilon!r}"
-            )
         self.p = float(p)
-        self.epsilon = float(epsilon)
+        self.epsilon = check_open_unit_interval("epsilon", epsilon)
 
     def _add_parameter(self):
         self.log_p = self.add_weight(

@@ -6,13 +6,13 @@ Each feature of each set is sorted, then read at the quantile's position
 and PyG's `QuantileAggregation` do between the two elements around it.
 """
 
-import math
-
 import keras
 from keras import ops
 
 from keras_laf.aggregations.base import SetAggregation
 from keras_laf.sets import SegmentSets
+from keras_laf.validation import check_number
+from keras_laf.validation import is_number
 
 # How a position between two sorted elements `lower <= upper` is read,
 # as in NumPy's `np.quantile(method=...)` and PyG.
@@ -21,12 +21,9 @@ INTERPOLATIONS = ("linear", "lower", "higher", "nearest", "midpoint")
 
 def _check_quantiles(q):
     values = q if isinstance(q, (list, tuple)) else [q]
+    # NaN fails the comparisons.
     if not values or not all(
-        not isinstance(value, bool)
-        and isinstance(value, (int, float))
-        and math.isfinite(value)
-        and 0 <= value <= 1
-        for value in values
+        is_number(value) and 0 <= value <= 1 for value in values
     ):
         raise ValueError(
             "`q` expected a number in [0, 1] or a non-empty list of them. "
@@ -140,20 +137,11 @@ class QuantileAggregation(SetAggregation):
                 f"`interpolation` must be one of {list(INTERPOLATIONS)}. "
                 f"Received: interpolation={interpolation!r}"
             )
-        if (
-            isinstance(fill_value, bool)
-            or not isinstance(fill_value, (int, float))
-            or not math.isfinite(fill_value)
-        ):
-            raise ValueError(
-                "`fill_value` expected a finite number. "
-                f"Received: fill_value={fill_value!r}"
-            )
         self.q = (
             list(self.quantiles) if isinstance(q, (list, tuple)) else float(q)
         )
         self.interpolation = interpolation
-        self.fill_value = float(fill_value)
+        self.fill_value = check_number("fill_value", fill_value)
         self.num_aggregates = len(self.quantiles)
 
     def aggregate(self, values, sets):

@@ -14,7 +14,9 @@ from keras import ops
 from keras_laf.aggregations.base import SetAggregation
 from keras_laf.aggregations.pooling import SetPooling
 from keras_laf.aggregations.registry import get
+from keras_laf.validation import check_bool
 from keras_laf.validation import check_number
+from keras_laf.validation import check_positive_int
 
 SCALER_NAMES = (
     "identity",
@@ -52,15 +54,7 @@ def degree_histogram(edge_target, num_nodes):
     >>> degree_histogram(np.array([1, 0, 2, 1]), num_nodes=4)
     array([1, 2, 1])
     """
-    if (
-        isinstance(num_nodes, bool)
-        or not isinstance(num_nodes, (int, np.integer))
-        or num_nodes < 1
-    ):
-        raise ValueError(
-            "`num_nodes` expected a positive integer, the number of nodes "
-            f"of the graphs. Received: num_nodes={num_nodes!r}"
-        )
+    num_nodes = check_positive_int("num_nodes", num_nodes)
     targets = np.asarray(keras.ops.convert_to_numpy(edge_target))
     if targets.ndim != 1 or (
         targets.size and not np.issubdtype(targets.dtype, np.integer)
@@ -244,11 +238,9 @@ class DegreeScalerAggregation(SetPooling):
             )
         self.average_log_degree = average_log_degree
         self.average_degree = average_degree
-        if not isinstance(train_average_log_degree, bool):
-            raise ValueError(
-                "`train_average_log_degree` must be a bool. Received: "
-                f"train_average_log_degree={train_average_log_degree!r}"
-            )
+        train_average_log_degree = check_bool(
+            "train_average_log_degree", train_average_log_degree
+        )
         if train_average_log_degree and average_log_degree is None:
             raise ValueError(
                 "`train_average_log_degree=True` learns delta from its "
