@@ -4,6 +4,7 @@ import keras
 import numpy as np
 
 from keras_laf.laf_layer.layer import LAF
+from keras_laf.validation import check_non_negative_int
 from keras_laf.validation import check_open_unit_interval
 from keras_laf.validation import check_positive_int
 
@@ -88,16 +89,9 @@ class SnapToClosedForms(keras.callbacks.Callback):
 
     def __init__(self, fine_tune_epochs=2, tolerance=0.1, verbose=True):
         super().__init__()
-        if (
-            isinstance(fine_tune_epochs, bool)
-            or not isinstance(fine_tune_epochs, int)
-            or fine_tune_epochs < 0
-        ):
-            raise ValueError(
-                "`fine_tune_epochs` must be an int >= 0. Received: "
-                f"fine_tune_epochs={fine_tune_epochs!r}"
-            )
-        self.fine_tune_epochs = fine_tune_epochs
+        self.fine_tune_epochs = check_non_negative_int(
+            "fine_tune_epochs", fine_tune_epochs
+        )
         self.tolerance = check_open_unit_interval("tolerance", tolerance)
         self.verbose = verbose
         self.snapped = {}

@@ -14,6 +14,7 @@ import numpy as np
 from keras import ops
 
 from keras_laf.validation import check_open_unit_interval
+from keras_laf.validation import is_number
 
 # Aggregator name -> (parameters with defaults, function of the parameters
 # returning ((a, b, c, d, e, f, g, h), (alpha, beta, gamma, delta))). Unused
@@ -85,7 +86,7 @@ def _standardize(form):
         )
     values = {**defaults, **parameters}
     for key, value in values.items():
-        if not isinstance(value, (int, float)) or not np.isfinite(value):
+        if not is_number(value) or not np.isfinite(value):
             raise ValueError(
                 f"Parameter {key!r} of closed form {name!r} must be a finite "
                 f"number. Received: {key}={value!r}"

@@ -3,6 +3,9 @@
 import keras
 from keras import ops
 
+from keras_laf.validation import check_number
+from keras_laf.validation import check_positive_number
+
 
 @keras.saving.register_keras_serializable(package="keras_laf")
 class BoundedNonNeg(keras.constraints.Constraint):
@@ -28,12 +31,9 @@ class BoundedNonNeg(keras.constraints.Constraint):
     """
 
     def __init__(self, max_value=100.0):
-        if not isinstance(max_value, (int, float)) or not max_value > 0:
-            raise ValueError(
-                "`max_value` must be a positive number. "
-                f"Received: max_value={max_value}"
-            )
-        self.max_value = float(max_value)
+        self.max_value = check_positive_number(
+            "max_value", max_value, allow_inf=True
+        )
 
     def __call__(self, w):
         return ops.clip(w, 0.0, self.max_value)
@@ -87,11 +87,7 @@ class PositiveDenominator(keras.constraints.Constraint):
     """
 
     def __init__(self, pull=0.0):
-        if _is_not_number(pull) or not 0 <= pull < 1:
-            raise ValueError(
-                f"`pull` must be a number in [0, 1). Received: pull={pull!r}"
-            )
-        self.pull = float(pull)
+        self.pull = check_number("pull", pull, minimum=0, below=1)
 
     def __call__(self, w):
         if self.pull:
@@ -213,33 +209,32 @@ class ClosedFormExponents(keras.constraints.Constraint):
         anchor_inner=None,
         max_numerator_outer=None,
     ):
-        self.max_value = _positive_number("max_value", max_value)
-        if _is_not_number(pull) or not pull >= 0:
-            raise ValueError(
-                f"`pull` must be a number >= 0. Received: pull={pull!r}"
-            )
-        self.pull = float(pull)
-        for name, window in (
-            ("outer_window", outer_window),
-            ("inner_window", inner_window),
-        ):
-            if _is_not_number(window) or not 0 <= window <= 0.5:
-                raise ValueError(
-                    f"`{name}` must be a number in [0, 0.5]. Received: "
-                    f"{name}={window!r}"
-                )
-        self.outer_window = float(outer_window)
-        self.inner_window = float(inner_window)
-        self.keep_degree = _positive_number("keep_degree", keep_degree)
+        self.max_value = check_positive_number(
+            "max_value", max_value, allow_inf=True
+        )
+        self.pull = check_number("pull", pull, minimum=0, allow_inf=True)
+        self.outer_window = check_number(
+            "outer_window", outer_window, minimum=0, maximum=0.5
+        )
+        self.inner_window = check_number(
+            "inner_window", inner_window, minimum=0, maximum=0.5
+        )
+        self.keep_degree = check_positive_number(
+            "keep_degree", keep_degree, allow_inf=True
+        )
         self.anchor_inner = (
             None
             if anchor_inner is None
-            else _positive_number("anchor_inner", anchor_inner)
+            else check_positive_number(
+                "anchor_inner", anchor_inner, allow_inf=True
+            )
         )
         self.max_numerator_outer = (
             None
             if max_numerator_outer is None
-            else _positive_number("max_numerator_outer", max_numerator_outer)
+            else check_positive_number(
+                "max_numerator_outer", max_numerator_outer, allow_inf=True
+            )
         )
 
     def __call__(self, w):
@@ -298,15 +293,3 @@ class ClosedFormExponents(keras.constraints.Constraint):
             "anchor_inner": self.anchor_inner,
             "max_numerator_outer": self.max_numerator_outer,
         }
-
-
-def _is_not_number(value):
-    return isinstance(value, bool) or not isinstance(value, (int, float))
-
-
-def _positive_number(name, value):
-    if _is_not_number(value) or not value > 0:
-        raise ValueError(
-            f"`{name}` must be a positive number. Received: {name}={value!r}"
-        )
-    return float(value)

@@ -14,6 +14,8 @@ from keras import ops
 
 from keras_laf.laf_layer.closed_forms import ClosedForm
 from keras_laf.validation import check_positive_int
+from keras_laf.validation import check_positive_number
+from keras_laf.validation import check_seed
 
 _PARTS = {"exponents": 8, "coefficients": 4}
 
@@ -95,23 +97,10 @@ class AnchoredLAF(keras.initializers.Initializer):
             for forms in (self.anchors, self.leading_anchors)
         )
         self.anchor_every = check_positive_int("anchor_every", anchor_every)
-        if (
-            isinstance(numerator_stddev, bool)
-            or not isinstance(numerator_stddev, (int, float))
-            or not numerator_stddev > 0
-        ):
-            raise ValueError(
-                "`numerator_stddev` must be a positive number. Received: "
-                f"numerator_stddev={numerator_stddev!r}"
-            )
-        self.numerator_stddev = float(numerator_stddev)
-        if seed is not None and (
-            isinstance(seed, bool) or not isinstance(seed, int)
-        ):
-            raise ValueError(
-                f"`seed` must be an int or None. Received: seed={seed!r}"
-            )
-        self.seed = seed
+        self.numerator_stddev = check_positive_number(
+            "numerator_stddev", numerator_stddev, allow_inf=True
+        )
+        self.seed = check_seed("seed", seed)
 
     def _random_part(self, units, dtype):
         if self.part == "exponents":

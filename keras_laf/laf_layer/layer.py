@@ -16,7 +16,9 @@ from keras_laf.laf_layer.presets import preset_arguments
 from keras_laf.laf_layer.presets import standardize_preset
 from keras_laf.ops import laf_over_sets
 from keras_laf.ops import largest_finite
+from keras_laf.validation import check_number
 from keras_laf.validation import check_positive_int
+from keras_laf.validation import check_positive_number
 from keras_laf.validation import check_unit_interval
 
 
@@ -181,11 +183,7 @@ class LAF(SetAggregation):
         kwargs["autocast"] = False
         super().__init__(flatten=flatten, **kwargs)
         self.units = check_positive_int("units", units)
-        if not isinstance(epsilon, (int, float)) or not 0 < epsilon < 0.5:
-            raise ValueError(
-                "`epsilon` must be a number in (0, 0.5). "
-                f"Received: epsilon={epsilon}"
-            )
+        self.epsilon = check_number("epsilon", epsilon, above=0, below=0.5)
         if initialization is not None:
             warnings.warn(
                 "`LAF(initialization=...)` is deprecated; use `preset=` "
@@ -201,21 +199,14 @@ class LAF(SetAggregation):
                 )
             preset = initialization
         self.num_aggregates = self.units
-        self.epsilon = float(epsilon)
         self.preset = standardize_preset(preset)
         defaults = preset_arguments(self.preset)
         if output_bound is None:
             output_bound = defaults["output_bound"]
-        if (
-            isinstance(output_bound, bool)
-            or not isinstance(output_bound, (int, float))
-            or not output_bound > 0
-        ):
-            raise ValueError(
-                "`output_bound` must be a positive number (inf for no "
-                f"bound) or None. Received: output_bound={output_bound!r}"
-            )
-        self.output_bound = float(output_bound)
+        # inf for no bound.
+        self.output_bound = check_positive_number(
+            "output_bound", output_bound, allow_inf=True
+        )
         self.exponent_initializer = keras.initializers.get(
             exponent_initializer or defaults["exponent_initializer"]
         )

@@ -529,7 +529,7 @@ def test_scaled_closed_forms_are_the_forms_times_the_scale():
         ({"units": 0}, "units=0"),
         ({"units": 2.5}, "units=2.5"),
         ({"units": 2, "epsilon": 0.0}, "epsilon=0.0"),
-        ({"units": 2, "flatten": "yes"}, "flatten=yes"),
+        ({"units": 2, "flatten": "yes"}, "flatten='yes'"),
         ({"units": 2, "output_bound": 0.0}, "output_bound=0.0"),
         ({"units": 2, "output_bound": "10"}, "output_bound='10'"),
     ],
