@@ -18,6 +18,8 @@ chunks too, their number then a run-time value.
 """
 
 from keras_laf import devices
+from keras_laf.validation import describe_received
+from keras_laf.validation import is_int
 
 AUTO = "auto"
 LAYOUTS = ("padded", "segments")
@@ -35,13 +37,13 @@ _chunk_budgets = {"padded": AUTO, "segments": AUTO}
 def _checked_budget(name, value):
     if value is None or value == AUTO:
         return value
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+    if not is_int(value) or value < 1:
         raise ValueError(
             f"`{name}` expected a positive integer (values per chunk), None "
             f"(every set is one chunk) or {AUTO!r} (the default for the "
-            f"device). Received: {name}={value!r}"
+            f"device). Received: {describe_received(name, value)}"
         )
-    return value
+    return int(value)
 
 
 def set_chunk_budget(padded=AUTO, segments=AUTO):

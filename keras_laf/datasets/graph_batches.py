@@ -4,6 +4,12 @@ padded to a few sizes where a compiled model would compile for each."""
 import keras
 import numpy as np
 
+from keras_laf.validation import check_int
+from keras_laf.validation import check_non_negative_int
+from keras_laf.validation import check_number
+from keras_laf.validation import check_positive_int
+from keras_laf.validation import describe_received
+
 
 def adjacency_to_edges(adjacency):
     """Directed edge list `(num_edges, 2)` of rows (source, target).
@@ -191,30 +197,9 @@ def bucket_size(count, smallest=16, growth=2.0):
     >>> bucket_size(17), bucket_size(16), bucket_size(3, smallest=4)
     (32, 16, 4)
     """
-    if isinstance(count, bool) or not isinstance(count, (int, np.integer)):
-        raise ValueError(f"`count` must be an int. Received: count={count!r}")
-    if count < 0:
-        raise ValueError(
-            f"`count` must be non-negative. Received: count={count}"
-        )
-    if (
-        isinstance(smallest, bool)
-        or not isinstance(smallest, (int, np.integer))
-        or smallest < 1
-    ):
-        raise ValueError(
-            "`smallest` must be a positive int. Received: "
-            f"smallest={smallest!r}"
-        )
-    if (
-        isinstance(growth, bool)
-        or not isinstance(growth, (int, float))
-        or not growth > 1
-    ):
-        raise ValueError(
-            f"`growth` must be a number above 1. Received: growth={growth!r}"
-        )
-    size = int(smallest)
+    count = check_non_negative_int("count", count)
+    size = check_positive_int("smallest", smallest)
+    growth = check_number("growth", growth, above=1)
     while size < count:
         size = int(np.ceil(size * growth))
     return size
@@ -223,17 +208,14 @@ def bucket_size(count, smallest=16, growth=2.0):
 def _padded_size(name, requested, needed, smallest, growth):
     if requested is None:
         return bucket_size(needed, smallest, growth)
-    if (
-        isinstance(requested, bool)
-        or not isinstance(requested, (int, np.integer))
-        or requested < needed
-    ):
+    requested = check_int(name, requested)
+    if requested < needed:
         raise ValueError(
-            f"`{name}` must be an int of at least {needed} for this batch "
-            "(its real items and, for nodes and graphs, one padding item). "
-            f"Received: {name}={requested!r}"
+            f"`{name}` must be at least {needed} for this batch (its real "
+            "items and, for nodes and graphs, one padding item). "
+            f"Received: {describe_received(name, requested)}"
         )
-    return int(requested)
+    return requested
 
 
 def _zero_rows(array, rows):
@@ -426,15 +408,7 @@ class GraphBatches(keras.utils.PyDataset):
         **kwargs,
     ):
         super().__init__(**kwargs)
-        if (
-            isinstance(batch_size, bool)
-            or not isinstance(batch_size, (int, np.integer))
-            or batch_size < 1
-        ):
-            raise ValueError(
-                "`batch_size` must be a positive int. Received: "
-                f"batch_size={batch_size!r}"
-            )
+        batch_size = check_positive_int("batch_size", batch_size)
         # Checks every graph once, here, and the buckets' arguments.
         disjoint_union(node_features, edges, node_labels, graph_labels)
         bucket_size(0, smallest, growth)

@@ -113,12 +113,8 @@ def to_padded_batches(dataset, set_size=None):
     """
     import tensorflow as tf
 
-    if set_size is not None and (
-        not isinstance(set_size, (int, np.integer)) or set_size < 1
-    ):
-        raise ValueError(
-            f"`set_size` must be a positive int. Received: {set_size}"
-        )
+    if set_size is not None:
+        set_size = check_positive_int("set_size", set_size)
 
     def pad(sets, labels):
         if set_size is not None:

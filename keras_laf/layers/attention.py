@@ -19,7 +19,10 @@ from keras import ops
 
 from keras_laf.sets import from_padded
 from keras_laf.sets import to_padded
+from keras_laf.validation import check_bool
+from keras_laf.validation import check_number
 from keras_laf.validation import check_positive_int
+from keras_laf.validation import check_positive_number
 from keras_laf.validation import check_shape
 from keras_laf.validation import clone_initializer
 
@@ -64,32 +67,11 @@ class _SetAttentionLayer(keras.layers.Layer):
                 f"dim // num_heads features. Received: dim={dim}, "
                 f"num_heads={num_heads}"
             )
-        if not isinstance(layer_norm, bool):
-            raise ValueError(
-                "`layer_norm` must be a bool. "
-                f"Received: layer_norm={layer_norm}"
-            )
-        if (
-            isinstance(layer_norm_epsilon, bool)
-            or not isinstance(layer_norm_epsilon, (int, float))
-            or layer_norm_epsilon <= 0
-        ):
-            raise ValueError(
-                "`layer_norm_epsilon` must be a positive number. "
-                f"Received: layer_norm_epsilon={layer_norm_epsilon}"
-            )
-        if (
-            isinstance(dropout, bool)
-            or not isinstance(dropout, (int, float))
-            or not 0 <= dropout < 1
-        ):
-            raise ValueError(
-                "`dropout` must be a number in [0, 1). "
-                f"Received: dropout={dropout}"
-            )
-        self.layer_norm = layer_norm
-        self.layer_norm_epsilon = float(layer_norm_epsilon)
-        self.dropout = float(dropout)
+        self.layer_norm = check_bool("layer_norm", layer_norm)
+        self.layer_norm_epsilon = check_positive_number(
+            "layer_norm_epsilon", layer_norm_epsilon, allow_inf=True
+        )
+        self.dropout = check_number("dropout", dropout, minimum=0, below=1)
         self.kernel_initializer = keras.initializers.get(kernel_initializer)
         self.bias_initializer = keras.initializers.get(bias_initializer)
         self.kernel_regularizer = keras.regularizers.get(kernel_regularizer)

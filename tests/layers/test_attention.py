@@ -357,7 +357,7 @@ def test_mixed_float16(name):
         ({"dim": 8.0}, "dim=8.0"),
         ({"num_heads": 0}, "num_heads=0"),
         ({"num_heads": 3}, "num_heads=3"),
-        ({"layer_norm": "yes"}, "layer_norm=yes"),
+        ({"layer_norm": "yes"}, "layer_norm='yes'"),
         ({"dropout": 1.0}, "dropout=1.0"),
         ({"layer_norm_epsilon": 0}, "layer_norm_epsilon=0"),
     ],
