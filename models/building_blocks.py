@@ -19,7 +19,8 @@ import warnings
 import keras
 
 from keras_laf.layers import PerElement
-from keras_laf.validation import describe_received
+from keras_laf.validation import check_bool
+from keras_laf.validation import is_int
 from keras_laf.validation import require_tensorflow
 
 
@@ -62,15 +63,18 @@ def renamed_arguments(**new_names):
 
 
 def check_widths(name, widths):
-    if isinstance(widths, int) or not all(
-        isinstance(width, int) and not isinstance(width, bool) and width > 0
-        for width in widths
+    try:
+        sequence = tuple(widths)
+    except TypeError:  # a single width, or None
+        sequence = None
+    if sequence is None or not all(
+        is_int(width) and width > 0 for width in sequence
     ):
         raise ValueError(
             f"`{name}` must be a sequence of positive integers (layer "
             f"widths). Received: {name}={widths}"
         )
-    return tuple(widths)
+    return tuple(int(width) for width in sequence)
 
 
 def check_choice(name, value, choices):
@@ -96,12 +100,7 @@ def set_inputs(element_shape, ragged, dtype="float32"):
     """
     if ragged is None:
         ragged = False
-    if not isinstance(ragged, bool):
-        raise ValueError(
-            "`ragged` must be False (padded sets and a mask, the default) or "
-            "True (a ragged tensor, TensorFlow only). Received: "
-            f"{describe_received('ragged', ragged)}"
-        )
+    ragged = check_bool("ragged", ragged)
     if ragged:
         require_tensorflow(
             "Ragged model inputs",

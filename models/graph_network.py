@@ -20,6 +20,7 @@ from keras_laf.graphs.convolutions import GCNConv
 from keras_laf.graphs.convolutions import GINConv
 from keras_laf.graphs.message_passing import AggregationConv
 from keras_laf.graphs.readout import GraphReadout
+from keras_laf.validation import check_number
 from keras_laf.validation import check_positive_int
 
 UPDATES = ("gru", "residual", "none")
@@ -202,10 +203,7 @@ def graph_network(
         raise ValueError(
             f"`update` must be one of {UPDATES}. Received: update={update!r}"
         )
-    if not isinstance(dropout, (int, float)) or not 0 <= dropout < 1:
-        raise ValueError(
-            f"`dropout` must be a number in [0, 1). Received: dropout={dropout}"
-        )
+    check_number("dropout", dropout, minimum=0, below=1)
     if readout_aggregation is None:
         readout_aggregation = _unscaled(aggregation)
     laf_shortcuts = {"laf_units": laf_units, "laf_preset": laf_preset}

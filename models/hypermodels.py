@@ -49,6 +49,8 @@ from keras_laf.models.deep_sets import deep_sets
 from keras_laf.models.set_transformer import HEADS
 from keras_laf.models.set_transformer import set_transformer
 from keras_laf.validation import check_positive_int
+from keras_laf.validation import is_int
+from keras_laf.validation import is_number
 
 # The paper's choice, in the middle of the stable range of 6 to 9 units.
 DEFAULT_UNITS = 9
@@ -141,11 +143,7 @@ class SetHyperModel(keras_tuner.HyperModel):
             default_units = min(
                 unit_grid, key=lambda value: (abs(value - DEFAULT_UNITS), value)
             )
-        elif (
-            isinstance(default_units, bool)
-            or not isinstance(default_units, int)
-            or default_units not in unit_grid
-        ):
+        elif not is_int(default_units) or default_units not in unit_grid:
             raise ValueError(
                 "`default_units` must be one of the unit values "
                 f"{min_units}, {min_units + units_step}, ... up to "
@@ -462,11 +460,7 @@ def _check_learning_rates(learning_rates):
     except TypeError:
         raise error from None
     if not rates or not all(
-        isinstance(rate, numbers.Real)
-        and not isinstance(rate, bool)
-        and math.isfinite(rate)
-        and rate > 0
-        for rate in rates
+        is_number(rate) and math.isfinite(rate) and rate > 0 for rate in rates
     ):
         raise error
     rates = tuple(float(rate) for rate in rates)

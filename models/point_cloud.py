@@ -8,6 +8,7 @@ from keras_laf.layers import PermutationEquivariant
 from keras_laf.models.building_blocks import check_choice
 from keras_laf.models.building_blocks import renamed_arguments
 from keras_laf.models.building_blocks import set_inputs
+from keras_laf.validation import check_number
 from keras_laf.validation import check_positive_int
 
 POOLINGS = (
@@ -113,10 +114,7 @@ def point_cloud_classifier(
         ("input_dim", input_dim),
     ):
         check_positive_int(argument, value)
-    if not isinstance(dropout, (int, float)) or not 0 <= dropout < 1:
-        raise ValueError(
-            f"`dropout` must be in [0, 1). Received: dropout={dropout}"
-        )
+    check_number("dropout", dropout, minimum=0, below=1)
 
     inputs, points, mask = set_inputs((input_dim,), ragged)
     aggregation = (
