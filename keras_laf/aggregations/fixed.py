@@ -33,14 +33,32 @@ def _standardized(moment, variance, power, epsilon):
     )
 
 
+def _shift(values, sets):
+    """A per-feature constant near the elements, `(features,)`: their mean
+    over the whole batch, 0 where that is not finite (a NaN or infinite
+    element, which makes its own set's moments NaN anyway). A plain
+    reduction, no scatter, and no gradient: the moments do not depend on
+    it."""
+    total = ops.sum(values, axis=tuple(range(len(values.shape) - 1)))
+    count = ops.cast(ops.maximum(ops.sum(sets.sizes()), 1.0), values.dtype)
+    shift = total / count
+    return ops.stop_gradient(ops.where(ops.isfinite(shift), shift, 0.0))
+
+
 def fixed_aggregates(values, sets, aggregators, epsilon):
     """The aggregates `aggregators` of every feature of every set, in one
     pass that shares what they have in common.
 
     The sum, the sizes and the mean are computed once for all the
-    aggregators that need them, the centered values once for the moments,
-    as PyTorch Geometric's `FusedAggregation` does: `MultiAggregation`
-    computes its fixed members' aggregates in one call.
+    aggregators that need them, as PyTorch Geometric's `FusedAggregation`
+    does: `MultiAggregation` computes its fixed members' aggregates in one
+    call. The variance takes one reduction over the sets, of the elements
+    shifted by a per-feature constant `c` and of their squares together:
+    `E[(x - c)^2] - E[x - c]^2`. Unshifted, that difference cancels
+    catastrophically for sets far from 0 (float32 elements `1e4 + noise`
+    lose the noise's variance); with `c` the batch's mean of the feature it
+    stays exact while the sets' means are within a few standard deviations
+    of `c`. Skewness and kurtosis center the elements at their set's mean.
 
     Args:
         values: `(elements..., features)` in the layout of `sets`, padding
@@ -55,32 +73,47 @@ def fixed_aggregates(values, sets, aggregators, epsilon):
     names = set(aggregators)
     results = {}
     moments = names & {"std", "var", "skewness", "kurtosis"}
-    if names & {"sum", "mean"} or moments:
-        results["sum"] = sets.sum(values)
     if "count" in names:
         results["count"] = sets.sum(ops.ones_like(values))
     for name, sign in (("max", 1.0), ("min", -1.0)):
         if name in names:
             extreme = sign * sets.max(sign * values)
             results[name] = ops.where(ops.isfinite(extreme), extreme, 0.0)
-    if "mean" in names or moments:
+    if names & {"sum", "mean"} or moments:
         # (sets, 1); empty sets divide 0 by 1.
-        sizes = ops.expand_dims(sets.sizes(), -1)
-        nonempty = sizes > 0
-        sizes = ops.cast(ops.maximum(sizes, 1.0), values.dtype)
-        results["mean"] = results["sum"] / sizes
+        counts = ops.expand_dims(sets.sizes(), -1)
+        nonempty = counts > 0
+        counts = ops.cast(counts, values.dtype)
+        sizes = ops.maximum(counts, 1.0)
     if moments:
-        centered = values - sets.broadcast(results["mean"])
-        variance = sets.sum(centered**2) / sizes
+        shift = _shift(values, sets)
+        shifted = values - shift
+        # (sets, 2, features): the sums of x - c and of (x - c)^2.
+        sums = sets.sum(ops.stack([shifted, ops.square(shifted)], -2))
+        shifted_mean = sums[..., 0, :] / sizes
+        results["sum"] = sums[..., 0, :] + counts * shift
+        # 0 for empty sets, as unshifted.
+        results["mean"] = ops.where(nonempty, shifted_mean + shift, 0.0)
+        # Exactly 0 for sets of one element, whichever way the backend
+        # rounds the difference (a fused multiply-add leaves a rounding
+        # error of the square).
+        variance = ops.where(
+            counts > 1,
+            ops.relu(sums[..., 1, :] / sizes - ops.square(shifted_mean)),
+            0.0,
+        )
         results["var"] = variance
         # sqrt(epsilon) at zero variance, but 0 for empty sets.
-        results["std"] = ops.where(
-            nonempty, ops.sqrt(ops.relu(variance) + epsilon), 0.0
-        )
+        results["std"] = ops.where(nonempty, ops.sqrt(variance + epsilon), 0.0)
+        if names & {"skewness", "kurtosis"}:
+            centered = values - sets.broadcast(results["mean"])
         for name, power in (("skewness", 3), ("kurtosis", 4)):
             if name in names:
                 moment = sets.sum(centered**power) / sizes
                 results[name] = _standardized(moment, variance, power, epsilon)
+    elif names & {"sum", "mean"}:
+        results["sum"] = sets.sum(values)
+        results["mean"] = results["sum"] / sizes
     return {name: results[name] for name in names}
 
 

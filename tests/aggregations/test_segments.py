@@ -137,6 +137,43 @@ def test_std_of_empty_sets_is_zero_with_a_finite_gradient():
     np.testing.assert_array_equal(outputs[-2:], 0.0)
 
 
+@pytest.mark.parametrize("form", ["segments", "padded"])
+def test_std_of_sets_far_from_zero_matches_float64(form):
+    # float32 elements 1e4 + noise of standard deviation 0.1: E[x^2] is
+    # 1e8, whose float32 spacing (8) dwarfs the variance (0.01).
+    sizes = [30, 0, 1, 200, 7]
+    rng = np.random.default_rng(1)
+    ids = np.repeat(np.arange(len(sizes)), sizes).astype("int32")
+    values = (1e4 + 0.1 * rng.normal(size=(len(ids), 3))).astype("float32")
+    order = rng.permutation(len(ids))
+    values, ids = values[order], ids[order]
+    layer = FixedAggregation(["var", "std"], flatten=False)
+    if form == "segments":
+        outputs = layer(values, segment_ids=ids, num_segments=len(sizes))
+    else:
+        set_size = max(sizes)
+        dense = np.zeros((len(sizes), set_size, 3), "float32")
+        mask = np.arange(set_size) < np.array(sizes)[:, None]
+        for index in range(len(sizes)):
+            dense[index, : sizes[index]] = values[ids == index]
+        outputs = layer(dense, mask=mask)
+    std = ops.convert_to_numpy(outputs)[..., 1]
+    expected = np.zeros_like(std, "float64")
+    unshifted = np.zeros_like(std)
+    for index in range(len(sizes)):
+        elements = values[ids == index]
+        if len(elements):
+            expected[index] = np.sqrt(elements.astype("float64").var(0) + 1e-5)
+            # The one-pass formula without a shift, in float32.
+            mean = elements.mean(0, dtype="float32")
+            squares = (elements**2).mean(0, dtype="float32")
+            unshifted[index] = np.sqrt(np.maximum(squares - mean**2, 0) + 1e-5)
+    tolerance = 1e-4
+    np.testing.assert_allclose(std, expected, rtol=0, atol=tolerance)
+    np.testing.assert_array_equal(std[1], 0.0)
+    assert np.abs(unshifted - expected).max() > 100 * tolerance
+
+
 @pytest.mark.tensorflow_only("ragged tensors exist only in TensorFlow")
 def test_empty_ragged_set_has_zero_std():
     import tensorflow as tf
@@ -162,9 +199,13 @@ def test_fused_multi_aggregation_equals_its_members_alone(names):
         member(values, segment_ids=ids, num_segments=len(SIZES))
         for member in layer.members
     ]
-    np.testing.assert_array_equal(
+    # Fused with a moment, the sum and the mean come from the shifted sums
+    # of the variance: the same to rounding.
+    np.testing.assert_allclose(
         ops.convert_to_numpy(fused),
         np.concatenate([ops.convert_to_numpy(a) for a in alone], -1),
+        rtol=1e-6,
+        atol=1e-6,
     )
 
 
