@@ -22,8 +22,10 @@ SOURCES = {"keras_laf": ROOT / "keras_laf", "keras_laf.models": ROOT / "models"}
 LAYERS = [
     # Checks of arguments and tensors; which device computes.
     ["keras_laf.validation", "keras_laf.devices"],
-    # The chunk budgets; the set layouts (padded, ragged, segments).
-    ["keras_laf.config", "keras_laf.sets"],
+    # The chunk budgets; the backends' segment reductions and power-sum
+    # hooks, which import nothing of the package; the set layouts (padded,
+    # ragged, segments), which reduce with them.
+    ["keras_laf.config", "keras_laf.ops.backend", "keras_laf.sets"],
     # LAF as a function of tensors; NumPy and tf.data input pipelines.
     ["keras_laf.ops", "keras_laf.datasets"],
     # The contracts of the aggregations; the set layers.

@@ -661,7 +661,7 @@ def test_commands_take_the_new_methods(command):
     import argparse
     import importlib
 
-    module = importlib.import_module(f"laf_experiments.{command}")
+    module = importlib.import_module(f"laf_experiments.commands.{command}")
     parser = argparse.ArgumentParser()
     module.add_arguments(parser)
     args = parser.parse_args(["--methods", "laf+max,softmax,gmt"])
