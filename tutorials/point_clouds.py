@@ -25,8 +25,9 @@ x_i -> tanh(W (x_i - max_j x_j) + b)
 then **pools** the points into one vector and classifies it with dense
 layers. DeepSets pools with the maximum; the LAF paper pools with a sigmoid
 and LAF instead. `keras_laf.models.point_cloud_classifier` builds that
-architecture, pooling with LAF by default; here we assemble it from the layers of keras-laf ourselves,
-to show a second way of starting the LAF units, explained below.
+architecture, pooling with LAF by default; here we assemble it from the
+layers of keras-laf ourselves, to show a second way of starting the LAF
+units, explained below.
 
 Without data to download, the clouds here are sampled from the surfaces of
 eight simple solids (sphere, cube, cylinder, cone, torus, pyramid,
@@ -192,9 +193,9 @@ For the LAF pooling, (1 + tanh) / 2 first maps the tanh outputs, in
 [-1, 1], onto [0, 1], the domain of LAF (a sigmoid after tanh would
 squeeze them into [0.27, 0.73] and slow the start). A pooling inside a
 deep model is what LAF's default preset, `"pooling"`, is for, and it
-trains here: `point_cloud_classifier(hidden_units=64, dropout=0.0)` reaches about 0.76 test accuracy in 12 epochs, above max
-pooling and level with PNA's four aggregators
-(RESULTS.md). The paper's start
+trains here: `point_cloud_classifier(hidden_units=64, dropout=0.0)`
+reaches about 0.73 test accuracy in 12 epochs, above max pooling and
+close to PNA's four aggregators (0.75, RESULTS.md). The paper's start
 (`preset="paper"`) did not: its units behave at first like powers
 of *sums* over the points, saturate most tanh units of the dense layer
 after them (84% at initialisation, in our runs), and the classifier stayed
