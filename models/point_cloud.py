@@ -64,8 +64,9 @@ def point_cloud_classifier(
             `hidden_units` wide; `"gmt"` needs a smaller learning rate
             than the others, Adam 1e-3 rather than 3e-3); or a list of
             aggregation names, e.g. `["laf", "max"]` (a
-            `keras_laf.MultiAggregation`; when the list holds `"laf"`, every member pools the features mapped
-            into [0, 1] as LAF alone does); or an aggregation layer (a
+            `keras_laf.MultiAggregation`; when the list holds `"laf"`,
+            every member pools the features mapped into [0, 1] as LAF
+            alone does); or an aggregation layer (a
             `keras_laf.LAF` with other arguments, say), used as given,
             after the map into [0, 1] if it is a LAF. Defaults to
             `"laf"`.
