@@ -385,7 +385,8 @@ def compile_integer_model(model, learning_rate, pipeline="arrays"):
 
 def point_cloud_model(pooling, width, learning_rate, metrics=("accuracy",)):
     """`keras_laf.models.point_cloud_classifier` for the 8 generated solids
-    with a pooling (a name of the classifier's; `"+"` joins several), no
+    with a pooling (a name of the classifier's, `"+"` joining several, or
+    an aggregation layer), no
     dropout, padded clouds with a mask, compiled with Adam at
     `learning_rate`."""
     import keras
@@ -394,7 +395,11 @@ def point_cloud_model(pooling, width, learning_rate, metrics=("accuracy",)):
 
     model = point_cloud_classifier(
         num_classes=8,
-        pooling=pooling.split("+") if "+" in pooling else pooling,
+        pooling=(
+            pooling.split("+")
+            if isinstance(pooling, str) and "+" in pooling
+            else pooling
+        ),
         hidden_units=width,
         dropout=0.0,
         ragged=False,

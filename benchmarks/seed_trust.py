@@ -46,6 +46,7 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 import keras  # noqa: E402
 import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402
+from common import point_cloud_model  # noqa: E402
 
 import keras_laf  # noqa: E402
 from keras_laf.laf_layer.callbacks import LeastSquaresHead  # noqa: E402
@@ -54,7 +55,6 @@ from keras_laf.laf_layer.closed_forms import closed_form  # noqa: E402
 from keras_laf.laf_layer.closed_forms import laf_units_numpy  # noqa: E402
 from keras_laf.laf_layer.constraints import ClosedFormExponents  # noqa: E402
 from keras_laf.models import deep_sets  # noqa: E402
-from keras_laf.models import point_cloud_classifier  # noqa: E402
 from laf_experiments.datasets import make_solid_point_clouds  # noqa: E402
 from laf_experiments.datasets import make_test_sets  # noqa: E402
 from laf_experiments.datasets import make_training_sets  # noqa: E402
@@ -303,16 +303,8 @@ def run_point_clouds(candidate, seed, label):
     pooling = POINT_CLOUD_POOLINGS.get(candidate) or keras_laf.LAF(
         10, name="laf", **CANDIDATES[candidate]["laf"]()
     )
-    model = point_cloud_classifier(
-        num_classes=8,
-        pooling=pooling,
-        hidden_units=settings["width"],
-        dropout=0.0,
-        ragged=False,
-    )
-    model.compile(
-        optimizer=keras.optimizers.Adam(settings["learning_rate"]),
-        loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
+    model = point_cloud_model(
+        pooling, settings["width"], settings["learning_rate"], metrics=()
     )
     started = time.perf_counter()
     model.fit(
