@@ -46,7 +46,8 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 import keras  # noqa: E402
 import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402
-from common import point_cloud_model  # noqa: E402
+from common import POINT_CLOUD_SETTINGS  # noqa: E402
+from common import point_cloud_accuracy  # noqa: E402
 
 import keras_laf  # noqa: E402
 from keras_laf.laf_layer.callbacks import LeastSquaresHead  # noqa: E402
@@ -55,7 +56,6 @@ from keras_laf.laf_layer.closed_forms import closed_form  # noqa: E402
 from keras_laf.laf_layer.closed_forms import laf_units_numpy  # noqa: E402
 from keras_laf.laf_layer.constraints import ClosedFormExponents  # noqa: E402
 from keras_laf.models import deep_sets  # noqa: E402
-from laf_experiments.datasets import make_solid_point_clouds  # noqa: E402
 from laf_experiments.datasets import make_test_sets  # noqa: E402
 from laf_experiments.datasets import make_training_sets  # noqa: E402
 from laf_experiments.datasets import target_values  # noqa: E402
@@ -260,69 +260,26 @@ def run_one(candidate, target, seed, settings):
     return record
 
 
-# The point-cloud task of `keras_laf.models.point_cloud_classifier`: 1,600
-# training and 400 test clouds of 100 points from 8 generated solids,
-# width 64, no dropout, Adam 3e-3, batches of 32, 12 epochs, padded clouds
-# with a mask. Its poolings: a candidate's LAF(10), or these fixed ones.
+# The point-cloud task's poolings: a candidate's LAF(10), or these fixed
+# ones.
 POINT_CLOUD_POOLINGS = {"max": "max", "pna": "pna"}
-POINT_CLOUD_SETTINGS = {
-    "train_size": 1_600,
-    "test_size": 400,
-    "num_points": 100,
-    "width": 64,
-    "epochs": 12,
-    "batch_size": 32,
-    "learning_rate": 3e-3,
-}
-
-
-def padded_clouds(clouds, batch_size, shuffle_seed=None):
-    """Batches of `((points, mask), labels)`: every point is real."""
-    dataset = clouds.to_dataset(
-        batch_size, shuffle=shuffle_seed is not None, seed=shuffle_seed
-    )
-    return dataset.map(
-        lambda points, labels: (
-            (points, tf.ones(tf.shape(points)[:2], "float32")),
-            labels,
-        )
-    )
 
 
 def run_point_clouds(candidate, seed, label):
     """Test accuracy of the point-cloud classifier pooling with the
     candidate's LAF(10) or a fixed pooling."""
-    settings = POINT_CLOUD_SETTINGS
-    keras.utils.set_random_seed(seed)
-    train = make_solid_point_clouds(
-        settings["train_size"], settings["num_points"], seed=seed
-    )
-    test = make_solid_point_clouds(
-        settings["test_size"], settings["num_points"], seed=999
-    )
     pooling = POINT_CLOUD_POOLINGS.get(candidate) or keras_laf.LAF(
         10, name="laf", **CANDIDATES[candidate]["laf"]()
     )
-    model = point_cloud_model(
-        pooling, settings["width"], settings["learning_rate"], metrics=()
-    )
-    started = time.perf_counter()
-    model.fit(
-        padded_clouds(train, settings["batch_size"], shuffle_seed=seed),
-        epochs=settings["epochs"],
-        verbose=0,
-    )
-    seconds = time.perf_counter() - started
-    logits = model.predict(padded_clouds(test, 256), verbose=0)
-    keras.backend.clear_session()
+    result = point_cloud_accuracy(pooling, seed)
     return {
         "candidate": candidate,
         "target": "point_clouds",
         "seed": seed,
-        "accuracy": float(np.mean(np.argmax(logits, -1) == test.labels)),
-        "train_seconds": seconds,
+        "accuracy": result["accuracy"],
+        "train_seconds": result["train_seconds"],
         "label": label,
-        **settings,
+        **POINT_CLOUD_SETTINGS,
     }
 
 
