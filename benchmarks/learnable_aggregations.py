@@ -27,7 +27,8 @@ Each (method, task, seed) writes one JSON record under `--output` and is
 skipped when its record is there, so a stopped run resumes; the end
 prints a Markdown table over the records asked for (mean ± standard
 deviation over seeds, runs whose loss or error is not finite counted as
-failures and left out of the means) and writes it as `summary.csv`. Each
+failures and left out of the means) and writes it as `summary.csv`, then
+one row per task and one column per method (`table.md`). Each
 record holds the seconds per training epoch (the median after the first,
 compiling, epoch) beside the errors.
 
@@ -352,6 +353,54 @@ def markdown(rows):
     return "\n".join(lines)
 
 
+def pivot_markdown(rows, methods, tasks):
+    """One row per task, one column per method: the mean MAE on sets of up
+    to 50 elements (test accuracy for the point clouds), the best of a row
+    in bold, `(k✗)` after a cell with k failed seeds; the last row is each
+    method's median epoch time over the tasks."""
+    cells = {(row["task"], row["method"]): row for row in rows}
+    methods = [m for m in methods if any((t, m) in cells for t in tasks)]
+    lines = [
+        "| task | " + " | ".join(methods) + " |",
+        "|---|" + "---|" * len(methods),
+    ]
+    for task in tasks:
+        key = "accuracy" if task == POINT_CLOUDS else "mae_50"
+        better = max if key == "accuracy" else min
+        values = {
+            m: cells[task, m][key]
+            for m in methods
+            if (task, m) in cells and cells[task, m][key] is not None
+        }
+        if not values:
+            continue
+        best = better(values.values())
+        row = []
+        for method in methods:
+            if method not in values:
+                row.append("–")
+                continue
+            text = f"{values[method]:.3g}"
+            if values[method] == best:
+                text = f"**{text}**"
+            failures = cells[task, method]["failures"]
+            row.append(text + (f" ({failures}✗)" if failures else ""))
+        name = f"{task} (accuracy)" if key == "accuracy" else task
+        lines.append(f"| {name} | " + " | ".join(row) + " |")
+    seconds = [
+        statistics.median(
+            cells[t, m]["seconds_per_epoch"] for t in tasks if (t, m) in cells
+        )
+        for m in methods
+    ]
+    lines.append(
+        "| s / epoch (median) | "
+        + " | ".join(f"{value:.2g}" for value in seconds)
+        + " |"
+    )
+    return "\n".join(lines)
+
+
 def write_csv(rows, path):
     fields = [
         "task",
@@ -472,6 +521,9 @@ def main(argv=None):
     rows = summarize(records, args.methods, args.tasks)
     print(markdown(rows))
     write_csv(rows, args.output / "summary.csv")
+    table = pivot_markdown(rows, args.methods, args.tasks)
+    (args.output / "table.md").write_text(table + "\n")
+    print(table)
     return 0
 
 

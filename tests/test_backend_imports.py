@@ -9,6 +9,7 @@ import pytest
 pytestmark = pytest.mark.multi_backend
 
 
+@pytest.mark.tensorflow_only("runs each backend in its own interpreter")
 @pytest.mark.parametrize("backend", ["jax", "torch"])
 def test_import_without_tensorflow_on_other_backends(backend):
     completed = subprocess.run(

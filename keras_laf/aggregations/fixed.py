@@ -4,6 +4,7 @@ import keras
 from keras import ops
 
 from keras_laf.aggregations.base import SetAggregation
+from keras_laf.validation import check_positive_number
 
 # The DeepSets baseline of the paper: 9 aggregates per feature, like LAF(9).
 DEEPSETS_AGGREGATORS = ("sum",) * 3 + ("max",) * 3 + ("mean",) * 3
@@ -177,13 +178,9 @@ class FixedAggregation(SetAggregation):
                 f"{list(AGGREGATOR_PRESETS)}. "
                 f"Received: aggregators={aggregators}"
             )
-        if not isinstance(epsilon, (int, float)) or epsilon <= 0:
-            raise ValueError(
-                f"`epsilon` must be positive. Received: epsilon={epsilon}"
-            )
         self.aggregators = aggregators
         self.num_aggregates = len(aggregators)
-        self.epsilon = float(epsilon)
+        self.epsilon = check_positive_number("epsilon", epsilon)
 
     def aggregate(self, values, sets):
         values = ops.cast(values, self.compute_dtype)

@@ -24,6 +24,7 @@ print(sorted(name for name in sys.modules if name.startswith("tensorflow")))
 
 @pytest.mark.slow
 @pytest.mark.multi_backend
+@pytest.mark.tensorflow_only("runs each backend in its own interpreter")
 @pytest.mark.parametrize("backend", ["jax", "torch"])
 def test_datasets_do_not_import_tensorflow(backend):
     completed = subprocess.run(

@@ -90,6 +90,7 @@ ALL_BACKENDS = ("tensorflow", "jax", "torch")
 
 
 @pytest.mark.slow
+@pytest.mark.tensorflow_only("runs each backend in its own interpreter")
 @pytest.mark.parametrize("saving", ALL_BACKENDS)
 def test_saved_model_predicts_the_same_on_the_other_backends(tmp_path, saving):
     for module in ALL_BACKENDS:
@@ -134,6 +135,7 @@ DATA_PARALLEL_SCRIPT = textwrap.dedent(
 
 
 @pytest.mark.slow
+@pytest.mark.tensorflow_only("runs JAX in its own interpreter")
 def test_jax_data_parallel_on_two_virtual_cpus():
     pytest.importorskip("jax")
     completed = subprocess.run(
