@@ -71,12 +71,51 @@ def run(script, arguments):
     )
 
 
+# Every script's `--help` in one interpreter, which imports Keras once:
+# `{script: [exit status, stdout]}` written to the path in argv[1].
+HELP_RUNNER = """
+import contextlib, io, json, pathlib, runpy, sys
+answers_path, benchmarks, *scripts = sys.argv[1:]
+benchmarks = pathlib.Path(benchmarks)
+sys.path.insert(0, str(benchmarks))
+answers = {}
+for script in scripts:
+    sys.argv = [script, "--help"]
+    printed = io.StringIO()
+    status = None
+    with contextlib.redirect_stdout(printed):
+        try:
+            runpy.run_path(str(benchmarks / script), run_name="__main__")
+        except SystemExit as exit:
+            status = exit.code
+    answers[script] = [status, printed.getvalue()]
+pathlib.Path(answers_path).write_text(json.dumps(answers))
+"""
+
+
 @pytest.mark.slow
-@pytest.mark.parametrize("script", SCRIPTS)
-def test_help(script):
-    completed = run(script, ["--help"])
-    assert completed.returncode == 0, completed.stderr
-    assert "usage:" in completed.stdout
+def test_every_script_answers_help(tmp_path):
+    answers_path = tmp_path / "answers.json"
+    completed = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            HELP_RUNNER,
+            str(answers_path),
+            str(BENCHMARKS),
+            *SCRIPTS,
+        ],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2"},
+        timeout=900,
+    )
+    assert completed.returncode == 0, completed.stderr[-3000:]
+    answers = json.loads(answers_path.read_text())
+    assert sorted(answers) == SCRIPTS
+    for script, (status, printed) in answers.items():
+        assert status in (0, None), (script, status)
+        assert printed.startswith("usage:"), (script, printed[:200])
 
 
 @pytest.mark.slow
