@@ -92,6 +92,9 @@ setup(
             # `python -m pytest` runs the tests on 2 processes (pyproject's
             # addopts).
             "pytest-xdist",
+            # Reruns, once, a test whose worker process died (a native
+            # crash), and no other failure (pyproject's addopts).
+            "pytest-rerunfailures",
             "ruff",
             "scipy",
             "jax[cpu]",
