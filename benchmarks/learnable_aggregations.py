@@ -457,6 +457,11 @@ def parse_arguments(argv):
         f"{QUICK['learning_rate']})",
     )
     parser.add_argument(
+        "--table-only",
+        action="store_true",
+        help="tabulate the records already under --output, train nothing",
+    )
+    parser.add_argument(
         "--quick",
         action="store_true",
         help="a first run: five tasks, one seed, ten epochs of 2,000 sets",
@@ -504,6 +509,8 @@ def main(argv=None):
                 path = record_path(args.output, method, task, seed)
                 if path.exists():
                     records.append(json.loads(path.read_text()))
+                    continue
+                if args.table_only:
                     continue
                 record = run_one(method, task, seed, args)
                 path.write_text(json.dumps(record, indent=1) + "\n")

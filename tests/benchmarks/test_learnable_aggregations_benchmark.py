@@ -67,6 +67,15 @@ def test_smallest_run_writes_records_resumes_and_tabulates(tmp_path):
     assert {path: path.stat().st_mtime_ns for path in records} == before
     assert "| regression:harmonic_mean | sum |" in again.stdout
 
+    # The table of what is there, the missing seed left out, untrained.
+    table = run(
+        [*SMALLEST, "--seeds=0,1", "--table-only", f"--output={tmp_path}"]
+    )
+    assert table.returncode == 0, table.stderr
+    assert "seed 1" not in table.stdout
+    assert "| integer:max | genagg |" in table.stdout
+    assert sorted(tmp_path.glob("*.json")) == records
+
 
 @pytest.mark.slow
 def test_help_and_bad_arguments():
