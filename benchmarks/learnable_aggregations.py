@@ -302,11 +302,37 @@ def mean_std(values):
     return f"{statistics.mean(values):.3g} ± {statistics.stdev(values):.2g}"
 
 
+def constant_mae_50(task, test_size):
+    """The MAE on the test sets of up to 50 elements of the best constant,
+    the median of their labels (chosen on the test labels themselves): the
+    scale of a task's errors."""
+    labels = task_data(task, test_size, TEST_MAX_SIZES[-1])[2]
+    return float(np.mean(np.abs(labels - np.median(labels))))
+
+
+def failed_seeds(runs):
+    """The runs of one method on one task that failed: a loss or an error
+    not finite, an MAE at 50 above twice the median over the method's
+    seeds (training that went astray, where the others did not), or a
+    point-cloud accuracy within 0.075 of chance (one class in 8)."""
+    good = [r for r in runs if not r["failed"]]
+    if runs[0]["task"] == POINT_CLOUDS:
+        return [r for r in runs if r["failed"] or r["accuracy"] < 0.2]
+    typical = statistics.median(r["mae_50"] for r in good) if good else None
+    return [r for r in runs if r["failed"] or r["mae_50"] > 2 * typical]
+
+
 def summarize(records, methods, tasks):
     """One row per (task, method): the errors and the epoch time over the
-    seeds, the failed runs counted."""
+    seeds, runs with a non-finite loss or error left out of the means;
+    `failures` counts `failed_seeds`; `constant_mae_50` is the best
+    constant's (`constant_mae_50`), for scale."""
     rows = []
     for task in tasks:
+        constant = None
+        done = [r for r in records if r["task"] == task]
+        if done and task != POINT_CLOUDS:
+            constant = constant_mae_50(task, done[0]["test_size"])
         for method in methods:
             runs = [
                 r for r in records if (r["method"], r["task"]) == (method, task)
@@ -318,7 +344,8 @@ def summarize(records, methods, tasks):
                 "task": task,
                 "method": method,
                 "seeds": len(runs),
-                "failures": len(runs) - len(good),
+                "failures": len(failed_seeds(runs)),
+                "constant_mae_50": constant,
             }
             for key in METRICS:
                 values = [r[key] for r in good if key in r]
@@ -356,13 +383,14 @@ def markdown(rows):
 def pivot_markdown(rows, methods, tasks):
     """One row per task, one column per method: the mean MAE on sets of up
     to 50 elements (test accuracy for the point clouds), the best of a row
-    in bold, `(k✗)` after a cell with k failed seeds; the last row is each
+    in bold, `(k✗)` after a cell with k failed seeds (`summarize`), and the
+    constant's MAE (chance for the point clouds); the last row is each
     method's median epoch time over the tasks."""
     cells = {(row["task"], row["method"]): row for row in rows}
     methods = [m for m in methods if any((t, m) in cells for t in tasks)]
     lines = [
-        "| task | " + " | ".join(methods) + " |",
-        "|---|" + "---|" * len(methods),
+        "| task | " + " | ".join(methods) + " | constant |",
+        "|---|" + "---|" * (len(methods) + 1),
     ]
     for task in tasks:
         key = "accuracy" if task == POINT_CLOUDS else "mae_50"
@@ -386,6 +414,12 @@ def pivot_markdown(rows, methods, tasks):
             failures = cells[task, method]["failures"]
             row.append(text + (f" ({failures}✗)" if failures else ""))
         name = f"{task} (accuracy)" if key == "accuracy" else task
+        constant = next(
+            cells[task, m]["constant_mae_50"]
+            for m in methods
+            if (task, m) in cells
+        )
+        row.append("0.125" if constant is None else f"{constant:.3g}")
         lines.append(f"| {name} | " + " | ".join(row) + " |")
     seconds = [
         statistics.median(
@@ -396,7 +430,7 @@ def pivot_markdown(rows, methods, tasks):
     lines.append(
         "| s / epoch (median) | "
         + " | ".join(f"{value:.2g}" for value in seconds)
-        + " |"
+        + " | |"
     )
     return "\n".join(lines)
 
@@ -410,6 +444,7 @@ def write_csv(rows, path):
         "mae_10",
         "mae_50",
         "worst_mae_50",
+        "constant_mae_50",
         "accuracy",
         "seconds_per_epoch",
     ]

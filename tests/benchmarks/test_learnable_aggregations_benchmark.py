@@ -55,7 +55,7 @@ def test_smallest_run_writes_records_resumes_and_tabulates(tmp_path):
         rows = list(csv.DictReader(file))
     assert len(rows) == 4 and rows[0]["failures"] == "0"
     table = (tmp_path / "table.md").read_text().splitlines()
-    assert table[0] == "| task | sum | genagg |"
+    assert table[0] == "| task | sum | genagg | constant |"
     assert table[2].startswith("| integer:max | ")
     assert table[-1].startswith("| s / epoch (median) | ")
 
