@@ -105,7 +105,8 @@ def laf_over_sets(
     The computation behind `laf` and the `LAF` layer, for values already in
     a set layout (see `keras_laf.sets.as_set_batch`), on the backend's
     fastest path: padded sets on TensorFlow as XLA programs of their own
-    (`keras_laf.ops.tensorflow_programs`), everything else as
+    (`keras_laf.ops.tensorflow_programs`), eager calls on JAX as one
+    compiled program (`keras_laf.ops.jax_programs`), everything else as
     `keras.ops` (`keras_laf.ops.formula.laf_math`).
 
     Args:
@@ -131,6 +132,8 @@ def laf_over_sets(
     check_float_values(values)
     if keras.config.backend() == "tensorflow":
         from keras_laf.ops.tensorflow_programs import laf_over_sets as path
+    elif keras.config.backend() == "jax":
+        from keras_laf.ops.jax_programs import laf_over_sets as path
     else:
         path = laf_math
     return path(

@@ -86,3 +86,31 @@ def test_graph_readout_under_jit_counts_graphs_by_nodes_per_graph():
     without_counts = jax.jit(lambda features, ids: readout(features, ids))
     with pytest.raises(ValueError, match="pass `nodes_per_graph`"):
         without_counts(features, ids)
+
+
+@pytest.mark.parametrize("form", ["padded", "segments", "empty set"])
+def test_eager_calls_run_one_program_equal_to_the_ops(form):
+    # Eager calls run `laf_math` under `jax.jit` (`keras_laf.ops.
+    # jax_programs`); traced calls run it op by op in their caller's trace.
+    from keras_laf.ops.formula import laf_math
+    from keras_laf.ops.jax_programs import laf_over_sets
+    from keras_laf.sets import as_set_batch
+
+    rng = np.random.default_rng(1)
+    exponents = rng.uniform(0, 2, (8, 4)).astype("float32")
+    coefficients = rng.uniform(0.1, 1, (4, 4)).astype("float32")
+    if form == "segments":
+        inputs = rng.uniform(0.05, 0.95, (7, 3)).astype("float32")
+        layout = {"segment_ids": np.array([0, 0, 2, 2, 2, 1, 0])}
+    else:
+        inputs = rng.uniform(0.05, 0.95, (3, 4, 3)).astype("float32")
+        sizes = [[4], [0], [2]] if form == "empty set" else [[4], [1], [2]]
+        layout = {"mask": np.arange(4) < np.array(sizes)}
+    arguments = (exponents, coefficients, 1e-7, 3e38, float("inf"))
+    values, sets = as_set_batch(inputs, **layout)
+    compiled = keras.ops.convert_to_numpy(
+        laf_over_sets(values, sets, *arguments)
+    )
+    values, sets = as_set_batch(inputs, **layout)
+    op_by_op = keras.ops.convert_to_numpy(laf_math(values, sets, *arguments))
+    np.testing.assert_allclose(compiled, op_by_op, rtol=1e-6, atol=1e-6)
