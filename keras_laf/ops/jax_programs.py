@@ -10,7 +10,7 @@ program compiled once per shape, as TensorFlow runs padded sets as XLA
 programs of their own (`keras_laf.ops.tensorflow_programs`).
 """
 
-import functools
+import jax
 
 from keras_laf.ops.formula import laf_math
 from keras_laf.sets import PaddedSets
@@ -18,27 +18,37 @@ from keras_laf.sets import SegmentSets
 
 __all__ = ["laf_over_sets"]
 
+# The arguments that are not tensors: a new value compiles a new program.
+SETTINGS = ("layout", "num_segments", "epsilon", "output_limit", "output_bound")
 
-@functools.lru_cache(maxsize=None)
-def _compiled(layout, num_segments, epsilon, output_limit, output_bound):
-    import jax
 
-    def program(values, layout_tensor, exponents, coefficients):
-        if layout == "padded":
-            sets = PaddedSets(layout_tensor)
-        else:
-            sets = SegmentSets(layout_tensor, num_segments)
-        return laf_math(
-            values,
-            sets,
-            exponents,
-            coefficients,
-            epsilon,
-            output_limit,
-            output_bound,
-        )
+def _laf(
+    values,
+    layout_tensor,
+    exponents,
+    coefficients,
+    layout,
+    num_segments,
+    epsilon,
+    output_limit,
+    output_bound,
+):
+    if layout == "padded":
+        sets = PaddedSets(layout_tensor)
+    else:
+        sets = SegmentSets(layout_tensor, num_segments)
+    return laf_math(
+        values,
+        sets,
+        exponents,
+        coefficients,
+        epsilon,
+        output_limit,
+        output_bound,
+    )
 
-    return jax.jit(program)
+
+_compiled_laf = jax.jit(_laf, static_argnames=SETTINGS)
 
 
 def laf_over_sets(
@@ -46,27 +56,21 @@ def laf_over_sets(
 ):
     """`keras_laf.ops.laf_over_sets` on JAX: compiled as one program when
     called eagerly, traced with its caller otherwise."""
-    import jax
-
     if isinstance(sets, PaddedSets):
         layout, layout_tensor, num_segments = "padded", sets.mask, None
     else:
         layout, layout_tensor = "segments", sets.segment_ids
         num_segments = sets.num_segments
     tensors = (values, layout_tensor, exponents, coefficients)
-    if any(
-        isinstance(tensor, jax.core.Tracer) for tensor in tensors
-    ) or not isinstance(num_segments, (int, type(None))):
-        return laf_math(
-            values,
-            sets,
-            exponents,
-            coefficients,
-            epsilon,
-            output_limit,
-            output_bound,
-        )
-    program = _compiled(
-        layout, num_segments, epsilon, output_limit, output_bound
+    traced = any(isinstance(tensor, jax.core.Tracer) for tensor in tensors)
+    # A segment count held in a tensor is no static argument.
+    static = isinstance(num_segments, (int, type(None)))
+    run = _compiled_laf if static and not traced else _laf
+    return run(
+        *tensors,
+        layout=layout,
+        num_segments=num_segments,
+        epsilon=epsilon,
+        output_limit=output_limit,
+        output_bound=output_bound,
     )
-    return program(values, layout_tensor, exponents, coefficients)
