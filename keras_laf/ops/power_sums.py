@@ -90,14 +90,18 @@ def is_one(count):
     return isinstance(count, int) and count == 1
 
 
-def to_chunks(tensor, max_chunk_size):
+def to_chunks(tensor, max_chunk_size, padding_value=0):
     """Axis 0 cut into equal chunks (`chunking`): `(num_chunks,
-    chunk_size, ...)`."""
+    chunk_size, ...)`, the last chunk padded with `padding_value`."""
     size, *rest = shape(tensor)
     num_chunks, chunk_size, padding = chunking(size, max_chunk_size)
     if is_one(num_chunks):
         return ops.expand_dims(tensor, 0)
-    tensor = ops.pad(tensor, [[0, padding]] + [[0, 0]] * len(rest))
+    tensor = ops.pad(
+        tensor,
+        [[0, padding]] + [[0, 0]] * len(rest),
+        constant_values=padding_value,
+    )
     return ops.reshape(tensor, (num_chunks, chunk_size, *rest))
 
 
@@ -168,9 +172,9 @@ INNER_EXPONENT_OFFSET = 1e-35
 
 
 def sets_minor(per_set):
-    """`(sets, features, 2, k)` -> `(2, k, sets * features)`."""
-    sets, features, sources, k = shape(per_set)
-    per_set = ops.transpose(per_set, (2, 3, 0, 1))
+    """`(sets, 2, k, features)` -> `(2, k, sets * features)`."""
+    sets, sources, k, features = shape(per_set)
+    per_set = ops.transpose(per_set, (1, 2, 0, 3))
     return ops.reshape(per_set, (sources, k, sets * features))
 
 
@@ -359,8 +363,10 @@ class PaddedPowerSums:
 
 class SegmentPowerSums:
     """`PaddedPowerSums` for `SegmentSets`: x is the elements `(elements,
-    features)`, as given, M `(sets, features, 2)`; each chunk of elements
-    `(chunk, features, 2, 2 * units)`.
+    features)`, as given, M `(sets, 2, features)`; each chunk of elements
+    `(chunk, 2, 2 * units, features)`, the features minor: with the units
+    minor (few of them), XLA's CPU compiler runs the exponentials fused
+    into the segment sum several times slower.
 
     Args:
         sets: `SegmentSets`.
@@ -381,68 +387,83 @@ class SegmentPowerSums:
         return per_element
 
     def max_logs(self, x):
-        max_logs = self.sets.max(logs(x, self.epsilon, -1))
+        max_logs = self.sets.max(logs(x, self.epsilon, 1))
         return ops.where(ops.isfinite(max_logs), max_logs, 0.0)
 
+    def _num_chunks(self, x):
+        return chunking(shape(x)[0], self.chunk_size)[0]
+
     def _chunks(self, x, m):
-        """y = log x - M `(elements, features, 2, 1)`, the segment ids and
-        a validity mask, chunk-major."""
-        y = logs(x, self.epsilon, -1) - self.sets.broadcast(m)
-        valid = ops.ones_like(self.sets.segment_ids, dtype="bool")
+        """y = log x - M `(elements, 2, 1, features)` and the segment ids,
+        chunk-major. The padding of the last chunk belongs to a spare
+        segment, `num_segments`, that the sums drop: no mask."""
+        y = logs(x, self.epsilon, 1) - self.sets.broadcast(m)
         return (
-            to_chunks(ops.expand_dims(y, -1), self.chunk_size),
-            to_chunks(self.sets.segment_ids, self.chunk_size),
-            to_chunks(valid, self.chunk_size)[:, :, None, None, None],
+            to_chunks(ops.expand_dims(y, 2), self.chunk_size),
+            to_chunks(
+                self.sets.segment_ids,
+                self.chunk_size,
+                padding_value=self.sets.num_segments,
+            ),
         )
 
     def sums(self, x, m, q):
         chunks = self._chunks(x, m)
+        num_chunks = self._num_chunks(x)
+        # With the spare segment of the padding where there is padding.
+        num_segments = self.sets.num_segments + (0 if is_one(num_chunks) else 1)
+        # (2, 2 * units, 1)
+        q = ops.expand_dims(q, -1)
 
         def chunk_sums(index):
-            y, segment_ids, valid = (
-                ops.take(chunk, index, axis=0) for chunk in chunks
-            )
-            # (chunk, features, 2, 2 * units), zero at padding.
-            exponentials = ops.where(valid, ops.exp(y * q), 0)
-            segments = SegmentSets(segment_ids, self.sets.num_segments)
+            y, segment_ids = (ops.take(chunk, index, axis=0) for chunk in chunks)
+            # (chunk, 2, 2 * units, features)
+            exponentials = ops.exp(y * q)
+            segments = SegmentSets(segment_ids, num_segments)
             # One segment sum of the exponentials and their products with
-            # y, side by side: (sets, features, 2, 4 * units).
+            # y, side by side: (sets, 2, 4 * units, features).
             return (
                 segments.sum(
-                    ops.concatenate([exponentials, y * exponentials], -1)
+                    ops.concatenate([exponentials, y * exponentials], 2)
                 ),
             )
 
-        # (sets, features, 2, 4 * units)
-        zeros = ops.zeros(
-            (self.sets.num_segments, shape(x)[1], 2, 2 * shape(q)[-1])
+        zeros = ops.zeros((num_segments, 2, 2 * shape(q)[1], shape(x)[1]))
+        (sums,) = backend.sum_over_chunks(chunk_sums, num_chunks, (zeros,))
+        sums = sums[: self.sets.num_segments]
+        sums, exponent_derivatives = ops.split(sums, 2, axis=2)
+        return (
+            sets_minor(sums),
+            sets_minor(exponent_derivatives),
+            None,
         )
-        (sums,) = backend.sum_over_chunks(
-            chunk_sums, shape(chunks[0])[0], (zeros,)
-        )
-        sums, exponent_derivatives = ops.split(sums, 2, axis=-1)
-        return sets_minor(sums), sets_minor(exponent_derivatives), None
 
     def element_gradients(self, x, m, q, upstream, exponentials=None):
         # `sums` keeps no exponentials of segments: `exponentials` is None.
-        # (2, 2 * units, sets * features) -> (sets, features, 2, 2 * units)
+        # (2, 2 * units, 1)
+        q = ops.expand_dims(q, -1)
+        # (2, 2 * units, sets * features) -> (sets, 2, 2 * units, features),
+        # weighed by q once per set rather than once per element.
         upstream = ops.reshape(
             upstream,
             (*shape(upstream)[:2], self.sets.num_segments, x.shape[1]),
         )
-        upstream = ops.transpose(upstream, (2, 3, 0, 1))
+        upstream = ops.transpose(upstream, (2, 0, 1, 3)) * q
+        if not is_one(self._num_chunks(x)):
+            # The spare segment of the padding: no gradient.
+            upstream = ops.pad(upstream, [[0, 1], [0, 0], [0, 0], [0, 0]])
 
-        def chunk_gradients(y, segment_ids, valid):
-            # (chunk, features, 2, 2 * units), zero at padding.
-            exponentials = ops.where(valid, ops.exp(y * q), 0)
+        def chunk_gradients(y, segment_ids):
+            # (chunk, 2, 2 * units, features)
+            exponentials = ops.exp(y * q)
             element_upstream = ops.take(upstream, segment_ids, axis=0)
-            return (ops.sum(element_upstream * q * exponentials, axis=-1),)
+            return (ops.sum(element_upstream * exponentials, axis=2),)
 
         (grad_y,) = map_over_chunks(chunk_gradients, self._chunks(x, m))
-        # (elements, features, 2)
+        # (elements, 2, features)
         grad_y = from_chunks(grad_y, shape(x)[0])
-        derivatives = log_derivatives(x, self.epsilon, -1)
-        return ops.sum(grad_y * derivatives, axis=-1)
+        derivatives = log_derivatives(x, self.epsilon, 1)
+        return ops.sum(grad_y * derivatives, axis=1)
 
 
 def padded_power_sums(values, mask, epsilon, units, budget):
@@ -593,6 +614,6 @@ def power_sums(values, inner_exponents, sets, epsilon):
 
     result = differentiable_sums(values, m, inner_exponents, *state)
     if isinstance(sets, SegmentSets):
-        # (sets, features, 2) -> (2, sets * features)
-        m = sets_minor(ops.expand_dims(m, -1))[:, 0]
+        # (sets, 2, features) -> (2, sets * features)
+        m = sets_minor(ops.expand_dims(m, 2))[:, 0]
     return result, m

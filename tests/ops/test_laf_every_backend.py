@@ -191,6 +191,7 @@ def value_and_gradients(function, *args):
         ("padded", None),
         ("padded", "auto"),
         ("segments", 1),
+        ("segments", 24 * 16),
     ],
     ids=[
         "padded-chunks",
@@ -198,6 +199,7 @@ def value_and_gradients(function, *args):
         "padded-whole-sets",
         "padded-exponentials-kept",
         "segments-chunks",
+        "segments-padded-chunks",
     ],
 )
 def test_laf_gradients_over_many_chunks_match_the_formula(
@@ -209,11 +211,17 @@ def test_laf_gradients_over_many_chunks_match_the_formula(
     # (48 each) allowed, in three chunks of 14, the last
     # overlapping the one before. With None, padded sets are one chunk, as
     # on a GPU; with the CPU's budget too, and then, except in TensorFlow's
-    # programs, the gradient reuses the forward pass's exponentials.
+    # programs, the gradient reuses the forward pass's exponentials. The 63
+    # flat elements with 16 elements' values (24 each) allowed are four
+    # chunks of 16, the last padded by one element, which must add to no
+    # set.
     # Compare the value and the gradients with respect to the elements,
     # exponents and coefficients with autodiff of the formula written with
     # powers.
-    chunk_budget(padded=padded_budget, segments=1)
+    chunk_budget(
+        padded=padded_budget if form == "padded" else 1,
+        segments=padded_budget if form == "segments" else 1,
+    )
     rng = np.random.default_rng(7)
     sets_ = [rng.uniform(0.05, 0.95, (n, 2)) for n in (40, 23)]
     exponents = rng.uniform(0.2, 1.5, (8, 3)).astype("float32")
