@@ -89,10 +89,13 @@ def fixed_aggregates(values, sets, aggregators, epsilon):
     if moments:
         shift = _shift(values, sets)
         shifted = values - shift
-        # (sets, 2, features): the sums of x - c and of (x - c)^2.
-        sums = sets.sum(ops.stack([shifted, ops.square(shifted)], -2))
-        shifted_mean = sums[..., 0, :] / sizes
-        results["sum"] = sums[..., 0, :] + counts * shift
+        # (sets, features) each. Two segment sums rather than one of the
+        # two stacked: XLA's CPU compiler runs a scatter whose operand is a
+        # stack or concatenation several times slower.
+        shifted_sums = sets.sum(shifted)
+        squared_sums = sets.sum(ops.square(shifted))
+        shifted_mean = shifted_sums / sizes
+        results["sum"] = shifted_sums + counts * shift
         # 0 for empty sets, as unshifted.
         results["mean"] = ops.where(nonempty, shifted_mean + shift, 0.0)
         # Exactly 0 for sets of one element, whichever way the backend
@@ -100,7 +103,7 @@ def fixed_aggregates(values, sets, aggregators, epsilon):
         # error of the square).
         variance = ops.where(
             counts > 1,
-            ops.relu(sums[..., 1, :] / sizes - ops.square(shifted_mean)),
+            ops.relu(squared_sums / sizes - ops.square(shifted_mean)),
             0.0,
         )
         results["var"] = variance
