@@ -10,6 +10,7 @@ so that a script can set `KERAS_BACKEND` or XLA's flags first.
 
 import datetime
 import json
+import os
 import pathlib
 import subprocess
 import time
@@ -48,13 +49,23 @@ def commit():
 
 def provenance():
     """`{"commit": ..., "date": ...}`: where and when a record was made
-    (the date in UTC, ISO 8601)."""
-    return {
+    (the date in UTC, ISO 8601), and under `"malloc"` glibc's allocator
+    settings (`MALLOC_*` variables) where any is set: they change XLA's
+    CPU timings."""
+    record = {
         "commit": commit(),
         "date": datetime.datetime.now(datetime.timezone.utc).strftime(
             "%Y-%m-%dT%H:%M:%SZ"
         ),
     }
+    malloc = {
+        name: value
+        for name, value in sorted(os.environ.items())
+        if name.startswith("MALLOC_")
+    }
+    if malloc:
+        record["malloc"] = malloc
+    return record
 
 
 def write_record(path, results):
