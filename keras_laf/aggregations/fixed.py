@@ -89,9 +89,8 @@ def fixed_aggregates(values, sets, aggregators, epsilon):
     if moments:
         shift = _shift(values, sets)
         shifted = values - shift
-        # (sets, features) each. Two segment sums rather than one of the
-        # two stacked: XLA's CPU compiler runs a scatter whose operand is a
-        # stack or concatenation several times slower.
+        # (sets, features) each: the sums of x - c and of (x - c)^2, two
+        # segment sums with no stacked copy of both.
         shifted_sums = sets.sum(shifted)
         squared_sums = sets.sum(ops.square(shifted))
         shifted_mean = shifted_sums / sizes

@@ -364,9 +364,10 @@ class PaddedPowerSums:
 class SegmentPowerSums:
     """`PaddedPowerSums` for `SegmentSets`: x is the elements `(elements,
     features)`, as given, M `(sets, 2, features)`; each chunk of elements
-    `(chunk, 2, 2 * units, features)`, the features minor: with the units
-    minor (few of them), XLA's CPU compiler runs the exponentials fused
-    into the segment sum several times slower.
+    `(chunk, 2, 2 * units, features)`, the features minor: the innermost
+    loops of the exponentials and of their segment sums then run over the
+    features, not over the few units (faster on PyTorch, the same on
+    JAX; RESULTS.md, segment aggregations).
 
     Args:
         sets: `SegmentSets`.
@@ -390,8 +391,10 @@ class SegmentPowerSums:
         max_logs = self.sets.max(logs(x, self.epsilon, 1))
         return ops.where(ops.isfinite(max_logs), max_logs, 0.0)
 
-    def _num_chunks(self, x):
-        return chunking(shape(x)[0], self.chunk_size)[0]
+    def _has_spare_segment(self, x):
+        """Whether the elements are cut into chunks, the last one padded
+        (`to_chunks`), whose padding goes to a spare segment."""
+        return not is_one(chunking(shape(x)[0], self.chunk_size)[0])
 
     def _chunks(self, x, m):
         """y = log x - M `(elements, 2, 1, features)` and the segment ids,
@@ -409,14 +412,14 @@ class SegmentPowerSums:
 
     def sums(self, x, m, q):
         chunks = self._chunks(x, m)
-        num_chunks = self._num_chunks(x)
-        # With the spare segment of the padding where there is padding.
-        num_segments = self.sets.num_segments + (0 if is_one(num_chunks) else 1)
+        num_segments = self.sets.num_segments + int(self._has_spare_segment(x))
         # (2, 2 * units, 1)
         q = ops.expand_dims(q, -1)
 
         def chunk_sums(index):
-            y, segment_ids = (ops.take(chunk, index, axis=0) for chunk in chunks)
+            y, segment_ids = (
+                ops.take(chunk, index, axis=0) for chunk in chunks
+            )
             # (chunk, 2, 2 * units, features)
             exponentials = ops.exp(y * q)
             segments = SegmentSets(segment_ids, num_segments)
@@ -429,7 +432,9 @@ class SegmentPowerSums:
             )
 
         zeros = ops.zeros((num_segments, 2, 2 * shape(q)[1], shape(x)[1]))
-        (sums,) = backend.sum_over_chunks(chunk_sums, num_chunks, (zeros,))
+        (sums,) = backend.sum_over_chunks(
+            chunk_sums, shape(chunks[0])[0], (zeros,)
+        )
         sums = sums[: self.sets.num_segments]
         sums, exponent_derivatives = ops.split(sums, 2, axis=2)
         return (
@@ -449,7 +454,7 @@ class SegmentPowerSums:
             (*shape(upstream)[:2], self.sets.num_segments, x.shape[1]),
         )
         upstream = ops.transpose(upstream, (2, 0, 1, 3)) * q
-        if not is_one(self._num_chunks(x)):
+        if self._has_spare_segment(x):
             # The spare segment of the padding: no gradient.
             upstream = ops.pad(upstream, [[0, 1], [0, 0], [0, 0], [0, 0]])
 
