@@ -184,6 +184,10 @@ class PaddedSets:
             self._sizes = ops.sum(ops.cast(self.mask, "float32"), axis=1)
         return self._sizes
 
+    def num_elements(self):
+        """Number of real elements of all sets, float32 scalar."""
+        return ops.sum(self.sizes())
+
     def sum(self, values):
         """Sums `(batch, set_size, ...)` over each set: `(batch, ...)`."""
         return ops.sum(ops.where(self._element_mask(values), values, 0), 1)
@@ -232,6 +236,12 @@ class SegmentSets:
             ones = ops.ones_like(self.segment_ids, dtype="float32")
             self._sizes = self.sum(ones)
         return self._sizes
+
+    def num_elements(self):
+        """Number of elements of all sets, float32 scalar: every element
+        belongs to a set. Not counted from `sizes`, so that what needs
+        only the count does not wait for their segment sum."""
+        return ops.cast(ops.shape(self.segment_ids)[0], "float32")
 
     def sum(self, values):
         """Sums `(num_elements, ...)` over each set: `(num_segments, ...)`."""

@@ -41,7 +41,7 @@ def _shift(values, sets):
     reduction, no scatter, and no gradient: the moments do not depend on
     it."""
     total = ops.sum(values, axis=tuple(range(len(values.shape) - 1)))
-    count = ops.cast(ops.maximum(ops.sum(sets.sizes()), 1.0), values.dtype)
+    count = ops.cast(ops.maximum(sets.num_elements(), 1.0), values.dtype)
     shift = total / count
     return ops.stop_gradient(ops.where(ops.isfinite(shift), shift, 0.0))
 

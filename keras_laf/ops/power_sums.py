@@ -423,20 +423,19 @@ class SegmentPowerSums:
             # (chunk, 2, 2 * units, features)
             exponentials = ops.exp(y * q)
             segments = SegmentSets(segment_ids, num_segments)
-            # One segment sum of the exponentials and their products with
-            # y, side by side: (sets, 2, 4 * units, features).
-            return (
-                segments.sum(
-                    ops.concatenate([exponentials, y * exponentials], 2)
-                ),
-            )
+            # Two segment sums, (sets, 2, 2 * units, features) each: XLA's
+            # CPU compiler computes a concatenation inside a scatter one
+            # element at a time (RESULTS.md, segment aggregations).
+            return segments.sum(exponentials), segments.sum(y * exponentials)
 
-        zeros = ops.zeros((num_segments, 2, 2 * shape(q)[1], shape(x)[1]))
-        (sums,) = backend.sum_over_chunks(
-            chunk_sums, shape(chunks[0])[0], (zeros,)
+        zeros = ops.zeros((num_segments, 2, shape(q)[1], shape(x)[1]))
+        sums, exponent_derivatives = backend.sum_over_chunks(
+            chunk_sums, shape(chunks[0])[0], (zeros,) * 2
         )
-        sums = sums[: self.sets.num_segments]
-        sums, exponent_derivatives = ops.split(sums, 2, axis=2)
+        sums, exponent_derivatives = (
+            total[: self.sets.num_segments]
+            for total in (sums, exponent_derivatives)
+        )
         return (
             sets_minor(sums),
             sets_minor(exponent_derivatives),
