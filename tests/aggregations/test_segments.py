@@ -13,6 +13,7 @@ from keras_laf import MultiAggregation
 from keras_laf import SoftmaxAggregation
 from keras_laf.aggregations.fixed import AGGREGATOR_NAMES
 from keras_laf.ops import backend
+from keras_laf.sets import PaddedSets
 from keras_laf.sets import SegmentSets
 
 pytestmark = pytest.mark.multi_backend
@@ -69,6 +70,16 @@ def test_segment_sets_count_their_sizes_once():
     sizes = sets.sizes()
     assert sets.sizes() is sizes
     np.testing.assert_array_equal(ops.convert_to_numpy(sizes), SIZES)
+
+
+def test_both_layouts_count_all_their_elements():
+    # 10 elements in six sets, two of them empty; padding is not counted.
+    values, ids = segments()
+    _, mask = padded(values, ids)
+    segment_sets = SegmentSets(ops.convert_to_tensor(ids), len(SIZES))
+    padded_sets = PaddedSets(ops.convert_to_tensor(mask))
+    for sets in (segment_sets, padded_sets):
+        assert float(ops.convert_to_numpy(sets.num_elements())) == 10.0
 
 
 def test_segment_sum_gradient_is_a_gather():
