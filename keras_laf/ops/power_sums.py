@@ -580,7 +580,10 @@ def power_sums(values, inner_exponents, sets, epsilon):
         def make_layout(values, mask):
             return padded_power_sums(values, mask, epsilon, units, budget)
 
-    m = ops.stop_gradient(max_logs(make_layout(values, *state), values))
+    # M is a constant: the values enter without gradient, so that no
+    # derivative of their maximum is traced.
+    constant_values = ops.stop_gradient(values)
+    m = max_logs(make_layout(constant_values, *state), constant_values)
 
     # The mask or the segment ids enter as arguments, not through the
     # closure: JAX cannot lower a custom gradient that closes over a tensor
