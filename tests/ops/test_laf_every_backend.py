@@ -394,6 +394,26 @@ def test_backend_hooks_compute_what_numpy_computes(num_elements, units):
     np.testing.assert_allclose(numpy(total), numpy(weights).sum(0), rtol=1e-6)
 
 
+def test_exponentials_hook_is_exp_flushing_only_what_underflows():
+    # Normal results exactly as NumPy's exp; below float32's smallest
+    # normal number (exp(-87.34)) 0 or the subnormal, whichever the
+    # backend gives; -inf (padding) gives 0 and NaN stays NaN.
+    from keras_laf.ops import backend
+
+    exponents = np.array(
+        [0.0, -1.0, -30.5, -87.0, -87.4, -95.0, -200.0, -1e38, -np.inf, np.nan],
+        "float32",
+    )
+    computed = numpy(backend.exponentials(ops.convert_to_tensor(exponents)))
+    expected = np.exp(exponents)
+    normal = exponents >= np.log(np.finfo("float32").tiny)
+    np.testing.assert_allclose(computed[normal], expected[normal], rtol=1e-6)
+    underflows = ~normal & ~np.isnan(exponents)
+    assert (computed[underflows] >= 0).all()
+    assert (computed[underflows] <= np.finfo("float32").tiny).all()
+    assert np.isnan(computed[-1])
+
+
 def padded_layout(values, mask, budget):
     """`PaddedPowerSums` of LAF(2) on padded `values` with `mask`."""
     from keras_laf.ops import power_sums

@@ -41,6 +41,10 @@ def sum_of_weighted_terms(weights, term_values, num_terms):
     return total
 
 
+def exponentials(exponents):
+    return ops.exp(exponents)
+
+
 def most_elements_per_chunk():
     return None
 

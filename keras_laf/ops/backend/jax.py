@@ -12,6 +12,7 @@ import numpy as np
 from keras import ops
 
 from keras_laf.ops.backend import generic
+from keras_laf.ops.backend.generic import exponentials
 from keras_laf.ops.backend.generic import sum_of_weighted_terms
 from keras_laf.ops.backend.generic import sum_over_chunks
 
@@ -34,6 +35,7 @@ MOST_TERMS_WRITTEN_OUT = 24
 MOST_ELEMENTS_PER_CHUNK = 16
 
 __all__ = [
+    "exponentials",
     "most_elements_per_chunk",
     "segment_max",
     "segment_sum",

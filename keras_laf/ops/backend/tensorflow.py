@@ -6,6 +6,7 @@ programs of its own: `keras_laf.ops.tensorflow_programs`.
 """
 
 from keras_laf.ops.backend.generic import chunk_summer
+from keras_laf.ops.backend.generic import exponentials
 from keras_laf.ops.backend.generic import most_elements_per_chunk
 from keras_laf.ops.backend.generic import segment_max
 from keras_laf.ops.backend.generic import segment_sum
@@ -18,6 +19,7 @@ except ImportError:
     tf = None
 
 __all__ = [
+    "exponentials",
     "most_elements_per_chunk",
     "segment_max",
     "segment_sum",

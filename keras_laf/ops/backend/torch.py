@@ -4,9 +4,13 @@ The segment reductions scatter each element's row into its segment's in
 place of Keras's: `index_add` for sums (its gradient one `index_select`)
 and `scatter_reduce` from `-inf` for maxima, with the segment ids
 broadcast over the row as a view; Keras's copies the ids once per value
-and converts the values to float32. The rest is the generic `keras.ops`.
+and converts the values to float32. The exponentials of LAF flush
+results below the smallest normal number to 0, in place: PyTorch's
+exponential takes its slow path on every input whose result underflows.
+The rest is the generic `keras.ops`.
 """
 
+import numpy as np
 from keras import ops
 
 from keras_laf.ops.backend import generic
@@ -21,6 +25,7 @@ except ImportError:
     torch = None
 
 __all__ = [
+    "exponentials",
     "most_elements_per_chunk",
     "segment_max",
     "segment_sum",
@@ -28,6 +33,16 @@ __all__ = [
     "sums_over_elements",
     "weighted_sum_over_units",
 ]
+
+
+def exponentials(exponents):
+    exponents = ops.convert_to_tensor(exponents)
+    # log of the smallest normal number: below it, exp underflows.
+    lowest = float(np.log(torch.finfo(exponents.dtype).tiny))
+    underflows = exponents < lowest
+    if exponents.requires_grad:
+        return torch.exp(exponents.masked_fill(underflows, float("-inf")))
+    return exponents.masked_fill_(underflows, float("-inf")).exp_()
 
 
 def _segments_shape(values, num_segments):
