@@ -304,6 +304,8 @@ class PaddedPowerSums:
         1, n, rows)`, zero at padding (`PADDING_SHIFTED_LOG`), where y
         exp(y q) is 0 too."""
         q = q + INNER_EXPONENT_OFFSET
+        # Through the backend's hook: padding's exponentials underflow,
+        # which PyTorch's exp computes on a slow path unless flushed.
         return backend.exponentials(y * q[:, :, None, None])
 
     def sums(self, x, m, q):
@@ -421,7 +423,7 @@ class SegmentPowerSums:
                 ops.take(chunk, index, axis=0) for chunk in chunks
             )
             # (chunk, 2, 2 * units, features)
-            exponentials = backend.exponentials(y * q)
+            exponentials = ops.exp(y * q)
             segments = SegmentSets(segment_ids, num_segments)
             # Two segment sums, (sets, 2, 2 * units, features) each: one
             # over their concatenation took JAX's step on a CPU 4 times as
@@ -459,7 +461,7 @@ class SegmentPowerSums:
 
         def chunk_gradients(y, segment_ids):
             # (chunk, 2, 2 * units, features)
-            exponentials = backend.exponentials(y * q)
+            exponentials = ops.exp(y * q)
             element_upstream = ops.take(upstream, segment_ids, axis=0)
             return (ops.sum(element_upstream * exponentials, axis=2),)
 

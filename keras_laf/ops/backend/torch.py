@@ -4,9 +4,10 @@ The segment reductions scatter each element's row into its segment's in
 place of Keras's: `index_add` for sums (its gradient one `index_select`)
 and `scatter_reduce` from `-inf` for maxima, with the segment ids
 broadcast over the row as a view; Keras's copies the ids once per value
-and converts the values to float32. The exponentials of LAF flush
-results below the smallest normal number to 0, in place: PyTorch's
-exponential takes its slow path on every input whose result underflows.
+and converts the values to float32. The exponentials of LAF's padded
+sets flush results below the smallest normal number to 0, in place:
+PyTorch's exponential takes its slow path on every input whose result
+underflows, as padding's do.
 The rest is the generic `keras.ops`.
 """
 
