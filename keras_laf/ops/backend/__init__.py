@@ -52,12 +52,12 @@ def most_elements_per_chunk():
 
 def exponentials(exponents):
     """exp of `exponents`, a float tensor of any shape, that the caller
-    no longer needs (PyTorch overwrites it), for the exponentials of
-    padded sets, whose padding's underflow. Results below the dtype's
-    smallest normal number may be 0 (PyTorch flushes them: its
+    no longer needs (PyTorch overwrites it). Used for padded sets, whose
+    padding's exponentials all underflow. Results below the dtype's
+    smallest normal number may be 0: PyTorch flushes them, as its
     exponential takes 5 to 20 times as long on inputs whose results
-    underflow, and the extra pass costs more than it saves where few
-    do)."""
+    underflow (over segments, where few do, the extra pass costs more
+    than it saves)."""
     return _module().exponentials(exponents)
 
 
