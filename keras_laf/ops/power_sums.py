@@ -426,8 +426,8 @@ class SegmentPowerSums:
             exponentials = ops.exp(y * q)
             segments = SegmentSets(segment_ids, num_segments)
             # Two segment sums, (sets, 2, 2 * units, features) each: one
-            # over their concatenation took JAX's step on a CPU 4 times as
-            # long (RESULTS.md, segment aggregations).
+            # over their concatenation made JAX's step on a CPU several
+            # times slower (RESULTS.md, segment aggregations).
             return segments.sum(exponentials), segments.sum(y * exponentials)
 
         zeros = ops.zeros((num_segments, 2, shape(q)[1], shape(x)[1]))

@@ -55,9 +55,9 @@ def exponentials(exponents):
     no longer needs (PyTorch overwrites it). Used for padded sets, whose
     padding's exponentials all underflow. Results below the dtype's
     smallest normal number may be 0: PyTorch flushes them, as its
-    exponential takes 5 to 20 times as long on inputs whose results
-    underflow (over segments, where few do, the extra pass costs more
-    than it saves)."""
+    exponential takes a slow path on inputs whose results underflow
+    (over segments, where few do, the extra pass costs more than it
+    saves; RESULTS.md, segment aggregations)."""
     return _module().exponentials(exponents)
 
 
