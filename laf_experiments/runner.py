@@ -198,8 +198,9 @@ def fitting(
         build_model: function `(key)` returning an uncompiled model.
         loss: the Keras loss.
         metrics: optional Keras metrics.
-        callbacks: function `()` returning further Keras callbacks (new
-            ones for every run), or a sequence of them.
+        callbacks: function `(key, data)` of the run's key and its
+            training and validation data, returning further Keras
+            callbacks (new ones for every run), or a sequence of them.
 
     Returns:
         A function `(key, store)` returning the trained model and the
@@ -218,7 +219,9 @@ def fitting(
             history_path=store.history_path(**key),
             verbose=args.verbose,
             metrics=metrics,
-            callbacks=callbacks() if callable(callbacks) else callbacks,
+            callbacks=(
+                callbacks(key, data) if callable(callbacks) else callbacks
+            ),
         )
         return model, {"epochs": settings["epochs"], **training}
 

@@ -426,7 +426,7 @@ def run(args):
             key["method"], data(key), args.laf_units, args.laf_preset
         ),
         loss=keras.losses.BinaryCrossentropy(from_logits=True),
-        callbacks=lambda: [keras.callbacks.TerminateOnNaN()],
+        callbacks=lambda key, data: [keras.callbacks.TerminateOnNaN()],
     )
 
     def train(key, store):

