@@ -81,6 +81,11 @@ CANDIDATES = {
             ),
         }
     },
+    # The README's route for intensive targets: the pooling preset, as the
+    # installed code has it, with every unit's output within +-10.
+    "pooling_output_bound_10": {
+        "laf": lambda: {"preset": "pooling", "output_bound": 10.0}
+    },
     # The pooling preset with neither an output bound nor the clip.
     "pooling_unbounded": {
         "laf": lambda: {

@@ -144,7 +144,7 @@ def plot_error_by_size(
                     sizes, means - stds, means + stds, color=color, alpha=0.15
                 )
             paper_value = paper_values.get(target, {}).get(method)
-            if paper_value is not None:
+            if paper_value is not None and paper_size <= sizes.max():
                 axis.plot(
                     paper_size,
                     paper_value,

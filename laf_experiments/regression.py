@@ -173,7 +173,13 @@ def run_regression(
         ),
         evaluate=evaluate,
     )
-    paths = plot_regression(store, args.experiment, method_labels)
+    paths = plot_regression(
+        store,
+        args.experiment,
+        method_labels,
+        paper_points=paper_points,
+        quick=args.quick,
+    )
     runner.report_written(args, store, paths)
 
 

