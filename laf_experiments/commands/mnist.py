@@ -54,7 +54,7 @@ train and 1,000 test images, 400 / 100 of each digit), and the command
 says which. --source sklearn takes scikit-learn's 8x8 digits upsampled to
 28x28, an easier stand-in. Records say which source they used.
 
-LAF on count and sum takes the README's closed-forms route: the
+LAF on count, sum and mean takes the README's closed-forms route: the
 closed_forms preset, then SnapToClosedForms and LeastSquaresHead at the
 end of training (--laf-preset pooling turns it off).
 

@@ -55,7 +55,7 @@ the paper's authors test: exactly M uniform digits for sum, mean, median
 and the moments, 80%..100% of M for the count, extremes cycling through
 the digits for max and min.
 
-LAF on count and sum takes the README's closed-forms route: the
+LAF on count, sum and mean takes the README's closed-forms route: the
 closed_forms preset, then SnapToClosedForms and LeastSquaresHead at the
 end of training (--laf-preset pooling turns it off).
 
