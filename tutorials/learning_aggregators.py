@@ -168,8 +168,8 @@ LAF's preset is chosen by target, as the README recommends. The count,
 the sum and the mean are closed forms that must hold on sets five times
 larger than any in training: their LAF uses `preset="closed_forms"`, which
 pulls units towards exact counts, sums and means, and two callbacks finish
-the job at the end of `fit`. `SnapToClosedForms(fine_tune_epochs=0)` puts the units that
-nearly compute a form of Table 1 onto it exactly, and
+the job at the end of `fit`. `SnapToClosedForms(fine_tune_epochs=0)` puts
+the units that nearly compute a form of Table 1 onto it exactly, and
 `LeastSquaresHead(data)` refits the linear output on them by least
 squares, so that a count or a sum of exact units is exact at any size. The
 median and the kurtosis are no closed forms: theirs use the default
