@@ -79,8 +79,8 @@ class AggregationConv(GraphConvolution):
     `keras_laf.graphs.base.GraphConvolution` is here.
 
     A node without incoming edges aggregates the empty set: fixed
-    aggregates are 0 and LAF's are finite (see `keras_laf.LAF`), so every
-    output is finite, also for empty edge lists and single-node graphs.
+    aggregates and LAF's are 0 (see `keras_laf.LAF`), so every output is
+    finite, also for empty edge lists and single-node graphs.
 
     Args:
         units: int. Output features per node.

@@ -44,9 +44,9 @@ class LAF(SetAggregation):
     The power sums are computed in log space, so the output is accurate for
     small and large sets alike, and finite with finite gradients for
     elements equal to 0 or 1, exponents equal to 0, single-element sets,
-    very large sets and empty sets. For an empty set every sum is 0 and
-    $0^0 = 1$, so $L_{a,b}$ is 1 when $a = 0$ and 0 otherwise. The
-    magnitude of the denominator is floored at `epsilon`. See
+    very large sets and empty sets. An empty set (a node without incoming
+    edges) gives 0, as the fixed aggregators do. The magnitude of the
+    denominator is floored at `epsilon`. See
     `keras_laf.ops` for the details. Internally the layer computes in
     float32, also under a mixed precision policy, and casts its output to
     the compute dtype.

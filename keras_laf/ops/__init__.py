@@ -63,8 +63,11 @@ Conventions:
   computed as epsilon^b, and the gradient with respect to an element below
   epsilon is 0.
 - 0^0 = 1, also for an element equal to 0 (x^0 = 1 for every x).
-- A sum over an empty set is 0, and $0^0 = 1$, so for an empty set
-  $L_{a,b}$ is 1 when $a = 0$ and 0 otherwise.
+- An empty set gives 0, as the fixed aggregators do: each of its terms
+  $L_{a,b}$ is 0, also for $a = 0$. (With $0^0 = 1$ a term would step
+  from 1 to 0 as its outer exponent leaves 0, which one training step
+  does, and an empty set whose denominator has no term left would give
+  the numerator's coefficients over `epsilon`.)
 - Near a zero denominator: the magnitude of the denominator is floored at
   `epsilon`, keeping its sign (0 counts as positive). The output stays
   finite and its gradient is zero while the floor is active.

@@ -106,12 +106,12 @@ def laf_of_power_sums(
     log_sums = ops.log(ops.where(nonempty, sums, 1.0)) + ops.expand_dims(
         inner, -1
     ) * ops.expand_dims(max_logs, 1)
-    # log L = a log(sum); for an empty set, log(0^a) with 0^0 = 1.
-    log_terms = ops.where(
-        nonempty,
-        outer * log_sums,
-        ops.where(outer > 0, float("-inf"), 0.0),
-    )
+    # log L = a log(sum). Every term of an empty set is 0, so its output
+    # is 0, as a fixed aggregator's. With 0^0 = 1 a term would step from 1
+    # to 0 as its outer exponent leaves 0, which one update does, and with
+    # no denominator term left the output would be the numerator's
+    # coefficients over epsilon (a node without incoming edges).
+    log_terms = ops.where(nonempty, outer * log_sums, float("-inf"))
     # (source, part, units, sets * features)
     log_terms = ops.reshape(log_terms, (2, 2, units, shape(log_terms)[-1]))
     # (1, 1, units, sets * features): the largest of the four terms.
@@ -138,8 +138,8 @@ def laf_of_power_sums(
     magnitude = ops.maximum(ops.abs(denominator), ops.exp(log_floor))
     num_sets, features = shape(nonfinite)
     if output_bound != float("inf"):
-        # (1, sets * features): log N, with N >= 1 (an empty set's terms
-        # are 0 or 1).
+        # (1, sets * features): log N, with N >= 1 (an empty set's
+        # numerator is 0).
         log_sizes = ops.log(ops.maximum(sizes, 1.0))
         log_sizes = ops.reshape(
             ops.broadcast_to(log_sizes[:, None], (num_sets, features)),

@@ -276,13 +276,13 @@ def test_zero_to_the_zero_is_one():
 
 
 def test_empty_sets():
-    # Every sum over an empty set is 0 and 0^0 = 1.
+    # An empty set gives 0 whatever the unit, as the fixed aggregators do.
     layer = LAF.from_closed_forms(
         [{"name": "constant", "value": 2.0}, "count", "sum", "mean", "max"]
         + ["min"],
         flatten=False,
     )
-    expected = [2.0, 0.0, 0.0, 0.0, 0.0, 1.0]
+    expected = [0.0] * 6
     empty_ragged = tf.RaggedTensor.from_row_lengths(
         np.array([[0.5]], "float32"), [0, 1]
     )
@@ -299,6 +299,24 @@ def test_empty_sets():
     assert all_gradients_finite(
         LAF(units=4), values, mask=np.array([[False, False]])
     )
+
+
+def test_empty_set_gives_zero_without_a_denominator():
+    # A numerator term whose outer exponent is 0, no such term in the
+    # denominator: with 0^0 = 1 an empty set would give alpha over epsilon
+    # (1e7) and as much gradient, as a node without incoming edges did once
+    # training moved the denominator's outer exponents off 0.
+    layer = LAF(units=1, flatten=False)
+    layer.build((None, None, 1))
+    layer.exponents.assign([[0.0]] + [[0.5]] * 7)
+    layer.coefficients.assign([[1.0], [0.0], [1.0], [0.0]])
+    values = np.array([[[0.5], [0.2]]], "float32")
+    with tf.GradientTape() as tape:
+        outputs = layer(values, mask=np.zeros((1, 2), bool))
+    gradients = tape.gradient(outputs, layer.trainable_variables)
+    np.testing.assert_array_equal(outputs.numpy(), 0.0)
+    for gradient in gradients:
+        np.testing.assert_array_equal(gradient.numpy(), 0.0)
 
 
 def test_large_sets_finite_and_exact():
