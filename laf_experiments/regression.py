@@ -421,7 +421,7 @@ def joined_test_data(suite, batch_size=PREDICT_BATCH_SIZE, padded=False):
         set, as expected by `run_regression`.
     """
     from keras_laf.datasets import ragged_set_dataset
-    from keras_laf.datasets import to_padded_batches
+    from laf_experiments.datasets.digit_sets import padded_set_batches
 
     parts = list(suite.values())
     rows = [row for data in parts for row in data.element_rows]
@@ -429,11 +429,15 @@ def joined_test_data(suite, batch_size=PREDICT_BATCH_SIZE, padded=False):
     max_sizes = np.concatenate(
         [np.full(len(data.labels), size) for size, data in suite.items()]
     )
-    dataset = ragged_set_dataset(
-        rows, labels, batch_size, element_table=parts[0].element_table
-    )
+    table = parts[0].element_table
     if padded:
-        dataset = to_padded_batches(dataset, set_size=int(max(suite)))
+        dataset = padded_set_batches(
+            rows, labels, batch_size, int(max(suite)), element_table=table
+        )
+    else:
+        dataset = ragged_set_dataset(
+            rows, labels, batch_size, element_table=table
+        )
     return dataset, labels, max_sizes
 
 
@@ -463,7 +467,6 @@ def run_digit_regression(
             size, trained `STEPS_PER_EXECUTION` steps per call (the
             models of `build_model` must take them), instead of ragged.
     """
-    from keras_laf.datasets import to_padded_batches
     from laf_experiments.datasets import make_test_sets_by_max_size
     from laf_experiments.datasets import make_training_sets
 
@@ -491,15 +494,17 @@ def run_digit_regression(
                 (args.val_size, VALIDATION_SEED + seed),
             )
         )
-        datasets = (
+        if padded:
+            # Training sets have at most 10 elements (`make_training_sets`).
+            return (
+                train.to_padded_batches(
+                    args.batch_size, 10, shuffle=True, seed=seed
+                ),
+                validation.to_padded_batches(args.batch_size, 10),
+            )
+        return (
             train.to_dataset(args.batch_size, shuffle=True, seed=seed),
             validation.to_dataset(args.batch_size),
-        )
-        if not padded:
-            return datasets
-        # Training sets have at most 10 elements (`make_training_sets`).
-        return tuple(
-            to_padded_batches(dataset, set_size=10) for dataset in datasets
         )
 
     def make_test_data(target):

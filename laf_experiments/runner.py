@@ -72,8 +72,12 @@ def steps_per_execution(requested, train_data):
     cardinality = getattr(train_data, "cardinality", None)
     if cardinality is not None:
         num_batches = int(cardinality())
-        if num_batches > 0:
-            return max(1, min(int(requested), num_batches))
+    elif hasattr(train_data, "__len__"):
+        num_batches = len(train_data)
+    else:
+        return requested
+    if num_batches > 0:
+        return max(1, min(int(requested), num_batches))
     return requested
 
 

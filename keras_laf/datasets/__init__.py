@@ -13,12 +13,14 @@ from keras_laf.datasets.graph_batches import adjacency_to_edges
 from keras_laf.datasets.graph_batches import bucket_size
 from keras_laf.datasets.graph_batches import disjoint_union
 from keras_laf.datasets.graph_batches import pad_graph_batch
+from keras_laf.datasets.padded_sets import SetBatches
 from keras_laf.datasets.padded_sets import pad_sets
 from keras_laf.datasets.ragged_dataset import ragged_set_dataset
 from keras_laf.datasets.ragged_dataset import to_padded_batches
 
 __all__ = [
     "GraphBatches",
+    "SetBatches",
     "adjacency_to_edges",
     "bucket_size",
     "disjoint_union",

