@@ -24,6 +24,7 @@ from laf_experiments.settings import PREDICT_BATCH_SIZE
 from laf_experiments.settings import STEPS_PER_EXECUTION
 from laf_experiments.settings import TEST_SEED
 from laf_experiments.settings import VALIDATION_SEED
+from laf_experiments.settings import laf_options_for
 from laf_experiments.settings import laf_preset_for
 from laf_experiments.settings import resolve_settings
 from laf_experiments.store import open_store
@@ -105,10 +106,10 @@ def run_regression(
         make_test_data: function `(target)` returning the test dataset of
             all maximum sizes together (unshuffled), the labels and the
             maximum size of every test set, as NumPy arrays.
-        build_model: function `(method, laf_preset)` returning an
-            uncompiled model whose LAF layers have the preset
+        build_model: function `(method, laf_preset, **options)`
+            returning an uncompiled model whose LAF layers have the preset
             `laf_preset`: `args.laf_preset`, or with `by_target` the
-            target's (`settings.laf_preset_for`).
+            target's, with the options of `settings.laf_options_for`.
         method_labels: optional dict of the methods' names in the plots.
         paper_points: optional `(size, {target: {method: MAE}})`, the
             paper's values drawn in `mae.png`.
@@ -165,8 +166,7 @@ def run_regression(
             settings,
             training_data,
             build_model=lambda key: build_model(
-                key["method"],
-                laf_preset=laf_preset_for(args.laf_preset, key["target"]),
+                key["method"], **laf_options_for(args.laf_preset, key["target"])
             ),
             loss="mean_absolute_error",
             callbacks=lambda key, data: closed_forms_route(args, key, data[0]),
@@ -298,8 +298,10 @@ OPTIONAL_METHODS = (
 )
 
 
-def aggregation(method, laf_units):
-    """The `aggregation` argument of `deep_sets` for a method name.
+def aggregation(method, laf_units, laf_preset=None, laf_output_bound=None):
+    """The `aggregation` argument of `deep_sets` for a method name: the
+    name, or a `keras_laf.LAF` where the name alone cannot say it (the
+    paper's preset, an output bound).
 
     Example:
 
@@ -310,6 +312,15 @@ def aggregation(method, laf_units):
         from keras_laf import LAF
 
         return LAF(laf_units, preset="paper", name="aggregation")
+    if method == "laf" and laf_output_bound is not None:
+        from keras_laf import LAF
+
+        return LAF(
+            laf_units,
+            preset=laf_preset,
+            output_bound=laf_output_bound,
+            name="aggregation",
+        )
     if "+" in method:
         return method.split("+")
     return method
@@ -458,8 +469,8 @@ def run_digit_regression(
 
     Args:
         args: the parsed arguments of `scalars` or `mnist`.
-        build_model: function `(method, laf_preset)` returning an
-            uncompiled model.
+        build_model: function `(method, laf_preset, laf_output_bound)`
+            returning an uncompiled model.
         default_targets: the targets without `--targets`.
         quick_targets: the targets with `--quick` and without `--targets`.
         images: whether the digits are images (`load_digit_pools`).

@@ -41,6 +41,12 @@ BY_TARGET = "by_target"
 CLOSED_FORM_TARGETS = ("count", "sum", "mean")
 
 
+# With `BY_TARGET`, the bound of every LAF unit's output for the targets
+# that are no closed form, as the README recommends for targets that do
+# not grow with the set.
+INTENSIVE_OUTPUT_BOUND = 10.0
+
+
 def laf_preset_for(laf_preset, target):
     """The LAF preset of a run: `laf_preset`, or with `BY_TARGET` the
     preset of `target`'s purpose.
@@ -51,6 +57,22 @@ def laf_preset_for(laf_preset, target):
     if laf_preset != BY_TARGET:
         return laf_preset
     return "closed_forms" if target in CLOSED_FORM_TARGETS else "pooling"
+
+
+def laf_options_for(laf_preset, target):
+    """The keyword arguments of a run's `build_model` for its LAF layers:
+    `laf_preset` (`laf_preset_for`), and with `BY_TARGET` for a target
+    that is no closed form, `laf_output_bound`.
+
+    >>> laf_options_for("by_target", "kurtosis")
+    {'laf_preset': 'pooling', 'laf_output_bound': 10.0}
+    >>> laf_options_for("pooling", "kurtosis")
+    {'laf_preset': 'pooling'}
+    """
+    options = {"laf_preset": laf_preset_for(laf_preset, target)}
+    if laf_preset == BY_TARGET and target not in CLOSED_FORM_TARGETS:
+        options["laf_output_bound"] = INTENSIVE_OUTPUT_BOUND
+    return options
 
 
 # (attribute, flag, type, help) of the settings every subcommand takes; the
@@ -272,8 +294,8 @@ def add_common_arguments(
         presets, default_preset = (*LAF_PRESETS, BY_TARGET), BY_TARGET
         by_target = (
             f"'{BY_TARGET}' (closed_forms and its route for the closed "
-            f"forms {', '.join(CLOSED_FORM_TARGETS)}; pooling for the "
-            "others), "
+            f"forms {', '.join(CLOSED_FORM_TARGETS)}; pooling with "
+            f"output_bound={INTENSIVE_OUTPUT_BOUND:g} for the others), "
         )
     group.add_argument(
         "--laf-preset",

@@ -92,7 +92,7 @@ def add_arguments(parser):
     )
 
 
-def build_model(method, laf_preset=None):
+def build_model(method, laf_preset=None, laf_output_bound=None):
     """The paper's DeepSets model of image sets with an aggregation."""
     from keras_laf.models import deep_sets
 
@@ -100,7 +100,12 @@ def build_model(method, laf_preset=None):
         input_dim=784,
         phi_units=(300, 100, 30),
         rho_units=(1000, 100),
-        aggregation=regression.aggregation(method, laf_units=9),
+        aggregation=regression.aggregation(
+            method,
+            laf_units=9,
+            laf_preset=laf_preset,
+            laf_output_bound=laf_output_bound,
+        ),
         laf_units=9,
         laf_preset=laf_preset,
         name=f"deep_sets_{method.replace('-', '_')}",

@@ -95,7 +95,7 @@ def add_arguments(parser):
     )
 
 
-def build_model(method, laf_preset=None):
+def build_model(method, laf_preset=None, laf_output_bound=None):
     """The paper's DeepSets model of integer sets with an aggregation."""
     from keras_laf.models import deep_sets
 
@@ -103,7 +103,12 @@ def build_model(method, laf_preset=None):
         vocabulary_size=10,
         embedding_dim=10,
         phi_units=(),
-        aggregation=regression.aggregation(method, laf_units=9),
+        aggregation=regression.aggregation(
+            method,
+            laf_units=9,
+            laf_preset=laf_preset,
+            laf_output_bound=laf_output_bound,
+        ),
         laf_units=9,
         laf_preset=laf_preset,
         ragged=False,
