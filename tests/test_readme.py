@@ -1,5 +1,9 @@
 """Every Python block of the README and of the docs guides runs as
-written, each in a fresh interpreter as a reader would paste it."""
+written, each in a fresh interpreter as a reader would paste it.
+
+The README's blocks run on the backend of the test run, so CI's JAX and
+PyTorch runs of the `multi_backend` tests run each of them there too; the
+guides' blocks set their backend themselves."""
 
 import os
 import pathlib
@@ -7,6 +11,7 @@ import re
 import subprocess
 import sys
 
+import keras
 import pytest
 
 ROOT = pathlib.Path(__file__).parent.parent
@@ -38,12 +43,17 @@ GUIDE_BLOCKS = [
 ]
 
 
+TENSORFLOW_ONLY = pytest.mark.tensorflow_only(
+    "a README section for TensorFlow only (tf.RaggedTensor)"
+)
+
+
 def block(heading):
     (code,) = [code for name, code in BLOCKS if name == heading]
     return code
 
 
-def run_block(code, directory, backend="tensorflow"):
+def run_block(code, directory):
     # The output is checked below, so the block runs in a clean directory
     # (the tuning example writes its trials there).
     return subprocess.run(
@@ -54,7 +64,7 @@ def run_block(code, directory, backend="tensorflow"):
         env={
             **os.environ,
             "TF_CPP_MIN_LOG_LEVEL": "2",
-            "KERAS_BACKEND": backend,
+            "KERAS_BACKEND": keras.config.backend(),
         },
         timeout=600,
     )
@@ -75,43 +85,50 @@ def test_every_section_with_code_is_found():
     ]
 
 
-@pytest.mark.parametrize(
-    "backend",
-    [
-        "tensorflow",
-        pytest.param("jax", marks=pytest.mark.slow),
-        pytest.param("torch", marks=pytest.mark.slow),
-    ],
-)
-def test_quick_start_runs_and_prints_formulas(backend, tmp_path):
+@pytest.mark.multi_backend
+def test_quick_start_runs_and_prints_formulas(tmp_path):
     # The quick start is the same code on every backend.
-    result = run_block(block("Quick start"), tmp_path, backend)
+    result = run_block(block("Quick start"), tmp_path)
     assert result.returncode == 0, result.stderr
     printed = result.stdout.strip().splitlines()[-1]
     assert printed.startswith("['(1.00(Σx^1.00)") and printed.count("/") == 3
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("backend", ["tensorflow", "jax", "torch"])
-def test_closed_forms_route_counts_sets_five_times_larger(backend, tmp_path):
-    result = run_block(block("Presets: what LAF starts as"), tmp_path, backend)
+@pytest.mark.multi_backend
+def test_closed_forms_route_counts_sets_five_times_larger(tmp_path):
+    result = run_block(block("Presets: what LAF starts as"), tmp_path)
     assert result.returncode == 0, result.stderr
     printed = result.stdout.strip().splitlines()[-1]
     counts = [float(value) for value in printed.strip("[]").split()]
     assert len(counts) == 4
+    # The block's comment: "50.0 each, to 1e-2".
     assert max(abs(count - 50.0) for count in counts) < 1e-2
 
 
 @pytest.mark.slow
+@pytest.mark.multi_backend
 @pytest.mark.parametrize(
-    "heading, code",
+    "code",
     [
-        block
-        for block in BLOCKS
-        if block[0] not in ("Quick start", "Presets: what LAF starts as")
-    ]
-    + GUIDE_BLOCKS,
+        pytest.param(
+            code,
+            id=heading,
+            marks=TENSORFLOW_ONLY if "TensorFlow only" in heading else (),
+        )
+        for heading, code in BLOCKS
+        if heading not in ("Quick start", "Presets: what LAF starts as")
+    ],
 )
-def test_block_runs(heading, code, tmp_path):
+def test_readme_block_runs(code, tmp_path):
+    result = run_block(code, tmp_path)
+    assert result.returncode == 0, result.stderr
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "code", [pytest.param(code, id=heading) for heading, code in GUIDE_BLOCKS]
+)
+def test_guide_block_runs(code, tmp_path):
     result = run_block(code, tmp_path)
     assert result.returncode == 0, result.stderr
