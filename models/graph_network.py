@@ -101,8 +101,12 @@ def graph_network(
     The inputs and outputs are dicts in the disjoint-union form of
     `keras_laf.datasets.disjoint_union`, whose leading
     dimensions are the numbers of nodes, edges and graphs of the batch;
-    `PropertyGraphs.to_dataset` yields batches for `fit`, `evaluate` and
-    `predict`. The readout takes the number of graphs from the length of
+    `keras_laf.datasets.GraphBatches` yields batches for `fit`, `evaluate`
+    and `predict`, padded to a few sizes (`GraphBatches.unpad` drops the
+    padding's rows from the predictions). For one union, call
+    `model.predict_on_batch(inputs)`: `model.predict(inputs)` fails inside
+    Keras on arrays of different lengths (see `disjoint_union`). The
+    readout takes the number of graphs from the length of
     the input `nodes_per_graph`, a shape, so the model fits on JAX too,
     whose traces need shapes known (TF-GNN's `GraphTensor` carries the
     same sizes). Compile with `jit_compile` left at `"auto"` (or `False`):

@@ -1,6 +1,8 @@
 """Batches of graphs in the disjoint-union form of `keras_laf.graphs`,
 padded to a few sizes where a compiled model would compile for each."""
 
+import warnings
+
 import keras
 import numpy as np
 
@@ -82,7 +84,30 @@ def _check_labels(node_labels, graph_labels, node_counts):
         )
 
 
-def disjoint_union(node_features, edges, node_labels=None, graph_labels=None):
+# The helpers that have warned, on JAX, that their unpadded batches
+# compile once per shape: each warns once per process, not at every batch.
+_WARNED_UNPADDED = set()
+
+
+def _warn_unpadded(helper, fix):
+    """Warns once per process per helper, on JAX, that graph batches
+    without padding cost one compilation per batch."""
+    if keras.config.backend() != "jax" or helper in _WARNED_UNPADDED:
+        return
+    _WARNED_UNPADDED.add(helper)
+    warnings.warn(
+        f"`{helper}` makes graph batches without padding on JAX, where a "
+        "compiled step (`fit`, `evaluate`, `predict`, `train_on_batch`, "
+        "...) compiles once per distinct batch shape: the numbers of "
+        "nodes, edges and graphs change from batch to batch, so nearly "
+        f"every batch pays a compilation. {fix}",
+        stacklevel=3,
+    )
+
+
+def disjoint_union(
+    node_features, edges, node_labels=None, graph_labels=None, pad=None
+):
     """Batches graphs as one graph: the disjoint union of them.
 
     The form that `keras_laf.MessagePassing`, `keras_laf.GraphReadout` and
@@ -96,12 +121,37 @@ def disjoint_union(node_features, edges, node_labels=None, graph_labels=None):
     `jax.jit` no value can be checked (JAX's gathers and scatters drop or
     clamp an out-of-range index).
 
+    A compiled step (JAX, TensorFlow with XLA) compiles once per shape of
+    its inputs, and unions of different graphs rarely share one: to train
+    on unions drawn afresh at every step, pass `pad=True`, which pads the
+    union to a few bucket sizes (`pad_graph_batch`), or batch with
+    `GraphBatches`, which does so by default. The union itself is not
+    padded by default, since that would add rows to the model's outputs
+    and sample weights to the return value; on JAX, where every new
+    shape is a compilation, the default warns once per process.
+
+    For predictions over one union, call `model.predict_on_batch(inputs)`
+    or `model(inputs)`: `model.predict(inputs)` splits the arrays into
+    batches along their first axis, which the arrays of a union do not
+    share (nodes, edges, graphs), and Keras then fails while reporting it
+    (`AttributeError: 'str' object has no attribute 'shape'`, its check
+    of the arrays' lengths reading the dict's keys as arrays). Over many
+    graphs, `model.predict(GraphBatches(...))` and `GraphBatches.unpad`.
+
     Args:
         node_features: sequence of arrays `(num_nodes_i, features)`.
         edges: sequence of int arrays `(num_edges_i, 2)`, rows (source,
             target) indexing the nodes of graph i.
         node_labels: optional sequence of arrays `(num_nodes_i, tasks)`.
         graph_labels: optional array-like `(num_graphs, tasks)`.
+        pad: bool or None. `True` pads the union to buckets with
+            `pad_graph_batch` (its default buckets, powers of 2 from 16)
+            and returns it as a batch of `GraphBatches`: the padded
+            inputs, or with labels `(inputs, targets, sample_weights)`,
+            which `model.train_on_batch(*batch)` takes. `False` returns
+            the union as it is. Defaults to `None`: as `False`, with a
+            warning on JAX, once per process, that unpadded batches
+            compile once per shape.
 
     Returns:
         `inputs`, a dict of NumPy arrays: `"node_features"` float32
@@ -110,7 +160,8 @@ def disjoint_union(node_features, edges, node_labels=None, graph_labels=None):
         `"nodes_per_graph"` int32 `(num_graphs,)`. With labels, a tuple
         `(inputs, targets)` with `targets` a dict holding `"node_outputs"`
         float32 `(num_nodes, tasks)` and/or `"graph_outputs"` float32
-        `(num_graphs, tasks)`.
+        `(num_graphs, tasks)`. With `pad=True`, the same padded, and
+        with labels a third item, the sample weights of `pad_graph_batch`.
 
     Raises:
         ValueError: where the graphs' features, edges or labels do not
@@ -129,7 +180,20 @@ def disjoint_union(node_features, edges, node_labels=None, graph_labels=None):
     (array([0, 4], dtype=int32), array([0, 0, 1, 1, 1], dtype=int32))
     >>> inputs["nodes_per_graph"]
     array([2, 3], dtype=int32)
+    >>> inputs, targets, weights = disjoint_union(
+    ...     [np.zeros((2, 1)), np.zeros((3, 1))],
+    ...     [np.array([[0, 1]]), np.array([[2, 0]])],
+    ...     graph_labels=np.ones((2, 1)),
+    ...     pad=True,
+    ... )
+    >>> inputs["node_features"].shape, weights["graph_outputs"][:3]
+    ((16, 1), array([8., 8., 0.], dtype=float32))
     """
+    if pad not in (None, True, False):
+        raise ValueError(
+            "`pad` must be True, False or None (the default: not padded, "
+            f"with a warning on JAX). Received: pad={pad!r}"
+        )
     if len(node_features) != len(edges):
         raise ValueError(
             "`node_features` and `edges` must hold one entry per graph. "
@@ -161,14 +225,27 @@ def disjoint_union(node_features, edges, node_labels=None, graph_labels=None):
         ),
         "nodes_per_graph": node_counts.astype("int32"),
     }
-    if node_labels is None and graph_labels is None:
-        return inputs
-    targets = {}
-    if node_labels is not None:
-        targets["node_outputs"] = np.concatenate(node_labels).astype("float32")
-    if graph_labels is not None:
-        targets["graph_outputs"] = np.asarray(graph_labels, "float32")
-    return inputs, targets
+    targets = None
+    if node_labels is not None or graph_labels is not None:
+        targets = {}
+        if node_labels is not None:
+            targets["node_outputs"] = np.concatenate(node_labels).astype(
+                "float32"
+            )
+        if graph_labels is not None:
+            targets["graph_outputs"] = np.asarray(graph_labels, "float32")
+    if pad:
+        inputs, targets, weights = pad_graph_batch(inputs, targets)
+        return inputs if targets is None else (inputs, targets, weights)
+    if pad is None:
+        _warn_unpadded(
+            "disjoint_union",
+            "Pass `pad=True` to pad the union to a few bucket sizes, or "
+            "batch with `keras_laf.datasets.GraphBatches`, which pads by "
+            "default; `pad=False` keeps the union as it is without this "
+            "warning.",
+        )
+    return inputs if targets is None else (inputs, targets)
 
 
 # The keys of a disjoint-union batch that `pad_graph_batch` pads, and the
@@ -266,7 +343,9 @@ def pad_graph_batch(
         smallest: int, the smallest bucket, as `bucket_size`. Defaults to
             `16`.
         growth: float, the ratio of one bucket to the next, as
-            `bucket_size`. Defaults to `2.0`.
+            `bucket_size`: a batch computes up to `growth` times its real
+            rows, and a smaller ratio wastes fewer rows for more buckets,
+            each compiled once. Defaults to `2.0`.
 
     Returns:
         A tuple `(inputs, targets, sample_weights)`: the padded inputs,
@@ -360,7 +439,15 @@ class GraphBatches(keras.utils.PyDataset):
     once per bucket instead of once per batch. With `pad=False` the
     batches are the unions as they are, which a model that is not
     compiled (PyTorch, TensorFlow without XLA) runs without the padding's
-    extra work.
+    extra work; on JAX, where each of them would compile the step anew,
+    `pad=False` warns once per process.
+
+    `fit`, `evaluate` and `predict` all take these batches. The
+    predictions of `model.predict(batches)` hold the padding's rows too,
+    each batch's real rows first: `batches.unpad(predictions)` keeps the
+    real ones, in the graphs' order. (`model.predict` on one union, a
+    dict of arrays of different lengths, fails inside Keras: see
+    `disjoint_union`.)
 
     Args:
         node_features: sequence of arrays `(num_nodes_i, features)`.
@@ -373,11 +460,14 @@ class GraphBatches(keras.utils.PyDataset):
             epoch. Defaults to `False`.
         seed: optional int, the seed of the shuffling.
         pad: bool, whether the batches are padded to buckets. Defaults to
-            `True`.
+            `True`. `False` on JAX warns, once per process, that each
+            batch shape compiles the step anew.
         smallest: int, the smallest bucket, as `bucket_size`. Defaults to
             `16`.
         growth: float, the ratio of one bucket to the next, as
-            `bucket_size`. Defaults to `2.0`.
+            `bucket_size`: a batch computes up to `growth` times its real
+            rows, and a smaller ratio wastes fewer rows for more buckets,
+            each compiled once. Defaults to `2.0`.
         **kwargs: `keras.utils.PyDataset` arguments (`workers`, ...).
 
     Example:
@@ -391,6 +481,15 @@ class GraphBatches(keras.utils.PyDataset):
     >>> inputs, targets, weights = batches[0]
     >>> len(batches), inputs["node_features"].shape
     (1, (16, 1))
+
+    Predictions without the padding, graph 0's nodes first:
+
+    >>> model = keras_laf.models.graph_network(
+    ...     num_node_features=1, num_layers=1, aggregation="sum"
+    ... )
+    >>> predictions = batches.unpad(model.predict(batches, verbose=0))
+    >>> predictions["node_outputs"].shape, predictions["graph_outputs"].shape
+    ((5, 3), (2, 3))
     """
 
     def __init__(
@@ -410,8 +509,16 @@ class GraphBatches(keras.utils.PyDataset):
         super().__init__(**kwargs)
         batch_size = check_positive_int("batch_size", batch_size)
         # Checks every graph once, here, and the buckets' arguments.
-        disjoint_union(node_features, edges, node_labels, graph_labels)
+        disjoint_union(
+            node_features, edges, node_labels, graph_labels, pad=False
+        )
         bucket_size(0, smallest, growth)
+        if not pad:
+            _warn_unpadded(
+                "GraphBatches(pad=False)",
+                "Leave `pad` at its default, `True`, to pad the batches to "
+                "a few bucket sizes (`pad_graph_batch`).",
+            )
         self.node_features = list(node_features)
         self.edges = list(edges)
         self.node_labels = None if node_labels is None else list(node_labels)
@@ -431,14 +538,18 @@ class GraphBatches(keras.utils.PyDataset):
     def __len__(self):
         return -(-len(self.node_features) // self.batch_size)
 
+    def _graphs(self, index):
+        # The graphs of batch `index`, in the order of this epoch.
+        return self._order[
+            index * self.batch_size : (index + 1) * self.batch_size
+        ]
+
     def __getitem__(self, index):
         if not 0 <= index < len(self):
             raise IndexError(
                 f"Batch {index} of a GraphBatches of {len(self)} batches"
             )
-        graphs = self._order[
-            index * self.batch_size : (index + 1) * self.batch_size
-        ]
+        graphs = self._graphs(index)
         union = disjoint_union(
             [self.node_features[g] for g in graphs],
             [self.edges[g] for g in graphs],
@@ -446,6 +557,7 @@ class GraphBatches(keras.utils.PyDataset):
             if self.node_labels is None
             else [self.node_labels[g] for g in graphs],
             None if self.graph_labels is None else self.graph_labels[graphs],
+            pad=False,
         )
         inputs, targets = union if isinstance(union, tuple) else (union, None)
         if not self.pad:
@@ -454,6 +566,86 @@ class GraphBatches(keras.utils.PyDataset):
             inputs, targets, smallest=self.smallest, growth=self.growth
         )
         return inputs if targets is None else (inputs, targets, weights)
+
+    def unpad(self, predictions):
+        """The rows of `model.predict(batches)` that belong to the graphs,
+        in the graphs' order.
+
+        `model.predict` concatenates the outputs of the batches as they
+        come, with the rows of the padding nodes and graphs, which
+        `pad_graph_batch` puts after each batch's real ones; this drops
+        them. Unpadded batches (`pad=False`) come back as they are.
+
+        Args:
+            predictions: dict with `"node_outputs"` `(rows, ...)` and/or
+                `"graph_outputs"` `(rows, ...)`, the outputs of
+                `model.predict` over these batches (the outputs of
+                `keras_laf.models.graph_network`, and the names the
+                targets of `GraphBatches` take).
+
+        Returns:
+            A dict with the same keys: `"node_outputs"` `(num_nodes,
+            ...)`, the nodes of graph 0, then of graph 1, ..., and
+            `"graph_outputs"` `(num_graphs, ...)`, one row per graph.
+
+        Raises:
+            ValueError: where the batches are shuffled (`model.predict`
+                then draws them in an order that is gone once it ends;
+                predict on a `GraphBatches` made with `shuffle=False`),
+                the keys are not among the outputs above, or the rows do
+                not match these batches.
+        """
+        if self.shuffle:
+            raise ValueError(
+                "`unpad` gives the graphs' order only for batches in that "
+                "order: call `model.predict` on a `GraphBatches` of the "
+                "same graphs made with `shuffle=False`. Received: "
+                "shuffle=True"
+            )
+        if (
+            not isinstance(predictions, dict)
+            or not predictions
+            or set(predictions) - set(GRAPH_TARGETS)
+        ):
+            received = (
+                sorted(predictions)
+                if isinstance(predictions, dict)
+                else type(predictions).__name__
+            )
+            raise ValueError(
+                f"`predictions` must be a dict with keys among "
+                f"{list(GRAPH_TARGETS)}, as `model.predict` returns them for "
+                f"a model with these outputs. Received: {received}"
+            )
+        nodes_per_graph = np.array([len(f) for f in self.node_features])
+        real_rows = {name: [] for name in GRAPH_TARGETS}
+        for index in range(len(self)):
+            graphs = self._graphs(index)
+            rows = {
+                "node_outputs": int(nodes_per_graph[graphs].sum()),
+                "graph_outputs": len(graphs),
+            }
+            for name, real in rows.items():
+                # As `pad_graph_batch` pads: the bucket of the real rows
+                # and one padding row.
+                padded = (
+                    bucket_size(real + 1, self.smallest, self.growth)
+                    if self.pad
+                    else real
+                )
+                real_rows[name].append(np.arange(padded) < real)
+        unpadded = {}
+        for name, value in predictions.items():
+            value = np.asarray(value)
+            real = np.concatenate(real_rows[name])
+            if len(value) != len(real):
+                raise ValueError(
+                    f"`predictions[{name!r}]` must have the {len(real)} rows "
+                    f"of `model.predict` over these {len(self)} batches. "
+                    f"Received: {len(value)} rows"
+                )
+            unpadded[name] = value[real]
+        return unpadded
 
     def on_epoch_end(self):
         if self.shuffle:

@@ -1,5 +1,10 @@
-"""Graph batches padded to buckets: their layout, and that padding leaves
-the real graphs' outputs and the loss as they are, on every backend."""
+"""Graph batches padded to buckets: their layout, that padding leaves
+the real graphs' outputs and the loss as they are, that unpadded batches
+warn on JAX, where they compile at every step, and that a graph model
+fits, evaluates and predicts through `GraphBatches`, on every backend."""
+
+import contextlib
+import warnings
 
 import keras
 import numpy as np
@@ -9,10 +14,13 @@ from keras import ops
 from keras_laf.datasets import GraphBatches
 from keras_laf.datasets import bucket_size
 from keras_laf.datasets import disjoint_union
+from keras_laf.datasets import graph_batches
 from keras_laf.datasets import pad_graph_batch
 from keras_laf.models import graph_network
 
 pytestmark = pytest.mark.multi_backend
+
+ON_JAX = keras.config.backend() == "jax"
 
 
 def random_graphs(num_graphs, seed=0, smallest=1, largest=6):
@@ -44,6 +52,7 @@ def test_padding_layout_by_hand():
         [np.array([[0, 1], [1, 2]]), np.array([[1, 0]])],
         [np.ones((3, 1)), np.ones((2, 1))],
         np.ones((2, 1)),
+        pad=False,
     )
     padded, padded_targets, weights = pad_graph_batch(
         inputs, targets, smallest=4
@@ -67,7 +76,7 @@ def test_padding_layout_by_hand():
 
 
 def test_padding_bad_arguments():
-    inputs = disjoint_union([np.ones((3, 1))], [np.array([[0, 1]])])
+    inputs = disjoint_union([np.ones((3, 1))], [np.array([[0, 1]])], pad=False)
     with pytest.raises(ValueError, match="num_nodes=3"):
         pad_graph_batch(inputs, num_nodes=3)
     with pytest.raises(ValueError, match="unknown keys"):
@@ -102,7 +111,7 @@ def small_network(aggregation, convolution="message_passing"):
 def test_padded_batches_leave_outputs_and_loss_as_they_are(
     aggregation, convolution
 ):
-    inputs, targets = disjoint_union(*random_graphs(4))
+    inputs, targets = disjoint_union(*random_graphs(4), pad=False)
     padded, padded_targets, weights = pad_graph_batch(inputs, targets)
     model = small_network(aggregation, convolution)
     model.compile(loss="mse")
@@ -133,7 +142,7 @@ def test_padded_batches_leave_outputs_and_loss_as_they_are(
 
 def test_padding_gets_no_gradient():
     # Targets far off at padding: with zero weight they change nothing.
-    inputs, targets = disjoint_union(*random_graphs(3, seed=4))
+    inputs, targets = disjoint_union(*random_graphs(3, seed=4), pad=False)
     padded, padded_targets, weights = pad_graph_batch(inputs, targets)
     for name, rows in (
         ("node_outputs", len(inputs["node_features"])),
@@ -175,7 +184,35 @@ def test_graph_batches_draw_every_graph_once_per_epoch():
         batches[3]
 
 
-def test_graph_batches_fit_and_unpadded_form():
+@pytest.fixture
+def unwarned(monkeypatch):
+    """The warnings about unpadded batches not yet given in this process."""
+    monkeypatch.setattr(graph_batches, "_WARNED_UNPADDED", set())
+
+
+@contextlib.contextmanager
+def unpadded_warning(fix="padding"):
+    """Expects the warning about unpadded batches on JAX, naming their
+    cost and `fix`, and no warning at all on the other backends."""
+    if not ON_JAX:
+        with no_warning():
+            yield
+        return
+    with pytest.warns(UserWarning) as record:
+        yield
+    message = str(record[0].message)
+    assert "compiles once per distinct batch shape" in message
+    assert fix in message
+
+
+@contextlib.contextmanager
+def no_warning():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        yield
+
+
+def test_graph_batches_fit_and_unpadded_form(unwarned):
     graphs = random_graphs(6, seed=3)
     model = small_network("laf")
     model.compile(optimizer="adam", loss="mse")
@@ -185,7 +222,157 @@ def test_graph_batches_fit_and_unpadded_form():
         verbose=0,
     )
     assert np.isfinite(history.history["loss"]).all()
-    inputs, targets = GraphBatches(*graphs, batch_size=4, pad=False)[1]
+    with unpadded_warning():
+        batches = GraphBatches(*graphs, batch_size=4, pad=False)
+    inputs, targets = batches[1]
     assert len(inputs["nodes_per_graph"]) == 2
     outputs = model.predict_on_batch(inputs)
     assert ops.shape(outputs["graph_outputs"]) == (2, 3)
+
+
+@pytest.mark.parametrize(
+    "make_unpadded, fix",
+    [
+        (lambda graphs: disjoint_union(*graphs), "Pass `pad=True`"),
+        (lambda graphs: GraphBatches(*graphs, pad=False), "Leave `pad`"),
+    ],
+    ids=["disjoint_union", "GraphBatches"],
+)
+def test_unpadded_batches_warn_once_on_jax(unwarned, make_unpadded, fix):
+    graphs = random_graphs(3)
+    with unpadded_warning(fix):
+        make_unpadded(graphs)
+    # Once per process: not at the next batch.
+    with no_warning():
+        make_unpadded(graphs)
+
+
+def test_padded_or_explicitly_unpadded_unions_never_warn(unwarned):
+    graphs = random_graphs(3)
+    with no_warning():
+        disjoint_union(*graphs, pad=False)
+        disjoint_union(*graphs, pad=True)
+        GraphBatches(*graphs)
+
+
+def test_padded_union_is_a_graph_batches_batch():
+    graphs = random_graphs(5, seed=5)
+    batch = disjoint_union(*graphs, pad=True)
+    expected = GraphBatches(*graphs, batch_size=5)[0]
+    assert len(batch) == 3
+    for padded, reference in zip(batch, expected):
+        assert sorted(padded) == sorted(reference)
+        for name in padded:
+            np.testing.assert_array_equal(padded[name], reference[name])
+    inputs = disjoint_union(*graphs[:2], pad=True)
+    np.testing.assert_array_equal(
+        inputs["node_features"], expected[0]["node_features"]
+    )
+    with pytest.raises(ValueError, match="pad='yes'"):
+        disjoint_union(*graphs, pad="yes")
+
+
+@pytest.mark.skipif(
+    not ON_JAX, reason="counts JAX's compilations of the training step"
+)
+def test_padded_batches_compile_once_per_bucket_on_jax():
+    # Rings of 5 to 30 nodes, as many edges as nodes, 4 to a batch: the
+    # unpadded batches take a shape each, the padded ones at most 4.
+    rng = np.random.default_rng(0)
+    sizes = rng.integers(5, 31, size=32)
+    features = [rng.uniform(size=(n, 2)).astype("float32") for n in sizes]
+    edges = [
+        np.stack([np.arange(n), (np.arange(n) + 1) % n], axis=1) for n in sizes
+    ]
+    labels = rng.uniform(size=(len(sizes), 3)).astype("float32")
+    batches = GraphBatches(
+        features,
+        edges,
+        graph_labels=labels,
+        batch_size=4,
+        shuffle=True,
+        seed=0,
+    )
+    real_nodes = {
+        int(batches[index][0]["nodes_per_graph"][:4].sum())
+        for index in range(len(batches))
+    }
+    assert len(real_nodes) > 4
+    model = graph_network(
+        num_node_outputs=1,
+        laf_units=2,
+        hidden_units=4,
+        num_layers=1,
+        num_readout_layers=1,
+    )
+    model.compile(optimizer="adam", loss={"graph_outputs": "mse"})
+    # `jax.jit` runs the Python of the step once per shape it compiles.
+    traces = []
+    train_step = model.train_step
+
+    def counted_train_step(*args):
+        traces.append(None)
+        return train_step(*args)
+
+    model.train_step = counted_train_step
+    history = model.fit(batches, epochs=2, verbose=0)
+    assert len(history.history["loss"]) == 2
+    assert 1 <= len(traces) <= 4
+
+
+def test_graph_model_fits_evaluates_and_predicts():
+    features, edges, node_labels, graph_labels = random_graphs(7, seed=6)
+    model = small_network("laf")
+    model.compile(optimizer="adam", loss="mse")
+    history = model.fit(
+        GraphBatches(
+            features,
+            edges,
+            node_labels,
+            graph_labels,
+            batch_size=3,
+            shuffle=True,
+            seed=0,
+        ),
+        epochs=2,
+        verbose=0,
+    )
+    assert np.isfinite(history.history["loss"]).all()
+    # One padded batch of every graph: the loss of the union as it is.
+    loss = model.evaluate(
+        GraphBatches(features, edges, node_labels, graph_labels, batch_size=7),
+        verbose=0,
+    )
+    union = disjoint_union(
+        features, edges, node_labels, graph_labels, pad=False
+    )
+    np.testing.assert_allclose(loss, model.test_on_batch(*union), rtol=1e-5)
+    # Predictions of 3 batches, padding dropped, in the graphs' order.
+    batches = GraphBatches(features, edges, batch_size=3)
+    predictions = batches.unpad(model.predict(batches, verbose=0))
+    expected = model.predict_on_batch(union[0])
+    for name in ("node_outputs", "graph_outputs"):
+        np.testing.assert_allclose(
+            predictions[name], expected[name], rtol=1e-5, atol=1e-6
+        )
+
+
+def test_unpad_bad_arguments():
+    graphs = random_graphs(3)
+    batches = GraphBatches(*graphs)
+    inputs, _, _ = batches[0]
+    predictions = {
+        "node_outputs": np.zeros((len(inputs["node_features"]), 3)),
+        "graph_outputs": np.zeros((16, 3)),
+    }
+    unpadded = batches.unpad(predictions)
+    assert unpadded["node_outputs"].shape == (sum(map(len, graphs[0])), 3)
+    assert unpadded["graph_outputs"].shape == (3, 3)
+    with pytest.raises(ValueError, match="shuffle=False"):
+        GraphBatches(*graphs, shuffle=True).unpad(predictions)
+    with pytest.raises(ValueError, match=r"Received: \['outputs'\]"):
+        batches.unpad({"outputs": np.zeros((16, 3))})
+    with pytest.raises(ValueError, match="Received: ndarray"):
+        batches.unpad(np.zeros((16, 3)))
+    with pytest.raises(ValueError, match="16 rows.*Received: 3 rows"):
+        batches.unpad({"graph_outputs": np.zeros((3, 3))})

@@ -193,8 +193,8 @@ def test_ragged_builder_on_other_backends_says_what_to_pass():
 
 def graph_batches():
     """Endless disjoint-union batches of 2 and of 3 graphs for `fit`,
-    padded to one bucket (`pad_graph_batch`): a compiled model compiles
-    its step once."""
+    padded to one bucket (`disjoint_union(..., pad=True)`): a compiled
+    model compiles its step once."""
     rng = np.random.default_rng(2)
     edges = {
         1: np.zeros((0, 2), "int32"),
@@ -202,13 +202,12 @@ def graph_batches():
         4: np.array([[0, 3], [3, 0]]),
     }
     batches = [
-        keras_laf.datasets.pad_graph_batch(
-            *keras_laf.datasets.disjoint_union(
-                [rng.uniform(size=(n, 2)) for n in sizes],
-                [edges[n] for n in sizes],
-                [rng.uniform(size=(n, 3)) for n in sizes],
-                rng.uniform(size=(len(sizes), 3)),
-            )
+        keras_laf.datasets.disjoint_union(
+            [rng.uniform(size=(n, 2)) for n in sizes],
+            [edges[n] for n in sizes],
+            [rng.uniform(size=(n, 3)) for n in sizes],
+            rng.uniform(size=(len(sizes), 3)),
+            pad=True,
         )
         for sizes in [(3, 4), (4, 1, 3)]
     ]
