@@ -85,6 +85,7 @@ def epoch_batches(form, graphs, rng):
             [edges[i] for i in indices],
             [node_labels[i] for i in indices],
             graph_labels[indices],
+            pad=False,
         )
         if form == "bucketed":
             batches.append(pad_graph_batch(inputs, targets))

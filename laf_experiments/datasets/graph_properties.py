@@ -358,7 +358,7 @@ class PropertyGraphs:
         # once here, as it does, since inside `jax.jit` a bad edge index
         # would be dropped or clamped without an error.
         if len(self):
-            disjoint_union(self.node_features, self.edges)
+            disjoint_union(self.node_features, self.edges, pad=False)
 
     def __len__(self):
         return len(self.node_features)
@@ -418,11 +418,13 @@ class PropertyGraphs:
         if indices is None:
             indices = range(len(self))
         indices = list(indices)
+        # One union as it is: the callers pad it where they compile.
         return disjoint_union(
             [self.node_features[i] for i in indices],
             [self.edges[i] for i in indices],
             [self.node_labels[i] for i in indices],
             self.graph_labels[indices],
+            pad=False,
         )
 
     def to_dataset(self, batch_size, shuffle=False, seed=None):
