@@ -321,11 +321,16 @@ print(f"Saved {path}")
   embedded feature, and the kurtosis does not change under affine maps, so
   PNA only needs an embedding that is nearly affine in the digit. The
   median is in neither fixed list and has to be approximated by all three.
-- LAF has to find its aggregators by gradient descent, through exponents
-  and a ratio. With the small budget of this tutorial the ranking of the
-  three can change with the seed and the learning rate; train longer
-  (`--train-size 100000 --epochs 100 --learning-rate 0.001` is the paper's
-  setting) before drawing conclusions. The `keras-laf scalars` command runs
-  the full experiment with all twelve targets, several seeds and an LSTM
-  baseline.
+- With the closed forms' route, LAF's count, sum and mean are exact to
+  float32 on sets of 50 digits (MAE 1e-6 to 1e-3 here), where
+  DeepSets, which has sums and means built in, is off by 0.4, 0.7 and
+  0.4, and PNA by 0.14, 22 and 0.9 (the run of this tutorial's defaults,
+  seed 0). LAF's median is the best of the three at 50 (0.59 against 1.0
+  and 2.0). PNA wins the kurtosis (0.15 against 1.9 for LAF and 2.5 for
+  DeepSets), which it has built in.
+- With another seed or budget the figures move, the ranking on count,
+  sum and mean does not: `keras-laf scalars` runs the four methods on
+  every target over several seeds, and RESULTS.md gives the seed study
+  (two sets of five seeds) behind the README's routes. The paper's scale
+  is `--train-size 100000 --epochs 100 --learning-rate 0.001`.
 """
