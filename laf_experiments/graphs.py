@@ -129,6 +129,19 @@ _COLORS = {
     "max": "tab:purple",
     "baseline": "tab:gray",
 }
+# A marker and a line style per method, so that lines that overlap stay
+# apart.
+_MARKERS = {
+    "laf": ("o", "-"),
+    "pna": ("^", "-"),
+    "pna_star": ("v", "--"),
+    "gin": ("s", "-."),
+    "gcn": ("D", ":"),
+    "gat": ("P", "--"),
+    "sum": ("X", "-."),
+    "max": ("<", ":"),
+    "baseline": ("_", "--"),
+}
 
 # Batches of 16 graphs at PNA's learning rate, halved after 10 epochs
 # without progress (the Table 4 study's schedule): chosen over batches of
@@ -950,12 +963,14 @@ def plot_results(summary, path):
         sizes = np.array([x for x, _ in points])
         means = np.array([record["log10_mse_mean"] for _, record in points])
         stds = np.array([record["log10_mse_std"] for _, record in points])
+        marker, linestyle = _MARKERS[method]
         sizes_axis.plot(
             sizes,
             means,
             color=_COLORS[method],
-            marker="o",
-            markersize=4,
+            marker=marker,
+            linestyle=linestyle,
+            markersize=5,
             label=label,
         )
         if any(record["num_seeds"] > 1 for _, record in points):

@@ -26,6 +26,15 @@ _STYLES = {
     "lstm": ("tab:orange", "D"),
     "st-pma": ("tab:purple", "s"),
     "st-laf": ("tab:red", "o"),
+    "laf-paper": ("darkred", "o"),
+    "deepsets_sum": ("tab:brown", "v"),
+    "gru": ("tab:pink", "P"),
+    "softmax": ("tab:olive", "X"),
+    "powermean": ("tab:cyan", "h"),
+    "attention": ("tab:gray", "*"),
+    "set2set": ("tab:purple", "<"),
+    "gmt": ("black", ">"),
+    "laf+max": ("salmon", "d"),
 }
 _DPI = 100
 # The narrowest figure, in inches, that holds a title of about 60
@@ -353,18 +362,19 @@ def write_accuracy_table(
     markdown_path.write_text("\n".join(lines) + "\n")
 
 
-def plot_accuracy(records, path, title=None, method_labels=None):
+def plot_accuracy(records, path, title=None, method_labels=None, chance=None):
     """Plots the test accuracy of each pooling, with its spread over seeds.
 
     One panel per number of points, one column per method: each seed's
     accuracy as a dot, the mean as a bar, and one standard deviation as
-    an error bar.
+    an error bar; chance, where given, as a dashed line.
 
     Args:
         records: runs with `method`, `num_points`, `seed` and `accuracy`.
         path: the PNG file to write.
         title: optional title of the figure.
         method_labels: optional dict of display names of methods.
+        chance: optional accuracy of a uniform guess, in [0, 1].
     """
     sizes = sorted({record["num_points"] for record in records})
     methods = _ordered(record["method"] for record in records)
@@ -407,6 +417,15 @@ def plot_accuracy(records, path, title=None, method_labels=None):
             rotation=30,
             ha="right",
         )
+        if chance is not None:
+            axis.axhline(
+                100 * chance,
+                color="black",
+                linestyle="--",
+                linewidth=0.8,
+                label="chance",
+            )
+            axis.legend(loc="lower right", fontsize="small", frameon=False)
         axis.set_ylim(0, 100)
         axis.set_ylabel("test accuracy (%)")
         axis.set_title(f"{size} points", fontsize="medium")

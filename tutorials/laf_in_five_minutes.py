@@ -69,6 +69,7 @@ import tensorflow as tf
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
+import matplotlib.ticker
 
 import keras_laf
 from keras_laf import LAF
@@ -232,7 +233,9 @@ surfaces = np.concatenate(
 ).reshape(len(grid), len(grid), -1)
 titles = table_forms + [f"random unit {k + 1}" for k in range(num_random)]
 
-figure, axes = plt.subplots(3, 4, figsize=(13, 9.5), layout="constrained")
+figure, axes = plt.subplots(
+    3, 4, figsize=(15, 10), layout="constrained", sharey=True
+)
 for index, axis in enumerate(axes.flat):
     surface = surfaces[..., index]
     image = axis.imshow(
@@ -243,7 +246,10 @@ for index, axis in enumerate(axes.flat):
     axis.set_xlabel("x1")
     if index % 4 == 0:
         axis.set_ylabel("x2")
-    figure.colorbar(image, ax=axis, shrink=0.8)
+    # Four short tick labels, so that the bar's labels clear the next
+    # panel.
+    colorbar = figure.colorbar(image, ax=axis, shrink=0.8, format="%.2g")
+    colorbar.locator = matplotlib.ticker.MaxNLocator(4)
 figure.suptitle("LAF units on sets of two elements {x1, x2}")
 path = output_dir / "laf_functions_on_pairs.png"
 figure.savefig(path, dpi=80)
