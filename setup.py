@@ -104,6 +104,8 @@ setup(
             # torch pulls a CUDA build of several GB.
             "torch==2.13.0",
             *EXPERIMENTS,
+            # The docs tests build the API site, as CI does.
+            *DOCS,
         ],
     },
 )
