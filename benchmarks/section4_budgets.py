@@ -84,7 +84,16 @@ def run_budget(experiment, budget, output, seeds_scale, extra):
 
 
 def read_budget(directory):
-    """MAE at the largest test size of every recorded run of a folder."""
+    """MAE at the largest test size of every recorded run of a budget's
+    folder and of its siblings `<folder>-*` (methods run beside it, in a
+    folder of their own)."""
+    rows = []
+    for folder in [directory, *directory.parent.glob(f"{directory.name}-*")]:
+        rows += read_folder(folder)
+    return rows
+
+
+def read_folder(directory):
     path = directory / "results.json"
     if not path.exists():
         return []
