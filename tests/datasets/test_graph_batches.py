@@ -185,9 +185,15 @@ def test_graph_batches_draw_every_graph_once_per_epoch():
 
 
 @pytest.fixture
-def unwarned(monkeypatch):
-    """The warnings about unpadded batches not yet given in this process."""
-    monkeypatch.setattr(graph_batches, "_WARNED_UNPADDED", set())
+def unwarned():
+    """The warnings about unpadded batches not yet given in this process
+    (the helpers that warned are forgotten, then restored)."""
+    warned = graph_batches._WARNED_UNPADDED
+    before = set(warned)
+    warned.clear()
+    yield
+    warned.clear()
+    warned.update(before)
 
 
 @contextlib.contextmanager
