@@ -36,14 +36,17 @@ SCATTER_TARGETS = ("max", "inverse_count", "median", "kurtosis")
 
 
 def read_runs(folders):
-    """Every recorded run of the folders, with the folder it is in; the
+    """Every recorded run of the folders, with the folder it is in, each
+    method, target and seed once (from the first folder that has it); the
     settings of the first folder."""
-    runs, settings = [], None
+    runs, settings = {}, None
     for folder in folders:
         recorded = json.loads((folder / "results.json").read_text())
         settings = settings or recorded["settings"]
-        runs += [{**run, "folder": folder} for run in recorded["runs"]]
-    return runs, settings
+        for run in recorded["runs"]:
+            key = (run["method"], run["target"], run["seed"])
+            runs.setdefault(key, {**run, "folder": folder})
+    return list(runs.values()), settings
 
 
 def mae_records(runs):
