@@ -150,3 +150,79 @@ def test_every_script_is_in_the_readme():
     readme = (BENCHMARKS / "README.md").read_text()
     for script in [*SCRIPTS, "common.py", "gpu.sh"]:
         assert f"`{script}`" in readme, script
+
+
+def write_digit_runs(folder, maes_at_50, train_size=20000, epochs=10):
+    """A `keras-laf scalars` folder whose runs have the given MAE at 50:
+    `{(method, target): {seed: mae}}`."""
+    runs = [
+        {
+            "method": method,
+            "target": target,
+            "seed": seed,
+            "test": [
+                {"max_size": 5, "mae": mae / 10},
+                {"max_size": 50, "mae": mae},
+            ],
+        }
+        for (method, target), seeds in maes_at_50.items()
+        for seed, mae in seeds.items()
+    ]
+    folder.mkdir(parents=True)
+    settings = {"train_size": train_size, "epochs": epochs}
+    (folder / "results.json").write_text(
+        json.dumps({"settings": settings, "runs": runs})
+    )
+
+
+@pytest.mark.slow
+def test_section4_reports_read_the_runs_they_are_given(tmp_path):
+    budgets = tmp_path / "budgets"
+    write_digit_runs(
+        budgets / "scalars" / "20000x10",
+        {
+            ("laf", "sum"): {0: 1.0, 1: 3.0, 5: 20.0},
+            ("deepsets", "sum"): {0: 7.0},
+        },
+    )
+    # A method run beside the budget, in a folder of its own.
+    write_digit_runs(
+        budgets / "scalars" / "20000x10-pna",
+        {("pna", "sum"): {0: 40.0}},
+    )
+    completed = run(
+        "section4_budgets.py",
+        ["scalars", "--budgets=20000x10", "--report", f"--output={budgets}"],
+    )
+    assert completed.returncode == 0, completed.stderr[-3000:]
+    table = {
+        (row["method"], row["target"]): row
+        for row in json.loads(
+            (budgets / "scalars" / "budgets.json").read_text()
+        )
+    }
+    laf = table["laf", "sum"]
+    assert laf["mae_mean"] == pytest.approx(8.0)
+    assert laf["by_seed_set"] == pytest.approx([2.0, 20.0])
+    # The sum's bound is 6: one seed of LAF and DeepSets' only one miss.
+    assert laf["seeds_above_bound"] == 1
+    assert table["deepsets", "sum"]["seeds_above_bound"] == 1
+    assert table["pna", "sum"]["mae_mean"] == 40.0
+    assert (budgets / "scalars" / "budgets.png").is_file()
+
+    figures = tmp_path / "figures"
+    completed = run(
+        "section4_figures.py",
+        [
+            str(budgets / "scalars" / "20000x10"),
+            str(budgets / "scalars" / "20000x10-pna"),
+            f"--output={figures}",
+        ],
+    )
+    assert completed.returncode == 0, completed.stderr[-3000:]
+    markdown = (figures / "table.md").read_text()
+    # DeepSets' 7 beats LAF's mean over its three seeds (8): it is the bold
+    # one, and the paper's LAF (3) and DeepSets (2) stand beside them.
+    row = "| sum | 8 ± 8.5 (3) | **7 ± 0 (1)** | 40 ± 0 (1) | – | 3 | 2 |"
+    assert row in markdown
+    assert (figures / "mae.png").is_file()
