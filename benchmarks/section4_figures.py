@@ -29,6 +29,7 @@ from laf_experiments import plots
 from laf_experiments.datasets import TARGETS
 from laf_experiments.paper import FIG_D1
 from laf_experiments.paper import FIG_D1_SIZE
+from laf_experiments.regression import regression_records
 from laf_experiments.store import summarize
 
 METHODS = ("laf", "deepsets", "pna", "lstm")
@@ -47,20 +48,6 @@ def read_runs(folders):
             key = (run["method"], run["target"], run["seed"])
             runs.setdefault(key, {**run, "folder": folder})
     return list(runs.values()), settings
-
-
-def mae_records(runs):
-    return [
-        {
-            "method": run["method"],
-            "target": run["target"],
-            "seed": run["seed"],
-            "max_size": item["max_size"],
-            "mae": item["mae"],
-        }
-        for run in runs
-        for item in run["test"]
-    ]
 
 
 def ordered(summary):
@@ -159,7 +146,9 @@ def main(argv=None):
     args = parser.parse_args(argv)
     runs, settings = read_runs(args.folders)
     summary = ordered(
-        summarize(mae_records(runs), ("method", "target", "max_size"), "mae")
+        summarize(
+            regression_records(runs), ("method", "target", "max_size"), "mae"
+        )
     )
     args.output.mkdir(parents=True, exist_ok=True)
     source = settings.get("image_source")
