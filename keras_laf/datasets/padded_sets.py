@@ -94,6 +94,20 @@ def pad_sets(sets, set_size=None):
     return padded, mask
 
 
+def checked_set_labels(sets, labels):
+    """`labels` as float32 `(len(sets),)`, one per set of a non-empty list;
+    a ValueError saying what was received otherwise."""
+    if len(sets) == 0:
+        raise ValueError("`sets` must contain at least one set. Received: []")
+    labels = np.asarray(labels, dtype="float32")
+    if labels.shape != (len(sets),):
+        raise ValueError(
+            f"`labels` must have shape ({len(sets)},), one label per set. "
+            f"Received shape: {labels.shape}"
+        )
+    return labels
+
+
 class SetBatches(keras.utils.PyDataset):
     """Batches of sets of different sizes, padded with their mask, for
     `Model.fit`, `evaluate` and `predict` on every backend.
@@ -142,16 +156,7 @@ class SetBatches(keras.utils.PyDataset):
     ):
         super().__init__(**kwargs)
         self.batch_size = check_positive_int("batch_size", batch_size)
-        if len(sets) == 0:
-            raise ValueError(
-                "`sets` must contain at least one set. Received: []"
-            )
-        self.labels = np.asarray(labels, dtype="float32")
-        if self.labels.shape != (len(sets),):
-            raise ValueError(
-                f"`labels` must have shape ({len(sets)},), one label per "
-                f"set. Received shape: {self.labels.shape}"
-            )
+        self.labels = checked_set_labels(sets, labels)
         self.sets = list(sets)
         self.set_size = (
             max(len(elements) for elements in self.sets)

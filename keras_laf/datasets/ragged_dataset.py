@@ -6,6 +6,7 @@ TensorFlow is imported when a function here is called, so that importing
 
 import numpy as np
 
+from keras_laf.datasets.padded_sets import checked_set_labels
 from keras_laf.validation import check_positive_int
 
 
@@ -51,14 +52,7 @@ def ragged_set_dataset(
     import tensorflow as tf
 
     check_positive_int("batch_size", batch_size)
-    if len(sets) == 0:
-        raise ValueError("`sets` must contain at least one set. Received: []")
-    labels = np.asarray(labels, dtype="float32")
-    if labels.shape != (len(sets),):
-        raise ValueError(
-            f"`labels` must have shape ({len(sets)},), one label per set. "
-            f"Received shape: {labels.shape}"
-        )
+    labels = checked_set_labels(sets, labels)
     elements = tf.RaggedTensor.from_row_lengths(
         np.concatenate(sets), [len(elements) for elements in sets]
     )
