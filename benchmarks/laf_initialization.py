@@ -48,9 +48,9 @@ from common import padded_digits  # noqa: E402
 from common import pooling_aggregation  # noqa: E402
 
 import keras_laf  # noqa: E402
+from keras_laf.aggregations.laf.callbacks import SnapToClosedForms  # noqa: E402
 from keras_laf.datasets import ragged_set_dataset  # noqa: E402
 from keras_laf.datasets import to_padded_batches  # noqa: E402
-from keras_laf.laf_layer.callbacks import SnapToClosedForms  # noqa: E402
 from laf_experiments.datasets import TEST_PROTOCOLS  # noqa: E402
 from laf_experiments.datasets import make_test_sets  # noqa: E402
 from laf_experiments.datasets import make_training_sets  # noqa: E402

@@ -50,11 +50,11 @@ from common import POINT_CLOUD_SETTINGS  # noqa: E402
 from common import point_cloud_accuracy  # noqa: E402
 
 import keras_laf  # noqa: E402
-from keras_laf.laf_layer.callbacks import LeastSquaresHead  # noqa: E402
-from keras_laf.laf_layer.callbacks import SnapToClosedForms  # noqa: E402
-from keras_laf.laf_layer.closed_forms import closed_form  # noqa: E402
-from keras_laf.laf_layer.closed_forms import laf_units_numpy  # noqa: E402
-from keras_laf.laf_layer.constraints import ClosedFormExponents  # noqa: E402
+from keras_laf.aggregations.laf.callbacks import LeastSquaresHead  # noqa: E402
+from keras_laf.aggregations.laf.callbacks import SnapToClosedForms  # noqa: E402
+from keras_laf.aggregations.laf.closed_forms import closed_form  # noqa: E402
+from keras_laf.aggregations.laf.closed_forms import laf_units_numpy  # noqa: E402
+from keras_laf.aggregations.laf.constraints import ClosedFormExponents  # noqa: E402
 from keras_laf.models import deep_sets  # noqa: E402
 from laf_experiments.datasets import make_test_sets  # noqa: E402
 from laf_experiments.datasets import make_training_sets  # noqa: E402

@@ -1,6 +1,6 @@
 """One training step of an aggregation over flat elements with segment ids.
 
-The graph form of the sets (`keras_laf.sets`, form 3): 512 sets of 20 to
+The graph form of the sets (`keras_laf.core.sets`, form 3): 512 sets of 20 to
 200 elements, 64 features drawn uniformly in [0, 1], the elements flat
 `(num_elements, 64)` with sorted segment ids. One step is the forward
 pass and the gradient of the sum of the outputs with respect to the

@@ -149,7 +149,7 @@ SECTION_MODULES = {
 # Modules documented whole, on one page each: `(title, page path, module,
 # the members shown or None for all)`.
 MODULE_PAGES = [
-    ("keras_laf.config", "api/config.md", "keras_laf.config", None),
+    ("keras_laf.config", "api/config.md", "keras_laf.core.config", None),
     ("keras_laf.ops", "api/ops.md", "keras_laf.ops", ["laf"]),
 ]
 
@@ -163,8 +163,9 @@ def module_page(module, members):
 
 def public_module(name):
     """The module a public path names: `keras_laf.constraints` is an
-    attribute of `keras_laf` (the module `keras_laf.laf_layer.constraints`),
-    not a module path of its own."""
+    attribute of `keras_laf` (the module
+    `keras_laf.aggregations.laf.constraints`), not a module path of its
+    own."""
     import importlib
 
     try:

@@ -56,7 +56,7 @@ def laf_units_found(model):
         Two dicts, `{layer name: preset}` and `{layer name: [line, ...]}`,
         empty for a model without LAF.
     """
-    from keras_laf.laf_layer.callbacks import laf_layers
+    from keras_laf.aggregations.laf.callbacks import laf_layers
 
     layers = laf_layers(model)
     return (

@@ -18,10 +18,10 @@ import warnings
 
 import keras
 
+from keras_laf.core.validation import check_bool
+from keras_laf.core.validation import is_int
+from keras_laf.core.validation import require_tensorflow
 from keras_laf.layers import PerElement
-from keras_laf.validation import check_bool
-from keras_laf.validation import is_int
-from keras_laf.validation import require_tensorflow
 
 
 def renamed_arguments(**new_names):

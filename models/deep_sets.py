@@ -3,13 +3,13 @@
 import keras
 
 from keras_laf import aggregations
+from keras_laf.core.validation import check_positive_int
 from keras_laf.layers import PerElement
 from keras_laf.models.building_blocks import check_widths
 from keras_laf.models.building_blocks import dense_head
 from keras_laf.models.building_blocks import element_network
 from keras_laf.models.building_blocks import renamed_arguments
 from keras_laf.models.building_blocks import set_inputs
-from keras_laf.validation import check_positive_int
 
 
 @renamed_arguments(units="laf_units")

@@ -13,6 +13,8 @@ three graph properties of a batch of graphs jointly (the benchmark is in
 import keras
 
 from keras_laf.aggregations import DegreeScalerAggregation
+from keras_laf.core.validation import check_number
+from keras_laf.core.validation import check_positive_int
 from keras_laf.graphs.base import expects_unit_interval
 from keras_laf.graphs.base import resolve_aggregation
 from keras_laf.graphs.convolutions import GATConv
@@ -20,8 +22,6 @@ from keras_laf.graphs.convolutions import GCNConv
 from keras_laf.graphs.convolutions import GINConv
 from keras_laf.graphs.message_passing import AggregationConv
 from keras_laf.graphs.readout import GraphReadout
-from keras_laf.validation import check_number
-from keras_laf.validation import check_positive_int
 
 UPDATES = ("gru", "residual", "none")
 # The message-passing layer of the network: `AggregationConv` with the

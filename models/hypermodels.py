@@ -43,14 +43,14 @@ except ImportError:
     ) from None
 
 from keras_laf import aggregations
-from keras_laf.laf_layer.presets import DEFAULT_PRESET
-from keras_laf.laf_layer.presets import PRESETS
+from keras_laf.aggregations.laf.presets import DEFAULT_PRESET
+from keras_laf.aggregations.laf.presets import PRESETS
+from keras_laf.core.validation import check_positive_int
+from keras_laf.core.validation import is_int
+from keras_laf.core.validation import is_number
 from keras_laf.models.deep_sets import deep_sets
 from keras_laf.models.set_transformer import HEADS
 from keras_laf.models.set_transformer import set_transformer
-from keras_laf.validation import check_positive_int
-from keras_laf.validation import is_int
-from keras_laf.validation import is_number
 
 # The paper's choice, in the middle of the stable range of 6 to 9 units.
 DEFAULT_UNITS = 9

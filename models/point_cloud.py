@@ -3,13 +3,13 @@
 import keras
 
 from keras_laf import aggregations
+from keras_laf.core.validation import check_number
+from keras_laf.core.validation import check_positive_int
 from keras_laf.layers import PerElement
 from keras_laf.layers import PermutationEquivariant
 from keras_laf.models.building_blocks import check_choice
 from keras_laf.models.building_blocks import renamed_arguments
 from keras_laf.models.building_blocks import set_inputs
-from keras_laf.validation import check_number
-from keras_laf.validation import check_positive_int
 
 POOLINGS = (
     "max",

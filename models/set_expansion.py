@@ -10,8 +10,8 @@ import keras
 import numpy as np
 
 from keras_laf import aggregations
+from keras_laf.core.validation import check_positive_int
 from keras_laf.models.building_blocks import check_widths
-from keras_laf.validation import check_positive_int
 
 AGGREGATIONS = ("laf", "sum", "pna")
 

@@ -3,6 +3,7 @@
 import keras
 
 from keras_laf import aggregations
+from keras_laf.core.validation import check_positive_int
 from keras_laf.layers import ISAB
 from keras_laf.layers import PMA
 from keras_laf.layers import SAB
@@ -12,7 +13,6 @@ from keras_laf.models.building_blocks import dense_head
 from keras_laf.models.building_blocks import element_network
 from keras_laf.models.building_blocks import renamed_arguments
 from keras_laf.models.building_blocks import set_inputs
-from keras_laf.validation import check_positive_int
 
 HEADS = ("pma", "laf")
 ENCODERS = ("sab", "isab")

@@ -61,7 +61,7 @@ def test_every_public_name_has_one_api_page():
 def test_api_pages_point_at_where_objects_are_defined():
     sections = hooks.api_pages()
     layers = dict((title, path) for title, _, path in sections["Layers"])
-    assert layers["LAF"] == "keras_laf.laf_layer.layer.LAF"
+    assert layers["LAF"] == "keras_laf.aggregations.laf.layer.LAF"
     models = dict((title, path) for title, _, path in sections["Models"])
     # `keras_laf.models.deep_sets` is also a module: the page names the
     # function inside it.

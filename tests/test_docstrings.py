@@ -95,7 +95,7 @@ def example_param(test):
 @pytest.mark.multi_backend
 def test_examples_are_found_in_layers_and_models():
     names = {test.name for test in EXAMPLES}
-    assert "keras_laf.laf_layer.layer.LAF" in names
+    assert "keras_laf.aggregations.laf.layer.LAF" in names
     assert "keras_laf.models.deep_sets.deep_sets" in names
     assert len(EXAMPLES) >= 40
     assert set(TENSORFLOW_ONLY) <= names

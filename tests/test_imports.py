@@ -17,27 +17,21 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
 # `keras_laf.models` is installed from the top-level `models/` folder.
 SOURCES = {"keras_laf": ROOT / "keras_laf", "keras_laf.models": ROOT / "models"}
 
-# From the bottom up: a module imports modules of its own layer or below,
-# never above. The first prefix that names a module gives its layer.
+# From the bottom up, the folders of the package: a module imports modules
+# of its own layer or below, never above. The first prefix that names a
+# module gives its layer.
 LAYERS = [
     # Checks of arguments and tensors; which device computes.
-    ["keras_laf.validation", "keras_laf.devices"],
-    # The chunk budgets; the backends' segment reductions and power-sum
-    # hooks, which import nothing of the package; the set layouts (padded,
-    # ragged, segments), which reduce with them.
-    ["keras_laf.config", "keras_laf.ops.backend", "keras_laf.sets"],
-    # LAF as a function of tensors; NumPy and tf.data input pipelines.
-    ["keras_laf.ops", "keras_laf.datasets"],
-    # The contracts of the aggregations; the set layers.
-    [
-        "keras_laf.aggregations.base",
-        "keras_laf.aggregations.pooling",
-        "keras_laf.layers",
-    ],
-    # The LAF layer, its presets and their parts.
-    ["keras_laf.laf_layer"],
-    # The other aggregations, then the registry that names them all.
+    ["keras_laf.core.validation", "keras_laf.core.devices"],
+    # The rest of the core: the chunk budgets, the backend hooks (one
+    # dispatch), the set layouts.
+    ["keras_laf.core"],
+    # LAF as a function of tensors; NumPy and tf.data input pipelines; the
+    # set layers (attention blocks, per-element and equivariant layers).
+    ["keras_laf.ops", "keras_laf.datasets", "keras_laf.layers"],
+    # The aggregations, LAF among them, and the registry that names them.
     ["keras_laf.aggregations"],
+    # The graph layers, which hold aggregations.
     ["keras_laf.graphs"],
     ["keras_laf.models"],
     # The public names.
@@ -146,19 +140,25 @@ def import_cycles(graph):
 def test_the_walk_finds_the_modules_and_their_imports():
     assert {
         "keras_laf",
-        "keras_laf.config",
-        "keras_laf.laf_layer.layer",
+        "keras_laf.core.config",
+        "keras_laf.aggregations.laf.layer",
         "keras_laf.aggregations.registry",
-        "keras_laf.ops.backend.tensorflow",
+        "keras_laf.core.backend.tensorflow",
         "keras_laf.ops.tensorflow_programs",
         "keras_laf.models.deep_sets",
     } <= set(MODULES)
     # A top-level import, a function-level one and a package's name.
-    assert "keras_laf.aggregations.base" in IMPORTS["keras_laf.laf_layer.layer"]
     assert (
-        "keras_laf.ops.backend.tensorflow" in IMPORTS["keras_laf.ops.backend"]
+        "keras_laf.aggregations.base"
+        in IMPORTS["keras_laf.aggregations.laf.layer"]
     )
-    assert "keras_laf.laf_layer.presets" in IMPORTS["keras_laf.graphs.common"]
+    assert (
+        "keras_laf.core.backend.tensorflow" in IMPORTS["keras_laf.core.backend"]
+    )
+    assert (
+        "keras_laf.aggregations.laf.presets"
+        in IMPORTS["keras_laf.graphs.common"]
+    )
     assert "keras_laf.ops.tensorflow_programs" in IMPORTS["keras_laf.ops"]
 
 
@@ -167,7 +167,7 @@ def test_the_backend_hooks_import_none_of_the_math():
     hooks = [
         module
         for module in MODULES
-        if module.startswith("keras_laf.ops.backend")
+        if module.startswith("keras_laf.core.backend")
     ]
     for module in hooks:
         assert IMPORTS[module] <= set(hooks), (module, IMPORTS[module])

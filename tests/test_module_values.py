@@ -4,9 +4,9 @@ Knobs a user or a benchmark may change are public configuration
 (`keras_laf.config`); a constant that a test or a script rewrites is a
 private knob by another name. This reads every Python file of the
 repository and fails on an assignment to an attribute of a keras_laf
-module (`keras_laf.ops.backend.jax.NAME = ...`, through any alias), on
+module (`keras_laf.core.backend.jax.NAME = ...`, through any alias), on
 `setattr` of one (`monkeypatch.setattr` included), and on the backend
-dispatch `keras_laf.ops.backend._module` used outside its module.
+dispatch `keras_laf.core.backend._module` used outside its module.
 """
 
 import ast
@@ -122,16 +122,16 @@ def test_the_check_catches_an_outside_assignment(tmp_path):
     script = tmp_path / "rewrites.py"
     script.write_text(
         "import keras_laf\n"
-        "from keras_laf.ops.backend import jax as hooks\n"
+        "from keras_laf.core.backend import jax as hooks\n"
         "import keras_laf.ops.power_sums as sums\n"
-        "keras_laf.ops.backend.jax.MOST_TERMS_WRITTEN_OUT = 1\n"
+        "keras_laf.core.backend.jax.MOST_TERMS_WRITTEN_OUT = 1\n"
         "hooks.LONGEST_SET_SUMMED_BY_REDUCTION = 2\n"
         "sums.NAME += 1\n"
         "setattr(hooks, 'NAME', 3)\n"
         "monkeypatch.setattr('keras_laf.config.NAME', 4)\n"
-        "keras_laf.ops.backend._module()\n"
+        "keras_laf.core.backend._module()\n"
         "keras_laf.config.set_chunk_budget(padded=2)\n"
     )
     found = outside_assignments(script)
     assert len(found) == 6, found
-    assert "keras_laf.ops.backend.jax.MOST_TERMS_WRITTEN_OUT" in found[0]
+    assert "keras_laf.core.backend.jax.MOST_TERMS_WRITTEN_OUT" in found[0]

@@ -10,6 +10,6 @@ def test_laf_function_is_not_shadowed_by_a_module():
     # so `import keras_laf.laf` cannot replace one with the other.
     assert callable(keras_laf.laf)
     assert keras_laf.laf.__module__ == "keras_laf.ops"
-    layer_package = importlib.import_module("keras_laf.laf_layer")
+    layer_package = importlib.import_module("keras_laf.aggregations.laf")
     assert layer_package.LAF is keras_laf.LAF
     assert importlib.util.find_spec("keras_laf.laf") is None

@@ -1,4 +1,4 @@
-"""The argument checks of keras_laf.validation: what each accepts, what it
+"""The argument checks of keras_laf.core.validation: what each accepts, what it
 rejects, and that its message names the argument and the received value."""
 
 import math
@@ -7,7 +7,7 @@ import re
 import numpy as np
 import pytest
 
-from keras_laf import validation
+from keras_laf.core import validation
 
 pytestmark = pytest.mark.multi_backend
 

@@ -125,7 +125,7 @@ def laf_numpy(x, exponents, coefficients):
 coefficients with which one unit computes an aggregator of Table 1 of the
 paper. (Two printed rows of that table have a wrong sign; the package
 uses the corrected ones, see the docstring of
-`keras_laf.laf_layer.closed_forms`.)
+`keras_laf.aggregations.laf.closed_forms`.)
 `LAF.from_closed_forms` builds a layer whose units *start* as those
 aggregators; training is then free to move them.
 

@@ -22,7 +22,7 @@
   ...) into a layer; the builders, the graph layers and the `keras-laf`
   command all go through it, so a name means the same layer everywhere.
 
-LAF itself is in `keras_laf.laf_layer`.
+LAF itself is in `keras_laf.aggregations.laf`.
 """
 
 from keras_laf.aggregations.attention import AttentionalAggregation

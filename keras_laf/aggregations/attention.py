@@ -5,7 +5,7 @@ from keras import ops
 
 from keras_laf.aggregations.pooling import SetPooling
 from keras_laf.aggregations.pooling import set_softmax
-from keras_laf.validation import check_positive_int
+from keras_laf.core.validation import check_positive_int
 
 
 def _check_layer(name, layer):

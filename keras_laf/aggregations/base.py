@@ -3,11 +3,11 @@
 import keras
 from keras import ops
 
-from keras_laf.sets import as_set_batch
-from keras_laf.validation import aggregation_input_spec
-from keras_laf.validation import check_bool
-from keras_laf.validation import check_set_inputs
-from keras_laf.validation import check_set_shape
+from keras_laf.core.sets import as_set_batch
+from keras_laf.core.validation import aggregation_input_spec
+from keras_laf.core.validation import check_bool
+from keras_laf.core.validation import check_set_inputs
+from keras_laf.core.validation import check_set_shape
 
 
 class SetAggregation(keras.layers.Layer):

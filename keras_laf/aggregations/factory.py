@@ -13,13 +13,13 @@ from keras_laf.aggregations.fixed import AGGREGATOR_NAMES
 from keras_laf.aggregations.fixed import FixedAggregation
 from keras_laf.aggregations.genagg import GenAggAggregation
 from keras_laf.aggregations.gmt import GraphMultisetTransformer
+from keras_laf.aggregations.laf.layer import LAF
 from keras_laf.aggregations.names import DEFAULT_UNITS
 from keras_laf.aggregations.names import check
 from keras_laf.aggregations.parametric import PowerMeanAggregation
 from keras_laf.aggregations.parametric import SoftmaxAggregation
 from keras_laf.aggregations.recurrent import GRUAggregation
 from keras_laf.aggregations.recurrent import LSTMAggregation
-from keras_laf.laf_layer.layer import LAF
 
 _WITH_UNITS = {
     "laf": LAF,

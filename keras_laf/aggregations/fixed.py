@@ -4,7 +4,7 @@ import keras
 from keras import ops
 
 from keras_laf.aggregations.base import SetAggregation
-from keras_laf.validation import check_positive_number
+from keras_laf.core.validation import check_positive_number
 
 # The DeepSets baseline of the paper: 9 aggregates per feature, like LAF(9).
 DEEPSETS_AGGREGATORS = ("sum",) * 3 + ("max",) * 3 + ("mean",) * 3
@@ -64,7 +64,7 @@ def fixed_aggregates(values, sets, aggregators, epsilon):
     Args:
         values: `(elements..., features)` in the layout of `sets`, padding
             zeroed, in the dtype of the aggregates.
-        sets: a `keras_laf.sets.PaddedSets` or `SegmentSets`.
+        sets: a `keras_laf.core.sets.PaddedSets` or `SegmentSets`.
         aggregators: names from `AGGREGATOR_NAMES`, repeats allowed.
         epsilon: float, as `FixedAggregation`'s.
 

@@ -20,13 +20,13 @@ from keras import ops
 
 from keras_laf.aggregations.base import SetAggregation
 from keras_laf.aggregations.pooling import set_logsumexp
-from keras_laf.validation import aggregation_input_spec
-from keras_laf.validation import check_bool
-from keras_laf.validation import check_number
-from keras_laf.validation import check_open_unit_interval
-from keras_laf.validation import check_positive_int
-from keras_laf.validation import describe_received
-from keras_laf.validation import is_number
+from keras_laf.core.validation import aggregation_input_spec
+from keras_laf.core.validation import check_bool
+from keras_laf.core.validation import check_number
+from keras_laf.core.validation import check_open_unit_interval
+from keras_laf.core.validation import check_positive_int
+from keras_laf.core.validation import describe_received
+from keras_laf.core.validation import is_number
 
 # The maps f: learned ("monotone"), or fixed for the special cases.
 MAPS = ("monotone", "identity", "power", "log", "exp")

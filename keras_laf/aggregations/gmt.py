@@ -4,10 +4,10 @@ import keras
 from keras import ops
 
 from keras_laf.aggregations.pooling import SetPooling
+from keras_laf.core.sets import SegmentSets
+from keras_laf.core.validation import check_positive_int
 from keras_laf.layers.attention import PMA
 from keras_laf.layers.attention import SAB
-from keras_laf.sets import SegmentSets
-from keras_laf.validation import check_positive_int
 
 
 @keras.saving.register_keras_serializable(package="keras_laf")

@@ -11,7 +11,7 @@ from keras_laf.aggregations.fixed import FixedAggregation
 from keras_laf.aggregations.fixed import fixed_aggregates
 from keras_laf.aggregations.names import check
 from keras_laf.aggregations.pooling import SetPooling
-from keras_laf.validation import check_positive_int
+from keras_laf.core.validation import check_positive_int
 
 MODES = ("cat", "proj", "sum", "mean", "max", "min")
 _ELEMENTWISE = {"sum": ops.sum, "mean": ops.mean, "max": ops.max}

@@ -14,11 +14,11 @@ from keras import ops
 
 from keras_laf.aggregations.base import SetAggregation
 from keras_laf.aggregations.pooling import set_logsumexp
-from keras_laf.validation import aggregation_input_spec
-from keras_laf.validation import check_bool
-from keras_laf.validation import check_number
-from keras_laf.validation import check_open_unit_interval
-from keras_laf.validation import check_positive_int
+from keras_laf.core.validation import aggregation_input_spec
+from keras_laf.core.validation import check_bool
+from keras_laf.core.validation import check_number
+from keras_laf.core.validation import check_open_unit_interval
+from keras_laf.core.validation import check_positive_int
 
 # PyTorch Geometric clips the inputs of the power mean into this interval.
 POWER_MEAN_RANGE = (0.0, 100.0)

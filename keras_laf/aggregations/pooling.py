@@ -1,7 +1,7 @@
 """Softmax over sets, and the base of aggregations that mix features.
 
 `set_logsumexp` and `set_softmax` reduce per-element scores over the
-elements of each set in any layout of `keras_laf.sets` (padded with a mask,
+elements of each set in any layout of `keras_laf.core.sets` (padded with a mask,
 or flat with segment ids): the softmax and attentional aggregations,
 Set2Set and the power mean all weigh elements this way.
 
@@ -13,9 +13,9 @@ feature: the recurrent, attentional and transformer poolings.
 from keras import ops
 
 from keras_laf.aggregations.base import SetAggregation
-from keras_laf.sets import as_set_batch
-from keras_laf.validation import aggregation_input_spec
-from keras_laf.validation import check_set_shape
+from keras_laf.core.sets import as_set_batch
+from keras_laf.core.validation import aggregation_input_spec
+from keras_laf.core.validation import check_set_shape
 
 
 def _real_elements(per_set, sets):
@@ -34,7 +34,7 @@ def set_logsumexp(scores, sets):
 
     Args:
         scores: float tensor `(elements..., ...)` in the layout of `sets`.
-        sets: a `keras_laf.sets.PaddedSets` or `SegmentSets`.
+        sets: a `keras_laf.core.sets.PaddedSets` or `SegmentSets`.
 
     Returns:
         `(num_sets, ...)`.
@@ -62,14 +62,14 @@ def set_softmax(scores, sets):
     Args:
         scores: float tensor `(elements..., ...)` in the layout of `sets`;
             each trailing index is normalised on its own.
-        sets: a `keras_laf.sets.PaddedSets` or `SegmentSets`.
+        sets: a `keras_laf.core.sets.PaddedSets` or `SegmentSets`.
 
     Returns:
         The weights, shaped like `scores`.
 
     Example:
 
-    >>> from keras_laf.sets import SegmentSets
+    >>> from keras_laf.core.sets import SegmentSets
     >>> scores = np.log(np.array([[1.0], [3.0], [5.0]], "float32"))
     >>> sets = SegmentSets(np.array([0, 0, 1]), 2)
     >>> keras.ops.convert_to_numpy(set_softmax(scores, sets)).ravel()
@@ -125,7 +125,7 @@ class SetPooling(SetAggregation):
 
         Args:
             values: `(elements..., features)` in the layout of `sets`.
-            sets: a `keras_laf.sets.PaddedSets` or `SegmentSets`.
+            sets: a `keras_laf.core.sets.PaddedSets` or `SegmentSets`.
             training: bool. Whether the layer runs in training mode.
 
         Returns:

@@ -10,9 +10,9 @@ import keras
 from keras import ops
 
 from keras_laf.aggregations.base import SetAggregation
-from keras_laf.sets import SegmentSets
-from keras_laf.validation import check_number
-from keras_laf.validation import is_number
+from keras_laf.core.sets import SegmentSets
+from keras_laf.core.validation import check_number
+from keras_laf.core.validation import is_number
 
 # How a position between two sorted elements `lower <= upper` is read,
 # as in NumPy's `np.quantile(method=...)` and PyG.
@@ -37,8 +37,8 @@ def sorted_within_sets(values, sets):
 
     Args:
         values: `(elements..., features)` in the layout of `sets`, padded
-            positions zeroed (`keras_laf.sets.as_set_batch`).
-        sets: a `keras_laf.sets.PaddedSets` or `SegmentSets`.
+            positions zeroed (`keras_laf.core.sets.as_set_batch`).
+        sets: a `keras_laf.core.sets.PaddedSets` or `SegmentSets`.
 
     Returns:
         A tuple `(ordered, starts)`: `ordered` `(slots, features)` holds

@@ -4,8 +4,8 @@ baseline, `LSTMAggregation`, and `GRUAggregation`."""
 import keras
 
 from keras_laf.aggregations.pooling import SetPooling
-from keras_laf.sets import SegmentSets
-from keras_laf.validation import check_positive_int
+from keras_laf.core.sets import SegmentSets
+from keras_laf.core.validation import check_positive_int
 
 
 class _RecurrentAggregation(SetPooling):

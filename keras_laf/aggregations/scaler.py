@@ -14,9 +14,9 @@ from keras import ops
 from keras_laf.aggregations.base import SetAggregation
 from keras_laf.aggregations.pooling import SetPooling
 from keras_laf.aggregations.registry import get
-from keras_laf.validation import check_bool
-from keras_laf.validation import check_number
-from keras_laf.validation import check_positive_int
+from keras_laf.core.validation import check_bool
+from keras_laf.core.validation import check_number
+from keras_laf.core.validation import check_positive_int
 
 SCALER_NAMES = (
     "identity",

@@ -6,11 +6,11 @@ import warnings
 import keras
 import numpy as np
 
-from keras_laf.validation import check_int
-from keras_laf.validation import check_non_negative_int
-from keras_laf.validation import check_number
-from keras_laf.validation import check_positive_int
-from keras_laf.validation import describe_received
+from keras_laf.core.validation import check_int
+from keras_laf.core.validation import check_non_negative_int
+from keras_laf.core.validation import check_number
+from keras_laf.core.validation import check_positive_int
+from keras_laf.core.validation import describe_received
 
 
 def adjacency_to_edges(adjacency):

@@ -4,8 +4,8 @@ NumPy: TensorFlow is not imported."""
 import keras
 import numpy as np
 
-from keras_laf.validation import check_positive_int
-from keras_laf.validation import tensorflow_module
+from keras_laf.core.validation import check_positive_int
+from keras_laf.core.validation import tensorflow_module
 
 
 def pad_sets(sets, set_size=None):

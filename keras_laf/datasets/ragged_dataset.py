@@ -6,8 +6,8 @@ TensorFlow is imported when a function here is called, so that importing
 
 import numpy as np
 
+from keras_laf.core.validation import check_positive_int
 from keras_laf.datasets.padded_sets import checked_set_labels
-from keras_laf.validation import check_positive_int
 
 
 def ragged_set_dataset(

@@ -22,12 +22,12 @@ from keras_laf.aggregations import DegreeScalerAggregation
 from keras_laf.aggregations import SetAggregation
 from keras_laf.aggregations import SetPooling
 from keras_laf.aggregations import needs_unit_interval
+from keras_laf.core.sets import SegmentSets
+from keras_laf.core.validation import check_positive_int
 from keras_laf.graphs.common import check_edges
 from keras_laf.graphs.common import check_node_shape
 from keras_laf.graphs.common import check_preset
 from keras_laf.graphs.common import prepare_graph
-from keras_laf.sets import SegmentSets
-from keras_laf.validation import check_positive_int
 
 # The LAF units of an aggregation named "laf" in a graph layer.
 DEFAULT_LAF_UNITS = 16

@@ -9,12 +9,12 @@ The layers take graphs in the disjoint-union form described in
 import keras
 from keras import ops
 
-from keras_laf.laf_layer import presets
-from keras_laf.sets import checked_indices
-from keras_laf.validation import check_index_tensor
-from keras_laf.validation import check_same_length
-from keras_laf.validation import check_shape
-from keras_laf.validation import clone_initializer
+from keras_laf.aggregations.laf import presets
+from keras_laf.core.sets import checked_indices
+from keras_laf.core.validation import check_index_tensor
+from keras_laf.core.validation import check_same_length
+from keras_laf.core.validation import check_shape
+from keras_laf.core.validation import clone_initializer
 
 
 def check_node_shape(shape, layer, argument="node_features"):

@@ -20,12 +20,12 @@ import keras
 from keras import ops
 
 from keras_laf.aggregations.pooling import set_softmax
+from keras_laf.core.sets import SegmentSets
+from keras_laf.core.validation import check_number
+from keras_laf.core.validation import check_positive_int
+from keras_laf.core.validation import clone_initializer
 from keras_laf.graphs.base import GraphConvolution
 from keras_laf.graphs.common import dense_sublayer
-from keras_laf.sets import SegmentSets
-from keras_laf.validation import check_number
-from keras_laf.validation import check_positive_int
-from keras_laf.validation import clone_initializer
 
 
 def _with_self_loops(source, target, num_nodes):

@@ -37,12 +37,12 @@ from keras import ops
 
 from keras_laf import aggregations
 from keras_laf.aggregations import DegreeScalerAggregation
+from keras_laf.core.validation import check_positive_int
+from keras_laf.core.validation import check_same_length
 from keras_laf.graphs.base import GraphConvolution
 from keras_laf.graphs.base import expects_unit_interval
 from keras_laf.graphs.common import check_node_shape
 from keras_laf.graphs.common import dense_sublayer
-from keras_laf.validation import check_positive_int
-from keras_laf.validation import check_same_length
 
 
 @keras.saving.register_keras_serializable(package="keras_laf")

@@ -8,13 +8,13 @@ each node) and `nodes_per_graph` (whose length is the number of graphs).
 import keras
 from keras import ops
 
+from keras_laf.core.sets import checked_indices
+from keras_laf.core.sets import count_segments
+from keras_laf.core.sets import is_traced
+from keras_laf.core.validation import check_index_tensor
+from keras_laf.core.validation import check_same_length
 from keras_laf.graphs.base import GraphLayer
 from keras_laf.graphs.common import check_node_shape
-from keras_laf.sets import checked_indices
-from keras_laf.sets import count_segments
-from keras_laf.sets import is_traced
-from keras_laf.validation import check_index_tensor
-from keras_laf.validation import check_same_length
 
 
 @keras.saving.register_keras_serializable(package="keras_laf")

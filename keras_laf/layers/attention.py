@@ -17,14 +17,14 @@ of each set alone.
 import keras
 from keras import ops
 
-from keras_laf.sets import from_padded
-from keras_laf.sets import to_padded
-from keras_laf.validation import check_bool
-from keras_laf.validation import check_number
-from keras_laf.validation import check_positive_int
-from keras_laf.validation import check_positive_number
-from keras_laf.validation import check_shape
-from keras_laf.validation import clone_initializer
+from keras_laf.core.sets import from_padded
+from keras_laf.core.sets import to_padded
+from keras_laf.core.validation import check_bool
+from keras_laf.core.validation import check_number
+from keras_laf.core.validation import check_positive_int
+from keras_laf.core.validation import check_positive_number
+from keras_laf.core.validation import check_shape
+from keras_laf.core.validation import clone_initializer
 
 
 def _check_set_shape(shape, layer, argument):

@@ -3,11 +3,11 @@
 import keras
 from keras import ops
 
-from keras_laf.sets import PaddedSets
-from keras_laf.sets import from_padded
-from keras_laf.sets import to_padded
-from keras_laf.validation import check_positive_int
-from keras_laf.validation import check_shape
+from keras_laf.core.sets import PaddedSets
+from keras_laf.core.sets import from_padded
+from keras_laf.core.sets import to_padded
+from keras_laf.core.validation import check_positive_int
+from keras_laf.core.validation import check_shape
 
 
 @keras.saving.register_keras_serializable(package="keras_laf")

@@ -3,8 +3,8 @@
 import keras
 from keras import ops
 
-from keras_laf.sets import is_ragged
-from keras_laf.validation import check_backend_supports
+from keras_laf.core.sets import is_ragged
+from keras_laf.core.validation import check_backend_supports
 
 
 @keras.saving.register_keras_serializable(package="keras_laf")

@@ -43,7 +43,7 @@ How it is laid out, as Keras lays out its ops:
   `laf_math`, the plain `keras.ops` path, the reference of the tests;
 - `keras_laf.ops.power_sums`: the power sums chunk by chunk and their
   gradient;
-- `keras_laf.ops.backend`: one dispatch to the backend's module
+- `keras_laf.core.backend`: one dispatch to the backend's module
   (`tensorflow`, `jax`, or `generic`), which holds where a backend's
   compiler wants another layout, and its speed path: on TensorFlow padded
   sets run as three XLA programs, the forward pass and the gradient in
@@ -83,10 +83,10 @@ Conventions:
 import keras
 import ml_dtypes
 
+from keras_laf.core.sets import as_set_batch
+from keras_laf.core.validation import check_backend_supports
 from keras_laf.ops.formula import check_float_values
 from keras_laf.ops.formula import laf_math
-from keras_laf.sets import as_set_batch
-from keras_laf.validation import check_backend_supports
 
 
 def largest_finite(dtype):
@@ -106,7 +106,7 @@ def laf_over_sets(
     """LAF units applied to each feature of each set of a set layout.
 
     The computation behind `laf` and the `LAF` layer, for values already in
-    a set layout (see `keras_laf.sets.as_set_batch`), on the backend's
+    a set layout (see `keras_laf.core.sets.as_set_batch`), on the backend's
     fastest path: padded sets on TensorFlow as XLA programs of their own
     (`keras_laf.ops.tensorflow_programs`), eager calls on JAX as one
     compiled program (`keras_laf.ops.jax_programs`), everything else as

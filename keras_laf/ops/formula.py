@@ -9,10 +9,10 @@ import keras
 import numpy as np
 from keras import ops
 
+from keras_laf.core.sets import reduce_or_initial
+from keras_laf.core.validation import UNIT_INTERVAL_TOLERANCE
 from keras_laf.ops.power_sums import power_sums
 from keras_laf.ops.power_sums import shape
-from keras_laf.sets import reduce_or_initial
-from keras_laf.validation import UNIT_INTERVAL_TOLERANCE
 
 # Limits of the floor on the denominator's scaled magnitude: exp(+-80) is a
 # normal float32, so the floor never becomes 0 or inf.
@@ -60,7 +60,7 @@ def nonfinite_sets(values, sets):
     `keras.callbacks.TerminateOnNaN` stops training) instead of the element
     silently acting as 0 or 1: inside `Model.fit` no error can be raised
     on a value (eager calls of the LAF layer raise one first, see
-    `keras_laf.validation.check_unit_interval`). Padding has no effect.
+    `keras_laf.core.validation.check_unit_interval`). Padding has no effect.
     """
     # False for NaN, which fails every comparison. A boolean reduction, which
     # XLA fuses with the comparisons; a sum of floats goes to YNNPACK on

@@ -12,9 +12,9 @@ programs of their own (`keras_laf.ops.tensorflow_programs`).
 
 import jax
 
+from keras_laf.core.sets import PaddedSets
+from keras_laf.core.sets import SegmentSets
 from keras_laf.ops.formula import laf_math
-from keras_laf.sets import PaddedSets
-from keras_laf.sets import SegmentSets
 
 __all__ = ["laf_over_sets"]
 

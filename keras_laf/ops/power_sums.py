@@ -19,17 +19,17 @@ Two layouts: `PaddedPowerSums` (padded sets) and `SegmentPowerSums`
 them on the inputs as given, and `power_sums` wires them into one
 differentiable function. Where backends differ in which layout of a sum
 or loop their compiler runs fastest, the math calls
-`keras_laf.ops.backend`.
+`keras_laf.core.backend`.
 """
 
 import numpy as np
 from keras import ops
 
-from keras_laf import config
-from keras_laf.ops import backend
-from keras_laf.ops.backend.generic import sum_of_weighted_terms
-from keras_laf.sets import SegmentSets
-from keras_laf.sets import reduce_or_initial
+from keras_laf.core import backend
+from keras_laf.core import config
+from keras_laf.core.backend.generic import sum_of_weighted_terms
+from keras_laf.core.sets import SegmentSets
+from keras_laf.core.sets import reduce_or_initial
 
 
 def chunk_size(values_per_chunk, *dimensions):
@@ -315,7 +315,7 @@ class PaddedPowerSums:
         (`keeps_exponentials`), else None.
 
         Both sums of a chunk are taken over its exponentials together
-        (`keras_laf.ops.backend.sums_over_elements`): from a chunk that
+        (`keras_laf.core.backend.sums_over_elements`): from a chunk that
         fits the cache (`keras_laf.config`), the derivatives cost one
         multiply-add per exponential. y is finite, so padding adds 0 to
         both.

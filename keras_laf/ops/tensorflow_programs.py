@@ -16,11 +16,11 @@ import functools
 
 from keras import ops
 
-from keras_laf import config
+from keras_laf.core import config
+from keras_laf.core.sets import PaddedSets
+from keras_laf.core.sets import SegmentSets
 from keras_laf.ops import formula
 from keras_laf.ops import power_sums
-from keras_laf.sets import PaddedSets
-from keras_laf.sets import SegmentSets
 
 try:
     import tensorflow as tf

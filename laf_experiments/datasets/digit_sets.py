@@ -63,10 +63,10 @@ import importlib.util
 
 import numpy as np
 
+from keras_laf.core.validation import check_positive_int
 from keras_laf.datasets.padded_sets import SetBatches
 from keras_laf.datasets.ragged_dataset import ragged_set_dataset
 from keras_laf.datasets.ragged_dataset import to_padded_batches
-from keras_laf.validation import check_positive_int
 from laf_experiments.datasets.aggregation_targets import check_target
 from laf_experiments.datasets.aggregation_targets import target_values
 from laf_experiments.datasets.constants import NUM_DIGITS

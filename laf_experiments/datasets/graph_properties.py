@@ -50,9 +50,9 @@ import math
 
 import numpy as np
 
+from keras_laf.core.validation import check_positive_int
 from keras_laf.datasets import adjacency_to_edges
 from keras_laf.datasets import disjoint_union
-from keras_laf.validation import check_positive_int
 from laf_experiments.datasets.constants import EXTRAPOLATION_SIZES
 from laf_experiments.datasets.constants import TRAIN_SIZES
 from laf_experiments.errors import require

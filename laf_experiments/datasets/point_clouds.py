@@ -21,7 +21,7 @@ import pathlib
 import numpy as np
 import tensorflow as tf
 
-from keras_laf.validation import check_positive_int
+from keras_laf.core.validation import check_positive_int
 from laf_experiments.datasets.constants import MODELNET40_HELP
 from laf_experiments.datasets.constants import SOLID_NAMES
 

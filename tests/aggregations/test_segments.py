@@ -12,9 +12,9 @@ from keras_laf import FixedAggregation
 from keras_laf import MultiAggregation
 from keras_laf import SoftmaxAggregation
 from keras_laf.aggregations.fixed import AGGREGATOR_NAMES
-from keras_laf.ops import backend
-from keras_laf.sets import PaddedSets
-from keras_laf.sets import SegmentSets
+from keras_laf.core import backend
+from keras_laf.core.sets import PaddedSets
+from keras_laf.core.sets import SegmentSets
 
 pytestmark = pytest.mark.multi_backend
 

@@ -5,8 +5,8 @@ import pytest
 
 from keras_laf import LAF
 from keras_laf import closed_form
-from keras_laf.laf_layer.closed_forms import identify_closed_forms
-from keras_laf.laf_layer.closed_forms import laf_units_numpy
+from keras_laf.aggregations.laf.closed_forms import identify_closed_forms
+from keras_laf.aggregations.laf.closed_forms import laf_units_numpy
 
 FORMS = [
     "constant",

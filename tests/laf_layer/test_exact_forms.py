@@ -5,9 +5,9 @@ import numpy as np
 import pytest
 
 from keras_laf import LAF
-from keras_laf.laf_layer.constraints import BoundedNonNeg
-from keras_laf.laf_layer.constraints import ClosedFormExponents
-from keras_laf.laf_layer.constraints import PositiveDenominator
+from keras_laf.aggregations.laf.constraints import BoundedNonNeg
+from keras_laf.aggregations.laf.constraints import ClosedFormExponents
+from keras_laf.aggregations.laf.constraints import PositiveDenominator
 
 
 def apply(constraint, weights):

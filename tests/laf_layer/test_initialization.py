@@ -9,10 +9,10 @@ import pytest
 import keras_laf
 from keras_laf import LAF
 from keras_laf import closed_form
-from keras_laf.laf_layer.constraints import BoundedNonNeg
-from keras_laf.laf_layer.constraints import ClosedFormExponents
-from keras_laf.laf_layer.constraints import PositiveDenominator
-from keras_laf.laf_layer.initializers import AnchoredLAF
+from keras_laf.aggregations.laf.constraints import BoundedNonNeg
+from keras_laf.aggregations.laf.constraints import ClosedFormExponents
+from keras_laf.aggregations.laf.constraints import PositiveDenominator
+from keras_laf.aggregations.laf.initializers import AnchoredLAF
 
 
 def built(layer, features=1):

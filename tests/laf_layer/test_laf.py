@@ -9,7 +9,7 @@ import tensorflow as tf
 
 import keras_laf
 from keras_laf import LAF
-from keras_laf.laf_layer.constraints import BoundedNonNeg
+from keras_laf.aggregations.laf.constraints import BoundedNonNeg
 
 
 def reference_laf(elements, exponents, coefficients):
@@ -614,10 +614,10 @@ def test_xla_path_matches_plain_path(output_bound):
     # bucket size, with a gradient wired by hand; values and gradients must
     # equal the plain keras.ops path's. 2500 elements make many chunks of
     # the set axis; a bound of 0.5 is active on many units and sets.
+    from keras_laf.core.sets import PaddedSets
     from keras_laf.ops import formula
     from keras_laf.ops import laf_over_sets
     from keras_laf.ops import tensorflow_programs
-    from keras_laf.sets import PaddedSets
 
     rng = np.random.default_rng(15)
     values = tf.constant(rng.uniform(0, 1, (2, 2500, 4)).astype("float32"))
@@ -718,8 +718,8 @@ def test_ragged_sets_over_many_chunks_match_the_plain_path(
     # element; with 32 elements' values (72 each), the 80 elements of the
     # bucketed sets in three chunks of 27, the last overlapping the one
     # before (the plain path: 70 elements in three chunks of 24).
+    from keras_laf.core.sets import PaddedSets
     from keras_laf.ops import formula
-    from keras_laf.sets import PaddedSets
 
     chunk_budget(padded=budget)
     rng = np.random.default_rng(9)

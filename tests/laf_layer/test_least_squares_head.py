@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import keras_laf
-from keras_laf.laf_layer.callbacks import LeastSquaresHead
+from keras_laf.aggregations.laf.callbacks import LeastSquaresHead
 
 
 def linear_model(hidden_activation="tanh"):

@@ -1,5 +1,5 @@
 """Snapping LAF units onto the closed forms of Table 1 they nearly compute:
-`keras_laf.laf_layer.closed_forms.snap_closed_forms`,
+`keras_laf.aggregations.laf.closed_forms.snap_closed_forms`,
 `LAF.snap_to_closed_forms` and the `keras_laf.callbacks.SnapToClosedForms`
 callback."""
 
@@ -10,9 +10,9 @@ import pytest
 import keras_laf
 from keras_laf import LAF
 from keras_laf import closed_form
-from keras_laf.laf_layer.callbacks import SnapToClosedForms
-from keras_laf.laf_layer.callbacks import laf_layers
-from keras_laf.laf_layer.closed_forms import snap_closed_forms
+from keras_laf.aggregations.laf.callbacks import SnapToClosedForms
+from keras_laf.aggregations.laf.callbacks import laf_layers
+from keras_laf.aggregations.laf.closed_forms import snap_closed_forms
 
 pytestmark = pytest.mark.multi_backend
 

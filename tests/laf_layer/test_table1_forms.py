@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from keras_laf import LAF
-from keras_laf.laf_layer.closed_forms import closed_form
+from keras_laf.aggregations.laf.closed_forms import closed_form
 
 # Every form of Table 1 (`keras_laf.closed_form`), with the parameters the
 # paper lists.

@@ -15,7 +15,7 @@ from backend_helpers import numpy
 from backend_helpers import padded
 
 import keras_laf
-from keras_laf.sets import is_ragged
+from keras_laf.core.sets import is_ragged
 
 pytestmark = pytest.mark.multi_backend
 

@@ -92,9 +92,9 @@ def test_graph_readout_under_jit_counts_graphs_by_nodes_per_graph():
 def test_eager_calls_run_one_program_equal_to_the_ops(form):
     # Eager calls run `laf_math` under `jax.jit` (`keras_laf.ops.
     # jax_programs`); traced calls run it op by op in their caller's trace.
+    from keras_laf.core.sets import as_set_batch
     from keras_laf.ops.formula import laf_math
     from keras_laf.ops.jax_programs import laf_over_sets
-    from keras_laf.sets import as_set_batch
 
     rng = np.random.default_rng(1)
     exponents = rng.uniform(0, 2, (8, 4)).astype("float32")

@@ -274,8 +274,8 @@ def test_laf_gradients_over_many_chunks_match_the_formula(
 def test_sets_any_is_any_over_the_real_elements():
     # Padding never counts; an empty set is False, padded or as a segment
     # with no element (TensorFlow fills those with the lowest int).
-    from keras_laf.sets import PaddedSets
-    from keras_laf.sets import SegmentSets
+    from keras_laf.core.sets import PaddedSets
+    from keras_laf.core.sets import SegmentSets
 
     flags = [
         np.array([[False, True], [False, False]]),
@@ -348,12 +348,12 @@ def test_laf_gradients_at_the_floor_of_the_logs_match_the_formula(
 @pytest.mark.parametrize("num_elements, units", [(5, 3), (5, 13), (4100, 13)])
 def test_backend_hooks_compute_what_numpy_computes(num_elements, units):
     # Each backend lays a sum or a loop out its own way
-    # (keras_laf/ops/backend/<backend>.py); all compute the same. On JAX
+    # (keras_laf/core/backend/<backend>.py); all compute the same. On JAX
     # the gradient's sum over the units is written out term by term up to
     # 12 units, a reduction with 13 on short sets, and written out again
     # on sets longer than 4096; the sums over the elements are one
     # reduction with two operands.
-    from keras_laf.ops import backend
+    from keras_laf.core import backend
     from keras_laf.ops.power_sums import PADDING_SHIFTED_LOG
     from keras_laf.ops.power_sums import PaddedPowerSums
 
@@ -400,7 +400,7 @@ def test_exponentials_hook_is_exp_flushing_only_what_underflows():
     # Normal results exactly as NumPy's exp; below float32's smallest
     # normal number (exp(-87.34)) 0 or the subnormal, whichever the
     # backend gives; -inf (padding) gives 0 and NaN stays NaN.
-    from keras_laf.ops import backend
+    from keras_laf.core import backend
 
     exponents = np.array(
         [0.0, -1.0, -30.5, -87.0, -87.4, -95.0, -200.0, -1e38, -np.inf, np.nan],
@@ -470,7 +470,7 @@ def test_padded_sets_cut_into_chunks_hold_at_most_the_backends_most():
     # Where the budget cuts sets into chunks, a backend may cut them
     # smaller (JAX: 16 elements, for its one reduction per chunk); sets
     # that fit one chunk stay whole, and the sums are the same.
-    from keras_laf.ops import backend
+    from keras_laf.core import backend
     from keras_laf.ops import power_sums
 
     most = backend.most_elements_per_chunk()

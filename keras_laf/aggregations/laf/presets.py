@@ -26,10 +26,10 @@ A preset is a prior on what the units should become, chosen by purpose:
 
 import keras
 
-from keras_laf.laf_layer.constraints import BoundedNonNeg
-from keras_laf.laf_layer.constraints import ClosedFormExponents
-from keras_laf.laf_layer.constraints import PositiveDenominator
-from keras_laf.laf_layer.initializers import AnchoredLAF
+from keras_laf.aggregations.laf.constraints import BoundedNonNeg
+from keras_laf.aggregations.laf.constraints import ClosedFormExponents
+from keras_laf.aggregations.laf.constraints import PositiveDenominator
+from keras_laf.aggregations.laf.initializers import AnchoredLAF
 
 DEFAULT_PRESET = "pooling"
 # Preset name -> what it is for, in one line (the README's table).

@@ -1,17 +1,17 @@
-"""The backend hooks on TensorFlow (see `keras_laf.ops.backend`).
+"""The backend hooks on TensorFlow (see `keras_laf.core.backend`).
 
 A loop over chunks that XLA can size (`sum_over_chunks`); the rest is the
 generic `keras.ops`. LAF of padded sets runs on TensorFlow as XLA
 programs of its own: `keras_laf.ops.tensorflow_programs`.
 """
 
-from keras_laf.ops.backend.generic import chunk_summer
-from keras_laf.ops.backend.generic import exponentials
-from keras_laf.ops.backend.generic import most_elements_per_chunk
-from keras_laf.ops.backend.generic import segment_max
-from keras_laf.ops.backend.generic import segment_sum
-from keras_laf.ops.backend.generic import sums_over_elements
-from keras_laf.ops.backend.generic import weighted_sum_over_units
+from keras_laf.core.backend.generic import chunk_summer
+from keras_laf.core.backend.generic import exponentials
+from keras_laf.core.backend.generic import most_elements_per_chunk
+from keras_laf.core.backend.generic import segment_max
+from keras_laf.core.backend.generic import segment_sum
+from keras_laf.core.backend.generic import sums_over_elements
+from keras_laf.core.backend.generic import weighted_sum_over_units
 
 try:
     import tensorflow as tf

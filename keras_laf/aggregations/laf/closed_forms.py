@@ -13,8 +13,8 @@ import keras
 import numpy as np
 from keras import ops
 
-from keras_laf.validation import check_open_unit_interval
-from keras_laf.validation import is_number
+from keras_laf.core.validation import check_open_unit_interval
+from keras_laf.core.validation import is_number
 
 # Aggregator name -> (parameters with defaults, function of the parameters
 # returning ((a, b, c, d, e, f, g, h), (alpha, beta, gamma, delta))). Unused

@@ -5,7 +5,7 @@ The math (`keras_laf.ops.power_sums`, `keras_laf.ops.formula`) is
 a sum they run fastest, the math calls the functions below, which forward
 to the module of the running Keras backend: `tensorflow`, `jax`,
 `torch`, or `generic` (plain `keras.ops`, the reference, for every other
-backend). The segment reductions of `keras_laf.sets.SegmentSets` are
+backend). The segment reductions of `keras_laf.core.sets.SegmentSets` are
 hooks too: they are most of the work of aggregations over segments.
 Each module defines every function below, taking from `generic` what it
 does not change; no hook module checks which backend runs. The hooks sit
@@ -21,13 +21,13 @@ def _module():
     # leaves them alone.
     backend = keras.config.backend()
     if backend == "tensorflow":
-        from keras_laf.ops.backend import tensorflow as module
+        from keras_laf.core.backend import tensorflow as module
     elif backend == "jax":
-        from keras_laf.ops.backend import jax as module
+        from keras_laf.core.backend import jax as module
     elif backend == "torch":
-        from keras_laf.ops.backend import torch as module
+        from keras_laf.core.backend import torch as module
     else:
-        from keras_laf.ops.backend import generic as module
+        from keras_laf.core.backend import generic as module
     return module
 
 

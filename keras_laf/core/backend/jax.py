@@ -1,4 +1,4 @@
-"""The backend hooks on JAX (see `keras_laf.ops.backend`).
+"""The backend hooks on JAX (see `keras_laf.core.backend`).
 
 LAF runs as plain `keras.ops` (`keras_laf.ops.formula.laf_math`): a JAX
 training step is compiled whole by XLA. Sets that the chunk budget cuts
@@ -11,10 +11,10 @@ and on long sets, and is otherwise a reduction with the set axis minor.
 import numpy as np
 from keras import ops
 
-from keras_laf.ops.backend import generic
-from keras_laf.ops.backend.generic import exponentials
-from keras_laf.ops.backend.generic import sum_of_weighted_terms
-from keras_laf.ops.backend.generic import sum_over_chunks
+from keras_laf.core.backend import generic
+from keras_laf.core.backend.generic import exponentials
+from keras_laf.core.backend.generic import sum_of_weighted_terms
+from keras_laf.core.backend.generic import sum_over_chunks
 
 try:
     import jax

@@ -3,10 +3,10 @@
 import keras
 import numpy as np
 
-from keras_laf.laf_layer.layer import LAF
-from keras_laf.validation import check_non_negative_int
-from keras_laf.validation import check_open_unit_interval
-from keras_laf.validation import check_positive_int
+from keras_laf.aggregations.laf.layer import LAF
+from keras_laf.core.validation import check_non_negative_int
+from keras_laf.core.validation import check_open_unit_interval
+from keras_laf.core.validation import check_positive_int
 
 
 def laf_layers(layer):

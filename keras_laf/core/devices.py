@@ -19,7 +19,7 @@ def platform():
 
     Example:
 
-    >>> keras_laf.devices.platform() in ("cpu", "gpu")
+    >>> keras_laf.core.devices.platform() in ("cpu", "gpu")
     True
     """
     if keras.config.backend() not in ("tensorflow", "jax"):

@@ -14,12 +14,12 @@
 The formula itself, on tensors, is `keras_laf.ops`.
 """
 
-from keras_laf.laf_layer import callbacks
-from keras_laf.laf_layer import closed_forms
-from keras_laf.laf_layer import constraints
-from keras_laf.laf_layer import initializers
-from keras_laf.laf_layer import presets
-from keras_laf.laf_layer.layer import LAF
+from keras_laf.aggregations.laf import callbacks
+from keras_laf.aggregations.laf import closed_forms
+from keras_laf.aggregations.laf import constraints
+from keras_laf.aggregations.laf import initializers
+from keras_laf.aggregations.laf import presets
+from keras_laf.aggregations.laf.layer import LAF
 
 __all__ = [
     "LAF",

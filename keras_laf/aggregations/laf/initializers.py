@@ -12,10 +12,10 @@ import keras
 import numpy as np
 from keras import ops
 
-from keras_laf.laf_layer.closed_forms import ClosedForm
-from keras_laf.validation import check_positive_int
-from keras_laf.validation import check_positive_number
-from keras_laf.validation import check_seed
+from keras_laf.aggregations.laf.closed_forms import ClosedForm
+from keras_laf.core.validation import check_positive_int
+from keras_laf.core.validation import check_positive_number
+from keras_laf.core.validation import check_seed
 
 _PARTS = {"exponents": 8, "coefficients": 4}
 

@@ -7,19 +7,19 @@ import numpy as np
 from keras import ops
 
 from keras_laf.aggregations.base import SetAggregation
-from keras_laf.laf_layer.closed_forms import ClosedForm
-from keras_laf.laf_layer.closed_forms import identify_closed_forms
-from keras_laf.laf_layer.closed_forms import snap_closed_forms
-from keras_laf.laf_layer.constraints import ClosedFormExponents
-from keras_laf.laf_layer.presets import DEFAULT_PRESET
-from keras_laf.laf_layer.presets import preset_arguments
-from keras_laf.laf_layer.presets import standardize_preset
+from keras_laf.aggregations.laf.closed_forms import ClosedForm
+from keras_laf.aggregations.laf.closed_forms import identify_closed_forms
+from keras_laf.aggregations.laf.closed_forms import snap_closed_forms
+from keras_laf.aggregations.laf.constraints import ClosedFormExponents
+from keras_laf.aggregations.laf.presets import DEFAULT_PRESET
+from keras_laf.aggregations.laf.presets import preset_arguments
+from keras_laf.aggregations.laf.presets import standardize_preset
+from keras_laf.core.validation import check_number
+from keras_laf.core.validation import check_positive_int
+from keras_laf.core.validation import check_positive_number
+from keras_laf.core.validation import check_unit_interval
 from keras_laf.ops import laf_over_sets
 from keras_laf.ops import largest_finite
-from keras_laf.validation import check_number
-from keras_laf.validation import check_positive_int
-from keras_laf.validation import check_positive_number
-from keras_laf.validation import check_unit_interval
 
 
 @keras.saving.register_keras_serializable(package="keras_laf")
@@ -352,7 +352,7 @@ class LAF(SetAggregation):
         Each unit is compared, up to a scale and an offset, with count,
         sum, mean, max, min, the moments mean(x^k) for k = 2, 3, 4,
         min/max and max/min on a fixed batch of random sets (see
-        `keras_laf.laf_layer.closed_forms.identify_closed_forms`).
+        `keras_laf.aggregations.laf.closed_forms.identify_closed_forms`).
 
         Args:
             tolerance: float in (0, 1). Root-mean-square residual of the
@@ -411,7 +411,7 @@ class LAF(SetAggregation):
 
         A unit that `closed_forms(tolerance)` names gets that form's exact
         exponents, and coefficients that keep its scale (see
-        `keras_laf.laf_layer.closed_forms.snap_closed_forms`); the other
+        `keras_laf.aggregations.laf.closed_forms.snap_closed_forms`); the other
         units are unchanged. The layers after LAF see each snapped unit
         shifted by an offset and slightly reshaped, so train on for an epoch
         or two after the snap, as `keras_laf.callbacks.SnapToClosedForms`

@@ -258,8 +258,8 @@ def check_unit_interval(layer, values, sets):
     Args:
         layer: the LAF layer, named in the message.
         values: float `(elements..., features)`, in the layout of `sets`,
-            padding zeroed (`keras_laf.sets.as_set_batch`).
-        sets: `keras_laf.sets.PaddedSets` or `keras_laf.sets.SegmentSets`.
+            padding zeroed (`keras_laf.core.sets.as_set_batch`).
+        sets: a `keras_laf.core.sets.PaddedSets` or `SegmentSets`.
     """
     dtype = keras.backend.standardize_dtype(values.dtype)
     if "float" not in dtype or is_traced(values):

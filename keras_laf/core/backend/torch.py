@@ -1,4 +1,4 @@
-"""The backend hooks on PyTorch (see `keras_laf.ops.backend`).
+"""The backend hooks on PyTorch (see `keras_laf.core.backend`).
 
 The segment reductions scatter each element's row into its segment's in
 place of Keras's: `index_add` for sums (its gradient one `index_select`)
@@ -14,11 +14,11 @@ The rest is the generic `keras.ops`.
 import numpy as np
 from keras import ops
 
-from keras_laf.ops.backend import generic
-from keras_laf.ops.backend.generic import most_elements_per_chunk
-from keras_laf.ops.backend.generic import sum_over_chunks
-from keras_laf.ops.backend.generic import sums_over_elements
-from keras_laf.ops.backend.generic import weighted_sum_over_units
+from keras_laf.core.backend import generic
+from keras_laf.core.backend.generic import most_elements_per_chunk
+from keras_laf.core.backend.generic import sum_over_chunks
+from keras_laf.core.backend.generic import sums_over_elements
+from keras_laf.core.backend.generic import weighted_sum_over_units
 
 try:
     import torch

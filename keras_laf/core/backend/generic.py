@@ -1,5 +1,5 @@
 """The backend hooks in plain `keras.ops`: the reference path, used on
-every backend without a module of its own (see `keras_laf.ops.backend`).
+every backend without a module of its own (see `keras_laf.core.backend`).
 """
 
 from keras import ops

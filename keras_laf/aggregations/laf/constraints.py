@@ -3,8 +3,8 @@
 import keras
 from keras import ops
 
-from keras_laf.validation import check_number
-from keras_laf.validation import check_positive_number
+from keras_laf.core.validation import check_number
+from keras_laf.core.validation import check_positive_number
 
 
 @keras.saving.register_keras_serializable(package="keras_laf")

@@ -25,16 +25,17 @@ import keras
 import numpy as np
 from keras import ops
 
-from keras_laf.validation import is_traced
-from keras_laf.validation import require_tensorflow
-from keras_laf.validation import tensorflow_module
+from keras_laf.core import backend
+from keras_laf.core.validation import is_traced
+from keras_laf.core.validation import require_tensorflow
+from keras_laf.core.validation import tensorflow_module
 
 
 def is_ragged(inputs):
     """Whether `inputs` is a `tf.RaggedTensor` on the TensorFlow backend.
 
     False on every other backend, where layers refuse ragged tensors
-    before they reach here (`keras_laf.validation.check_backend_supports`).
+    before they reach here (`keras_laf.core.validation.check_backend_supports`).
     Never imports TensorFlow.
     """
     tf = tensorflow_module()
@@ -215,7 +216,7 @@ class SegmentSets:
     """Sets given by segment ids: element tensors `(num_elements, ...)`.
 
     The reductions run on the backend's segment reductions
-    (`keras_laf.ops.backend.segment_sum`, `segment_max`); the sizes of the
+    (`keras_laf.core.backend.segment_sum`, `segment_max`); the sizes of the
     sets are counted once per layout, whichever reductions need them.
 
     Args:
@@ -245,9 +246,7 @@ class SegmentSets:
 
     def sum(self, values):
         """Sums `(num_elements, ...)` over each set: `(num_segments, ...)`."""
-        return _backend().segment_sum(
-            values, self.segment_ids, self.num_segments
-        )
+        return backend.segment_sum(values, self.segment_ids, self.num_segments)
 
     def any(self, values):
         """Whether any element of each set is True, for boolean
@@ -256,7 +255,7 @@ class SegmentSets:
 
     def max(self, values):
         """Maximum over each set, `(num_segments, ...)`; `-inf` if empty."""
-        return _backend().segment_max(
+        return backend.segment_max(
             values, self.segment_ids, self.num_segments, self.sizes
         )
 
@@ -290,13 +289,6 @@ class SegmentSets:
             nrows=self.num_segments,
         )
         return as_set_batch(sets)
-
-
-def _backend():
-    # Imported where used: `keras_laf.ops` imports this module.
-    from keras_laf.ops import backend
-
-    return backend
 
 
 def _check_features(values, expected_rank, form):

@@ -17,9 +17,9 @@ traced with). Set sizes known only at run time (ragged sets) are cut into
 chunks too, their number then a run-time value.
 """
 
-from keras_laf import devices
-from keras_laf.validation import describe_received
-from keras_laf.validation import is_int
+from keras_laf.core import devices
+from keras_laf.core.validation import describe_received
+from keras_laf.core.validation import is_int
 
 AUTO = "auto"
 LAYOUTS = ("padded", "segments")
