@@ -368,8 +368,8 @@ class SegmentPowerSums:
     features)`, as given, M `(sets, 2, features)`; each chunk of elements
     `(chunk, 2, 2 * units, features)`, the features minor: the innermost
     loops of the exponentials and of their segment sums then run over the
-    features, not over the few units (faster on PyTorch, the same on
-    JAX; RESULTS.md, segment aggregations).
+    features, not over the few units, the axis long enough for the CPU's
+    vector instructions.
 
     Args:
         sets: `SegmentSets`.
@@ -425,9 +425,9 @@ class SegmentPowerSums:
             # (chunk, 2, 2 * units, features)
             exponentials = ops.exp(y * q)
             segments = SegmentSets(segment_ids, num_segments)
-            # Two segment sums, (sets, 2, 2 * units, features) each: one
-            # over their concatenation made JAX's step on a CPU several
-            # times slower (RESULTS.md, segment aggregations).
+            # Two segment sums, (sets, 2, 2 * units, features) each: their
+            # concatenation would copy both terms of every chunk once more
+            # before summing them.
             return segments.sum(exponentials), segments.sum(y * exponentials)
 
         zeros = ops.zeros((num_segments, 2, shape(q)[1], shape(x)[1]))

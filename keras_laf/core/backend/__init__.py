@@ -56,8 +56,8 @@ def exponentials(exponents):
     padding's exponentials all underflow. Results below the dtype's
     smallest normal number may be 0: PyTorch flushes them, as its
     exponential takes a slow path on inputs whose results underflow
-    (over segments, where few do, the extra pass costs more than it
-    saves; RESULTS.md, segment aggregations)."""
+    (over segments, where few do, the extra pass would cost more than it
+    saves)."""
     return _module().exponentials(exponents)
 
 
