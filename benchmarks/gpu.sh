@@ -7,9 +7,9 @@
 #   pip install --no-deps -e .
 #
 #   benchmarks/gpu.sh [laf-layer] [--quick] [--output results.json]
-#       The LAF layer benchmark (benchmarks/laf_layer.py): large-set time
-#       and memory against the transcription, and the small-set epoch
-#       ratio. The default when no benchmark is named.
+#       The LAF layer benchmark (`python -m benchmarks.laf_layer`):
+#       large-set time and memory against the transcription, and the
+#       small-set epoch ratio. The default when no benchmark is named.
 #
 #   benchmarks/gpu.sh table4 [--output DIR] [keras-laf graphs flags]
 #       The paper's Table 4 at its full scale in one go: `keras-laf graphs`
@@ -67,7 +67,7 @@ print("JAX devices:", jax.devices())
 PYTHON
 
 if [[ "$benchmark" == laf-layer ]]; then
-    exec "$PYTHON" benchmarks/laf_layer.py --backend jax "$@"
+    exec "$PYTHON" -m benchmarks.laf_layer --backend jax "$@"
 fi
 
 # Each command at the paper's full scale; flags after the benchmark's name

@@ -21,11 +21,11 @@ XLA compilations of each form's training step (from JAX's compilation
 log) and the distinct batch shapes it met. `--against` reads the record of a run
 on another backend and gives each form's ratio to that run's.
 
-    KERAS_BACKEND=tensorflow python benchmarks/graph_training_step.py \\
+    KERAS_BACKEND=tensorflow python -m benchmarks.graph_training_step \\
         --output /tmp/graphs_tf.json
-    KERAS_BACKEND=jax python benchmarks/graph_training_step.py \\
+    KERAS_BACKEND=jax python -m benchmarks.graph_training_step \\
         --against /tmp/graphs_tf.json
-    KERAS_BACKEND=jax python benchmarks/graph_training_step.py \\
+    KERAS_BACKEND=jax python -m benchmarks.graph_training_step \\
         --forms fresh  # one compilation per batch
 """
 
@@ -37,15 +37,13 @@ import platform
 import sys
 import time
 
-os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+import keras
+import numpy as np
 
-import keras  # noqa: E402
-import numpy as np  # noqa: E402
-from common import write_record  # noqa: E402
-
-from keras_laf.datasets import disjoint_union  # noqa: E402
-from keras_laf.datasets import pad_graph_batch  # noqa: E402
-from keras_laf.models import graph_network  # noqa: E402
+from benchmarks.common import write_record
+from keras_laf.datasets import disjoint_union
+from keras_laf.datasets import pad_graph_batch
+from keras_laf.models import graph_network
 
 FORMS = ("fresh", "bucketed", "fixed")
 NUM_GRAPHS = 48

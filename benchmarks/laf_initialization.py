@@ -14,8 +14,8 @@ where it stopped; the summary (mean and std over seeds of the test MAE at
 the largest size, and the largest |prediction| over the largest label, which
 shows poles) is printed and written beside it.
 
-    python benchmarks/laf_initialization.py --seeds 3 \
-        --initializations anchored,anchored_before_pull,deepsets \
+    python -m benchmarks.laf_initialization --seeds 3 \\
+        --initializations anchored,anchored_before_pull,deepsets \\
         --targets sum,count,mean,max,min,inverse_count,median,kurtosis
 
 Candidates (`CANDIDATES`): the layer's three presets (`pooling`, the
@@ -32,29 +32,26 @@ The records of the study behind the closed-forms preset are in
 
 import argparse
 import json
-import os
 import pathlib
 import sys
 import time
 
-os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+import keras
+import numpy as np
 
-import keras  # noqa: E402
-import numpy as np  # noqa: E402
-from common import append_record  # noqa: E402
-from common import compile_integer_model  # noqa: E402
-from common import integer_model  # noqa: E402
-from common import padded_digits  # noqa: E402
-from common import pooling_aggregation  # noqa: E402
-
-import keras_laf  # noqa: E402
-from keras_laf.aggregations.laf.callbacks import SnapToClosedForms  # noqa: E402
-from keras_laf.datasets import ragged_set_dataset  # noqa: E402
-from keras_laf.datasets import to_padded_batches  # noqa: E402
-from laf_experiments.datasets import TEST_PROTOCOLS  # noqa: E402
-from laf_experiments.datasets import make_test_sets  # noqa: E402
-from laf_experiments.datasets import make_training_sets  # noqa: E402
-from laf_experiments.datasets import target_values  # noqa: E402
+import keras_laf
+from benchmarks.common import append_record
+from benchmarks.common import compile_integer_model
+from benchmarks.common import integer_model
+from benchmarks.common import padded_digits
+from benchmarks.common import pooling_aggregation
+from keras_laf.aggregations.laf.callbacks import SnapToClosedForms
+from keras_laf.datasets import ragged_set_dataset
+from keras_laf.datasets import to_padded_batches
+from laf_experiments.datasets import TEST_PROTOCOLS
+from laf_experiments.datasets import make_test_sets
+from laf_experiments.datasets import make_training_sets
+from laf_experiments.datasets import target_values
 
 
 def anchored_variant(anchor_every=3, anchors=("max", "min"), **kwargs):

@@ -43,20 +43,20 @@ backend (`--backend`, default `KERAS_BACKEND` or TensorFlow):
 
 Usage:
 
-    python benchmarks/laf_layer.py                  # both, prints a table
-    python benchmarks/laf_layer.py --backend jax    # on JAX
-    python benchmarks/laf_layer.py --quick          # small sizes, seconds
-    python benchmarks/laf_layer.py --output results.json
-    python benchmarks/laf_layer.py --part small     # only the small sets
-    python benchmarks/laf_layer.py --part small --jit-compile
-    python benchmarks/laf_layer.py --part peers     # LAF, PMA and sum
-    python benchmarks/laf_layer.py --part scaling   # 1e6 and 4e6 elements
+    python -m benchmarks.laf_layer                  # both, prints a table
+    python -m benchmarks.laf_layer --backend jax    # on JAX
+    python -m benchmarks.laf_layer --quick          # small sizes, seconds
+    python -m benchmarks.laf_layer --output results.json
+    python -m benchmarks.laf_layer --part small     # only the small sets
+    python -m benchmarks.laf_layer --part small --jit-compile
+    python -m benchmarks.laf_layer --part peers     # LAF, PMA and sum
+    python -m benchmarks.laf_layer --part scaling   # 1e6 and 4e6 elements
 
 To compare with another version of the package, check it out elsewhere
 and pass its directory (each measurement imports keras_laf from there):
 
     git worktree add /tmp/keras-laf-before <commit>
-    python benchmarks/laf_layer.py --package-path /tmp/keras-laf-before
+    python -m benchmarks.laf_layer --package-path /tmp/keras-laf-before
 """
 
 import argparse
@@ -67,10 +67,9 @@ import subprocess
 import sys
 import time
 
-from common import exponential_pass_seconds
-from common import write_record
-
-os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+from benchmarks.common import REPOSITORY
+from benchmarks.common import exponential_pass_seconds
+from benchmarks.common import write_record
 
 
 def transcription(values, exponents, coefficients, epsilon=1e-7):
@@ -355,23 +354,29 @@ def versions():
 def run_in_subprocess(backend, function, package_path=None, **kwargs):
     """Runs `function(**kwargs)` of this module in a fresh process, with
     keras_laf imported from `package_path` when given."""
+    request = {
+        "function": function,
+        "kwargs": kwargs,
+        "package_path": package_path and os.path.abspath(package_path),
+    }
     command = [
         sys.executable,
-        __file__,
+        "-m",
+        "benchmarks.laf_layer",
         "--child",
-        json.dumps({"function": function, "kwargs": kwargs}),
+        json.dumps(request),
     ]
     environment = {**os.environ, "KERAS_BACKEND": backend}
     if function == "large_step":
         # TensorFlow keeps the statistics of its CPU allocator only with
         # the BFC allocator.
         environment.setdefault("TF_CPU_ALLOCATOR_USE_BFC", "true")
-    if package_path:
-        environment["PYTHONPATH"] = os.pathsep.join(
-            filter(None, [package_path, os.environ.get("PYTHONPATH")])
-        )
     completed = subprocess.run(
-        command, capture_output=True, text=True, env=environment
+        command,
+        capture_output=True,
+        text=True,
+        env=environment,
+        cwd=REPOSITORY,
     )
     if completed.returncode != 0:
         raise RuntimeError(f"{function}{kwargs} failed:\n{completed.stderr}")
@@ -648,6 +653,10 @@ def main():
     args = parser.parse_args()
     if args.child:
         request = json.loads(args.child)
+        if request["package_path"]:
+            # Ahead of the repository, which `python -m` puts first: every
+            # function imports keras_laf inside, after this.
+            sys.path.insert(0, request["package_path"])
         function = globals()[request["function"]]
         print(json.dumps(function(**request["kwargs"])))
         return

@@ -23,28 +23,25 @@ in the same run:
 On JAX, the step's XLA operations that move data (transposes, copies,
 pads, slices) are added up from a profiler trace (`data_movement`).
 
-    python benchmarks/laf_step_profile.py --output profile.json
-    KERAS_BACKEND=jax python benchmarks/laf_step_profile.py
+    python -m benchmarks.laf_step_profile --output profile.json
+    KERAS_BACKEND=jax python -m benchmarks.laf_step_profile
 """
 
 import argparse
-import os
 import pathlib
 import sys
 
-os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+import keras
+import numpy as np
+from keras import ops
 
-import keras  # noqa: E402
-import numpy as np  # noqa: E402
-from common import compiled_functions  # noqa: E402
-from common import exponential_pass_seconds  # noqa: E402
-from common import jax_thunk_seconds  # noqa: E402
-from common import laf_and_full_sets  # noqa: E402
-from common import median_seconds  # noqa: E402
-from common import write_record  # noqa: E402
-from keras import ops  # noqa: E402
-
-import keras_laf  # noqa: E402
+import keras_laf
+from benchmarks.common import compiled_functions
+from benchmarks.common import exponential_pass_seconds
+from benchmarks.common import jax_thunk_seconds
+from benchmarks.common import laf_and_full_sets
+from benchmarks.common import median_seconds
+from benchmarks.common import write_record
 
 WORKLOADS = {
     "point_clouds": {

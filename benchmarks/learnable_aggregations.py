@@ -32,9 +32,9 @@ one row per task and one column per method (`table.md`). Each
 record holds the seconds per training epoch (the median after the first,
 compiling, epoch) beside the errors.
 
-    python benchmarks/learnable_aggregations.py --quick --output DIR
-    python benchmarks/learnable_aggregations.py --tasks all --seeds 0-4
-    python benchmarks/learnable_aggregations.py --tasks all --seeds 100-104
+    python -m benchmarks.learnable_aggregations --quick --output DIR
+    python -m benchmarks.learnable_aggregations --tasks all --seeds 0-4
+    python -m benchmarks.learnable_aggregations --tasks all --seeds 100-104
 """
 
 import argparse
@@ -46,12 +46,13 @@ import statistics
 import sys
 
 import numpy as np
-from common import POINT_CLOUD_SETTINGS
-from common import compile_integer_model
-from common import epoch_times
-from common import integer_model
-from common import point_cloud_accuracy
-from common import provenance
+
+from benchmarks.common import POINT_CLOUD_SETTINGS
+from benchmarks.common import compile_integer_model
+from benchmarks.common import epoch_times
+from benchmarks.common import integer_model
+from benchmarks.common import point_cloud_accuracy
+from benchmarks.common import provenance
 
 REPOSITORY = pathlib.Path(__file__).resolve().parent.parent
 

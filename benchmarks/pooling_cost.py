@@ -20,34 +20,31 @@ to max pooling's as JSON.
 axis (`keras_laf.config.set_chunk_budget`), named e.g. `laf@2^21`, in the
 same alternation, so that budgets are compared under the same load.
 
-    python benchmarks/pooling_cost.py --rounds 2 --poolings max,laf,gru
-    python benchmarks/pooling_cost.py --poolings max,laf --tasks point_clouds \
+    python -m benchmarks.pooling_cost --rounds 2 --poolings max,laf,gru
+    python -m benchmarks.pooling_cost --poolings max,laf --tasks point_clouds \\
         --chunk-budgets 2^19,2^21,none
 """
 
 import argparse
-import os
 import pathlib
 import sys
 
-os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+import keras
+import numpy as np
 
-import keras  # noqa: E402
-import numpy as np  # noqa: E402
-from common import budget_label  # noqa: E402
-from common import compile_integer_model  # noqa: E402
-from common import epoch_times  # noqa: E402
-from common import exponential_pass_seconds  # noqa: E402
-from common import integer_model  # noqa: E402
-from common import padded_digits  # noqa: E402
-from common import parse_budget  # noqa: E402
-from common import point_cloud_model  # noqa: E402
-from common import pooling_aggregation  # noqa: E402
-from common import write_record  # noqa: E402
-
-import keras_laf  # noqa: E402
-from laf_experiments.datasets import make_solid_point_clouds  # noqa: E402
-from laf_experiments.datasets import make_training_sets  # noqa: E402
+import keras_laf
+from benchmarks.common import budget_label
+from benchmarks.common import compile_integer_model
+from benchmarks.common import epoch_times
+from benchmarks.common import exponential_pass_seconds
+from benchmarks.common import integer_model
+from benchmarks.common import padded_digits
+from benchmarks.common import parse_budget
+from benchmarks.common import point_cloud_model
+from benchmarks.common import pooling_aggregation
+from benchmarks.common import write_record
+from laf_experiments.datasets import make_solid_point_clouds
+from laf_experiments.datasets import make_training_sets
 
 TASKS = ("point_clouds", "integers")
 # Each task's batches per epoch and the shape of its LAF pooling's input:

@@ -8,7 +8,7 @@ deviation over seeds 0, 1, 2), and the seconds per training epoch of both
 models against max pooling's (`benchmarks/pooling_cost.py`); with
 `--output`, the same figures as JSON.
 
-    python benchmarks/poolings_table.py
+    python -m benchmarks.poolings_table
 
 Point-cloud and integer records of the LAF presets, max, sum, PNA, LSTM
 and DeepSets come from `results/presets/` and the seed study when the new
@@ -21,11 +21,11 @@ import json
 import pathlib
 import sys
 
-from common import RESULTS
-from common import markdown
-from common import mean_std
-from common import read_jsonl
-from common import write_record
+from benchmarks.common import RESULTS
+from benchmarks.common import markdown
+from benchmarks.common import mean_std
+from benchmarks.common import read_jsonl
+from benchmarks.common import write_record
 
 TARGETS = ("sum", "count", "mean", "max", "min", "kurtosis")
 # Row label -> the name in the point-cloud and the integer records.

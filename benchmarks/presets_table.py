@@ -6,7 +6,7 @@ beside the fixed poolings, mean ± standard deviation over seeds, with the
 paper's figure where it has one; with `--output`, the same rows as
 JSON.
 
-    python benchmarks/presets_table.py
+    python -m benchmarks.presets_table
 
 A missing record file leaves its task out, with a note of the command
 that makes it.
@@ -19,11 +19,12 @@ import pathlib
 import sys
 
 import numpy as np
-from common import RESULTS
-from common import markdown
-from common import mean_std
-from common import read_jsonl
-from common import write_record
+
+from benchmarks.common import RESULTS
+from benchmarks.common import markdown
+from benchmarks.common import mean_std
+from benchmarks.common import read_jsonl
+from benchmarks.common import write_record
 
 PRESETS = ("pooling", "closed_forms")
 # MAE of LAF at M = 50 in the paper's Fig. D.1 (sets of MNIST digits,

@@ -12,25 +12,22 @@ file; given `--against` another such file, it compares each array and
 prints whether it is identical, else its largest difference relative to
 the array's largest magnitude. Exits with status 1 where any differs.
 
-    # the version before a change (PYTHONPATH: a checkout of it), then
-    # this one, compared with it:
-    PYTHONPATH=/tmp/before python benchmarks/same_results.py --output a.npz
-    python benchmarks/same_results.py --against a.npz
-    KERAS_BACKEND=jax python benchmarks/same_results.py ...
+    # the version before a change (--package-path: a checkout of it),
+    # then this one, compared with it:
+    git worktree add /tmp/before <commit>
+    python -m benchmarks.same_results --package-path /tmp/before \\
+        --output a.npz
+    python -m benchmarks.same_results --against a.npz
+    KERAS_BACKEND=jax python -m benchmarks.same_results ...
 """
 
 import argparse
-import os
 import pathlib
 import sys
 
-os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
-
-import keras  # noqa: E402
-import numpy as np  # noqa: E402
-from keras import ops  # noqa: E402
-
-import keras_laf  # noqa: E402
+import keras
+import numpy as np
+from keras import ops
 
 # sets, elements per set, features, LAF units
 SHAPES = {
@@ -43,6 +40,8 @@ SHAPES = {
 def laf_and_gradients(values, mask, exponents, coefficients):
     """LAF's outputs and the gradients of a weighted sum of them with
     respect to the values, exponents and coefficients."""
+    import keras_laf
+
     units = exponents.shape[1]
     # Weights that differ per output, so that every output's gradient
     # counts.
@@ -127,9 +126,20 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--output", type=pathlib.Path)
     parser.add_argument("--against", type=pathlib.Path)
+    parser.add_argument(
+        "--package-path",
+        type=pathlib.Path,
+        help="import keras_laf from this directory (another version)",
+    )
     args = parser.parse_args()
     if args.against is not None and not args.against.is_file():
         parser.error(f"--against: no such file {args.against}")
+    if args.package_path is not None:
+        if not (args.package_path / "keras_laf").is_dir():
+            parser.error(f"--package-path: no keras_laf in {args.package_path}")
+        # Ahead of the repository, which `python -m` puts first;
+        # keras_laf is imported after this.
+        sys.path.insert(0, str(args.package_path.resolve()))
     arrays = results()
     if args.output is not None:
         args.output.parent.mkdir(parents=True, exist_ok=True)

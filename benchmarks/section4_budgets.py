@@ -11,9 +11,9 @@ epoch like the command itself; `--report` then reads the folders back
 into `budgets.json`, `budgets.md` and `budgets.png` (MAE at 50 against the
 budget, one line per method and target).
 
-    python benchmarks/section4_budgets.py scalars \\
+    python -m benchmarks.section4_budgets scalars \\
         --budgets 5000x10,20000x10,100000x10
-    python benchmarks/section4_budgets.py mnist --budgets 20000x10 \\
+    python -m benchmarks.section4_budgets mnist --budgets 20000x10 \\
         --report
 """
 

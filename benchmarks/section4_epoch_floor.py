@@ -10,21 +10,23 @@ batches of 64 sets of 2..10 elements with their mask, 16 steps per
 execution, Adam and the MAE. Each figure is the second epoch's wall time
 (the first one compiles). Run it once per backend:
 
-    KERAS_BACKEND=tensorflow python benchmarks/section4_epoch_floor.py \\
+    KERAS_BACKEND=tensorflow python -m benchmarks.section4_epoch_floor \\
         --output results/section4-epochs/tensorflow.json
-    KERAS_BACKEND=jax python benchmarks/section4_epoch_floor.py \\
+    KERAS_BACKEND=jax python -m benchmarks.section4_epoch_floor \\
         --output results/section4-epochs/jax.json
 """
 
 import argparse
-import os
-
-os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
 import numpy as np
-from common import epoch_times
-from common import markdown
-from common import write_record
+
+from benchmarks import quiet_tensorflow_logs
+from benchmarks.common import epoch_times
+from benchmarks.common import markdown
+from benchmarks.common import write_record
+
+# Keras is imported inside the functions below, after this.
+quiet_tensorflow_logs("3")
 
 BATCH_SIZE = 64
 STEPS_PER_EXECUTION = 16

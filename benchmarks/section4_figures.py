@@ -13,7 +13,7 @@ eight), and writes to `--output`:
 - `table.md`: the MAE at 50 by target and method (mean ± std over the
   seeds), the paper's values beside them, and which method is best.
 
-    python benchmarks/section4_figures.py \\
+    python -m benchmarks.section4_figures \\
         results/section4-budgets/scalars/20000x10 \\
         results/section4-figures/scalars-20000x10-other-targets \\
         --output results/section4-figures/scalars

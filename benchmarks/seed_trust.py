@@ -25,40 +25,37 @@ The target `point_clouds` trains the point-cloud classifier instead
 `--table1` trains nothing: it writes Table 1's forms into each
 candidate's layer and checks them on sets of 5, 50 and 500 elements.
 
-    python benchmarks/seed_trust.py --candidates pooling \
+    python -m benchmarks.seed_trust --candidates pooling \\
         --targets count,sum,max,min,mean,inverse_count,kurtosis
-    python benchmarks/seed_trust.py --candidates closed_forms_refit \
+    python -m benchmarks.seed_trust --candidates closed_forms_refit \\
         --targets sum,count,mean
-    python benchmarks/seed_trust.py --candidates pooling,max,pna \
+    python -m benchmarks.seed_trust --candidates pooling,max,pna \\
         --targets point_clouds --seeds 0,1,2,3,4
-    python benchmarks/seed_trust.py --table1 --candidates pooling
+    python -m benchmarks.seed_trust --table1 --candidates pooling
 """
 
 import argparse
 import json
-import os
 import pathlib
 import sys
 import time
 
-os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+import keras
+import numpy as np
+import tensorflow as tf
 
-import keras  # noqa: E402
-import numpy as np  # noqa: E402
-import tensorflow as tf  # noqa: E402
-from common import POINT_CLOUD_SETTINGS  # noqa: E402
-from common import point_cloud_accuracy  # noqa: E402
-
-import keras_laf  # noqa: E402
-from keras_laf.aggregations.laf.callbacks import LeastSquaresHead  # noqa: E402
-from keras_laf.aggregations.laf.callbacks import SnapToClosedForms  # noqa: E402
-from keras_laf.aggregations.laf.closed_forms import closed_form  # noqa: E402
-from keras_laf.aggregations.laf.closed_forms import laf_units_numpy  # noqa: E402
-from keras_laf.aggregations.laf.constraints import ClosedFormExponents  # noqa: E402
-from keras_laf.models import deep_sets  # noqa: E402
-from laf_experiments.datasets import make_test_sets  # noqa: E402
-from laf_experiments.datasets import make_training_sets  # noqa: E402
-from laf_experiments.datasets import target_values  # noqa: E402
+import keras_laf
+from benchmarks.common import POINT_CLOUD_SETTINGS
+from benchmarks.common import point_cloud_accuracy
+from keras_laf.aggregations.laf.callbacks import LeastSquaresHead
+from keras_laf.aggregations.laf.callbacks import SnapToClosedForms
+from keras_laf.aggregations.laf.closed_forms import closed_form
+from keras_laf.aggregations.laf.closed_forms import laf_units_numpy
+from keras_laf.aggregations.laf.constraints import ClosedFormExponents
+from keras_laf.models import deep_sets
+from laf_experiments.datasets import make_test_sets
+from laf_experiments.datasets import make_training_sets
+from laf_experiments.datasets import target_values
 
 SEEDS = (0, 1, 2, 3, 4, 100, 101, 102, 103, 104)
 MAX_SIZE = 50

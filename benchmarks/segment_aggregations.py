@@ -28,7 +28,7 @@ the package and put them on the path:
     pip install --no-deps --target /work/peers torch-geometric==2.8.1 \\
         k3-node==1.0.0 xxhash aiohttp requests
     PYTHONPATH=/work/peers KERAS_BACKEND=jax \\
-        python benchmarks/segment_aggregations.py --output r.json
+        python -m benchmarks.segment_aggregations --output r.json
 
 Every step runs `--repeats` times per round, the steps in turn, over
 `--rounds` rounds, so that a busy machine slows them alike; each figure
@@ -44,13 +44,11 @@ import platform
 import sys
 import time
 
-os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+import keras
+import numpy as np
 
-import keras  # noqa: E402
-import numpy as np  # noqa: E402
-from common import write_record  # noqa: E402
-
-import keras_laf  # noqa: E402
+import keras_laf
+from benchmarks.common import write_record
 
 STEPS = (
     "softmax",

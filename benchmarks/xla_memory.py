@@ -13,8 +13,8 @@ and output bytes. The largest program's total is the step's peak of
 XLA's buffers; `laf_layer.py --part scaling` measures the process's peak
 RSS, which adds what lives outside XLA.
 
-    python benchmarks/xla_memory.py
-    KERAS_BACKEND=jax python benchmarks/xla_memory.py --shape 8x16384x16
+    python -m benchmarks.xla_memory
+    KERAS_BACKEND=jax python -m benchmarks.xla_memory --shape 8x16384x16
 """
 
 import argparse
@@ -26,9 +26,13 @@ import shutil
 import sys
 import tempfile
 
-os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
-# XLA reads its flags once, when the backend first compiles: set before
-# Keras imports it.
+from benchmarks.common import compiled_functions
+from benchmarks.common import jax_step_bytes_per_element_feature
+from benchmarks.common import laf_and_full_sets
+from benchmarks.common import write_record
+
+# XLA reads its flags once, when the backend first compiles: set here,
+# before Keras is imported (inside the functions below).
 DUMP_FOLDER = tempfile.mkdtemp(prefix="xla_memory_")
 atexit.register(shutil.rmtree, DUMP_FOLDER, ignore_errors=True)
 if os.environ.get("KERAS_BACKEND", "tensorflow") == "tensorflow":
@@ -36,12 +40,6 @@ if os.environ.get("KERAS_BACKEND", "tensorflow") == "tensorflow":
         os.environ.get("XLA_FLAGS", "")
         + f" --xla_dump_to={DUMP_FOLDER} --xla_dump_hlo_as_text"
     )
-
-import keras  # noqa: E402
-from common import compiled_functions  # noqa: E402
-from common import jax_step_bytes_per_element_feature  # noqa: E402
-from common import laf_and_full_sets  # noqa: E402
-from common import write_record  # noqa: E402
 
 TOTAL = re.compile(r"Total bytes used: (\d+)")
 # LAF's own programs, by the names of their kernels' traced functions.
@@ -62,6 +60,8 @@ def tensorflow_program_bytes():
 
 
 def measure(num_sets, set_size, features, units):
+    import keras
+
     layer, values, mask = laf_and_full_sets(num_sets, set_size, features, units)
     element_features = values.size
     if keras.config.backend() == "jax":
@@ -81,6 +81,8 @@ def measure(num_sets, set_size, features, units):
 
 
 def main():
+    import keras
+
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
         "--shape",

@@ -1,5 +1,6 @@
-"""Every script in `benchmarks/` answers `--help` and runs on its smallest
-settings, writing its record where it writes one."""
+"""Every module of `benchmarks/` answers `--help` and runs on its smallest
+settings, as `python -m benchmarks.NAME` from the repository root, writing
+its record where it writes one."""
 
 import json
 import os
@@ -9,9 +10,12 @@ import sys
 
 import pytest
 
-BENCHMARKS = pathlib.Path(__file__).resolve().parents[2] / "benchmarks"
+REPOSITORY = pathlib.Path(__file__).resolve().parents[2]
+BENCHMARKS = REPOSITORY / "benchmarks"
 SCRIPTS = sorted(
-    path.name for path in BENCHMARKS.glob("*.py") if path.name != "common.py"
+    path.name
+    for path in BENCHMARKS.glob("*.py")
+    if path.name not in ("__init__.py", "common.py")
 )
 # Script -> the arguments of its smallest run; "{tmp}" is a fresh folder.
 SMALLEST = {
@@ -60,24 +64,28 @@ SMALLEST = {
 }
 
 
+def module(script):
+    return f"benchmarks.{script.removesuffix('.py')}"
+
+
 def run(script, arguments):
     environment = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2"}
     return subprocess.run(
-        [sys.executable, str(BENCHMARKS / script), *arguments],
+        [sys.executable, "-m", module(script), *arguments],
         capture_output=True,
         text=True,
         env=environment,
+        cwd=REPOSITORY,
         timeout=900,
     )
 
 
-# Every script's `--help` in one interpreter, which imports Keras once:
-# `{script: [exit status, stdout]}` written to the path in argv[1].
+# Every script's `--help` in one interpreter, which imports Keras once, as
+# `python -m` runs it: `{script: [exit status, stdout]}` written to the
+# path in argv[1].
 HELP_RUNNER = """
 import contextlib, io, json, pathlib, runpy, sys
-answers_path, benchmarks, *scripts = sys.argv[1:]
-benchmarks = pathlib.Path(benchmarks)
-sys.path.insert(0, str(benchmarks))
+answers_path, *scripts = sys.argv[1:]
 answers = {}
 for script in scripts:
     sys.argv = [script, "--help"]
@@ -85,7 +93,11 @@ for script in scripts:
     status = None
     with contextlib.redirect_stdout(printed):
         try:
-            runpy.run_path(str(benchmarks / script), run_name="__main__")
+            runpy.run_module(
+                "benchmarks." + script.removesuffix(".py"),
+                run_name="__main__",
+                alter_sys=True,
+            )
         except SystemExit as exit:
             status = exit.code
     answers[script] = [status, printed.getvalue()]
@@ -102,12 +114,12 @@ def test_every_script_answers_help(tmp_path):
             "-c",
             HELP_RUNNER,
             str(answers_path),
-            str(BENCHMARKS),
             *SCRIPTS,
         ],
         capture_output=True,
         text=True,
         env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2"},
+        cwd=REPOSITORY,
         timeout=900,
     )
     assert completed.returncode == 0, completed.stderr[-3000:]
@@ -142,8 +154,18 @@ def test_no_script_imports_another():
     for script in SCRIPTS:
         text = (BENCHMARKS / script).read_text()
         for name in names:
-            assert f"from {name} import" not in text, (script, name)
-            assert f"import {name}\n" not in text, (script, name)
+            for imported in (f"benchmarks.{name}", f".{name}", name):
+                assert f"from {imported} import" not in text, (script, name)
+                assert f"import {imported}\n" not in text, (script, name)
+            assert f"from benchmarks import {name}" not in text, script
+
+
+def test_scripts_import_without_path_workarounds():
+    for path in sorted(BENCHMARKS.glob("*.py")):
+        text = path.read_text()
+        assert "noqa: E402" not in text, path.name
+        # Only `--package-path` (keras_laf of another checkout) edits it.
+        assert "sys.path" not in text or "--package-path" in text, path.name
 
 
 def test_every_script_is_in_the_readme():

@@ -1,4 +1,4 @@
-"""`benchmarks/learnable_aggregations.py` on its smallest settings: one
+"""`python -m benchmarks.learnable_aggregations` on its smallest settings: one
 record per (method, task, seed), skipped when present, the table and the
 CSV at the end."""
 
@@ -11,11 +11,7 @@ import sys
 
 import pytest
 
-SCRIPT = (
-    pathlib.Path(__file__).resolve().parents[2]
-    / "benchmarks"
-    / "learnable_aggregations.py"
-)
+REPOSITORY = pathlib.Path(__file__).resolve().parents[2]
 SMALLEST = [
     "--methods=sum,genagg",
     "--tasks=integer:max,regression:harmonic_mean",
@@ -28,10 +24,11 @@ SMALLEST = [
 
 def run(arguments):
     return subprocess.run(
-        [sys.executable, str(SCRIPT), *arguments],
+        [sys.executable, "-m", "benchmarks.learnable_aggregations", *arguments],
         capture_output=True,
         text=True,
         env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2"},
+        cwd=REPOSITORY,
         timeout=900,
     )
 
