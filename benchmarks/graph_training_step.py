@@ -1,10 +1,10 @@
 """A training step of the graph network on batches of graphs of varying size.
 
-`graph_network(num_node_features=2, laf_units=8, hidden_units=16,
-num_layers=2)` trained with `train_on_batch` on 48 random graphs of 5 to
-30 nodes (each pair of nodes joined with probability 0.2, in both
-directions), in batches of 8 graphs, in three forms, each with a model
-of its own:
+`graph_network(num_node_features=2, aggregation_kwargs={"units": 8},
+hidden_units=16, num_layers=2)` trained with `train_on_batch` on 48
+random graphs of 5 to 30 nodes (each pair of nodes joined with
+probability 0.2, in both directions), in batches of 8 graphs, in three
+forms, each with a model of its own:
 
 - `fresh`: the batches drawn afresh each epoch (a new shuffle), as the
   disjoint unions they are: every batch a new shape;
@@ -119,7 +119,10 @@ class CompileCounter:
 def time_form(form, graphs, epochs, counter):
     keras.utils.set_random_seed(0)
     model = graph_network(
-        num_node_features=2, laf_units=8, hidden_units=16, num_layers=2
+        num_node_features=2,
+        aggregation_kwargs={"units": 8},
+        hidden_units=16,
+        num_layers=2,
     )
     model.compile(optimizer="adam", loss="mse")
     rng = np.random.default_rng(1)

@@ -325,6 +325,7 @@ def build_model(
         laf_preset: the preset of the LAF layers. Defaults to `None`: the
             layer's default.
     """
+    from keras_laf import aggregations
     from keras_laf.models import graph_network
 
     aggregation = AGGREGATIONS[method]
@@ -332,8 +333,10 @@ def build_model(
         aggregation = list(aggregation)
     return graph_network(
         aggregation=aggregation,
-        laf_units=laf_units,
-        laf_preset=laf_preset,
+        # LAF's units and preset (for a list, those of its LAF member).
+        aggregation_kwargs=aggregations.former_shortcut_kwargs(
+            aggregation, laf_units, laf_preset
+        ),
         hidden_units=hidden_units,
         num_layers=num_layers,
         scalers=SCALERS.get(method, ("identity",)),

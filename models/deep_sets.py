@@ -19,6 +19,7 @@ def deep_sets(
     aggregation="laf",
     laf_units=9,
     laf_preset=None,
+    aggregation_kwargs=None,
     vocabulary_size=None,
     embedding_dim=10,
     phi_units=(30,),
@@ -62,10 +63,14 @@ def deep_sets(
             `["laf", "max"]`, a `keras_laf.MultiAggregation` whose members
             all pool phi's output, LAF's squashed once by phi's last
             activation). Defaults to `"laf"`.
-        laf_units: int. LAF units (formerly `units`). Defaults to `9`.
+        laf_units: int. LAF units (formerly `units`); of a `"laf"` given
+            by name, also inside a list. Defaults to `9`.
         laf_preset: str. The `keras_laf.LAF` preset (`"pooling"`,
             `"closed_forms"` or `"paper"`, see `keras_laf.presets`) when
             LAF is used. Defaults to `None`: the layer's default.
+        aggregation_kwargs: dict. Further arguments of an aggregation
+            given by name, e.g. `{"output_bound": 10.0}` for `"laf"`, or
+            `aggregations_kwargs` for a list. Defaults to `None`.
         vocabulary_size: int. For sets of integers in `[0, vocabulary_size)`:
             each element is embedded first. As with `keras.layers.Embedding`,
             an element outside that range is found only when the model runs:
@@ -128,14 +133,21 @@ def deep_sets(
     # A list holding LAF: phi's last activation already maps the elements
     # into [0, 1], so the MultiAggregation does not squash LAF's again.
     mixed = isinstance(aggregation, (list, tuple)) and "laf" in aggregation
+    units = lstm_units if aggregation in ("lstm", "gru", "gmt") else laf_units
     aggregate = aggregations.get(
         aggregation,
-        units=(
-            lstm_units if aggregation in ("lstm", "gru", "gmt") else laf_units
-        ),
-        preset=laf_preset,
-        name="aggregation",
-        **({"laf_activation": None} if mixed else {}),
+        **{
+            **aggregations.former_shortcut_kwargs(
+                aggregation, units, laf_preset
+            ),
+            **({"laf_activation": None} if mixed else {}),
+            **(
+                {}
+                if isinstance(aggregation, keras.layers.Layer)
+                else {"name": "aggregation"}
+            ),
+            **(aggregation_kwargs or {}),
+        },
     )
 
     if vocabulary_size is None:

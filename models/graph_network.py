@@ -10,13 +10,15 @@ three graph properties of a batch of graphs jointly (the benchmark is in
 `laf_experiments.graphs` trains it on the benchmark and scores every task.
 """
 
+import warnings
+
 import keras
 
+from keras_laf import aggregations
 from keras_laf.aggregations import DegreeScalerAggregation
 from keras_laf.core.validation import check_number
 from keras_laf.core.validation import check_positive_int
-from keras_laf.graphs.base import expects_unit_interval
-from keras_laf.graphs.base import resolve_aggregation
+from keras_laf.graphs.base import GraphConvolution
 from keras_laf.graphs.convolutions import GATConv
 from keras_laf.graphs.convolutions import GCNConv
 from keras_laf.graphs.convolutions import GINConv
@@ -24,24 +26,28 @@ from keras_laf.graphs.message_passing import AggregationConv
 from keras_laf.graphs.readout import GraphReadout
 
 UPDATES = ("gru", "residual", "none")
-# The message-passing layer of the network: `AggregationConv` with the
-# `aggregation`, or one of the graph convolutions of the paper's baselines.
-CONVOLUTIONS = ("message_passing", "gin", "gcn", "gat")
+# The message-passing layers by name: the paper's `AggregationConv`, which
+# takes the network's aggregation, and the baselines' convolutions, which
+# keep their own (GIN sums, GCN normalises, GAT attends).
+CONVOLUTIONS = {
+    "message_passing": AggregationConv,
+    "gin": GINConv,
+    "gcn": GCNConv,
+    "gat": GATConv,
+}
+# LAF units of the paper's network.
+PAPER_LAF_UNITS = 100
 
 
-def _copy(aggregation):
+def _copy(layer, name=None):
     # Each layer gets its own weights: a layer passed in is a template,
     # copied from its config; names and lists make new layers anyway.
-    if isinstance(aggregation, keras.layers.Layer):
-        return aggregation.__class__.from_config(aggregation.get_config())
-    return aggregation
-
-
-def _unscaled(aggregation):
-    # The aggregation inside PNA's scalers: the readout's default.
-    if isinstance(aggregation, DegreeScalerAggregation):
-        return aggregation.aggregation
-    return aggregation
+    if not isinstance(layer, keras.layers.Layer):
+        return layer
+    config = layer.get_config()
+    if name is not None:
+        config["name"] = name
+    return layer.__class__.from_config(config)
 
 
 def _mlp(inputs, hidden_units, num_outputs, num_layers, name):
@@ -56,12 +62,87 @@ def _mlp(inputs, hidden_units, num_outputs, num_layers, name):
     return keras.layers.Dense(num_outputs, name=name)(hidden)
 
 
+def _aggregation_arguments(
+    aggregation, aggregation_kwargs, laf_units, laf_preset
+):
+    # The aggregation's arguments, from the deprecated shortcuts too.
+    if laf_units is not None or laf_preset is not None:
+        warnings.warn(
+            "`graph_network(laf_units=..., laf_preset=...)` is deprecated: "
+            "pass `aggregation_kwargs={'units': ..., 'preset': ...}`.",
+            DeprecationWarning,
+            stacklevel=3,
+        )
+        if isinstance(aggregation, keras.layers.Layer):
+            raise ValueError(
+                "`laf_units` and `laf_preset` configure a LAF made from a "
+                "name; an aggregation layer has its own. Received: "
+                f"laf_units={laf_units!r}, laf_preset={laf_preset!r} with "
+                f"aggregation={type(aggregation).__name__}"
+            )
+    if isinstance(aggregation, keras.layers.Layer):
+        return {}
+    units = PAPER_LAF_UNITS if laf_units is None else laf_units
+    return {
+        **aggregations.former_shortcut_kwargs(aggregation, units, laf_preset),
+        **(aggregation_kwargs or {}),
+    }
+
+
+def _convolution_factory(convolution, hidden_units, message_units, num_heads):
+    """A function of (aggregation, its arguments, name) giving one of the
+    network's message-passing layers."""
+    if isinstance(convolution, keras.layers.Layer):
+        return lambda aggregation, arguments, name: _copy(convolution, name)
+    if isinstance(convolution, str) and convolution in CONVOLUTIONS:
+        convolution = CONVOLUTIONS[convolution]
+    if not (
+        isinstance(convolution, type)
+        and issubclass(convolution, GraphConvolution)
+    ):
+        raise ValueError(
+            f"`convolution` must be one of {list(CONVOLUTIONS)}, a "
+            "`keras_laf.GraphConvolution` subclass or a layer. Received: "
+            f"convolution={convolution!r}"
+        )
+    if convolution is AggregationConv:
+        return lambda aggregation, arguments, name: AggregationConv(
+            hidden_units,
+            aggregation=_copy(aggregation),
+            aggregation_kwargs=arguments,
+            message_units=message_units,
+            name=name,
+        )
+    options = {"num_heads": num_heads, "concat_heads": False}
+    return lambda aggregation, arguments, name: convolution(
+        hidden_units,
+        activation="leaky_relu",
+        name=name,
+        **(options if convolution is GATConv else {}),
+    )
+
+
+def _graph_inputs(num_node_features):
+    indices = ("edge_source", "edge_target", "node_graph_ids")
+    return {
+        "node_features": keras.Input(
+            (num_node_features,), name="node_features"
+        ),
+        **{key: keras.Input((), dtype="int32", name=key) for key in indices},
+        # Its length is the number of graphs of the batch.
+        "nodes_per_graph": keras.Input(
+            (), dtype="int32", name="nodes_per_graph"
+        ),
+    }
+
+
 def graph_network(
     num_node_features=2,
     num_node_outputs=3,
     num_graph_outputs=3,
     aggregation="laf",
-    laf_units=100,
+    aggregation_kwargs=None,
+    laf_units=None,
     laf_preset=None,
     hidden_units=16,
     message_units=None,
@@ -126,13 +207,14 @@ def graph_network(
             `keras_laf.DegreeScalerAggregation`, ...), which each layer
             gets a copy of (from its config, so they share no weights).
             Defaults to `"laf"`.
-        laf_units: int. LAF units of each layer (and of a LAF readout),
-            where the aggregation is given by name. Defaults to `100`, as
-            in the paper.
-        laf_preset: str. The `keras_laf.LAF` preset (`"pooling"`,
-            `"closed_forms"` or `"paper"`, see `keras_laf.presets`) of the
-            LAF aggregations given by name. Defaults to `None`: the
-            layer's default.
+        aggregation_kwargs: dict. The arguments of an aggregation given by
+            name, for every layer and the readout (PyTorch Geometric's
+            `aggr_kwargs`), e.g. `{"units": 8, "preset": "closed_forms"}`
+            for `"laf"`. Defaults to `None`: `{"units": 100}` for `"laf"`
+            (the paper's network; also the units of `"lstm"`, `"gru"` and
+            the width of `"gmt"`), the name's defaults otherwise.
+        laf_units: int. Deprecated: `aggregation_kwargs={"units": ...}`.
+        laf_preset: str. Deprecated: `aggregation_kwargs={"preset": ...}`.
         hidden_units: int. Node state size. Defaults to `16`, as PNA.
         message_units: int. Message size. Defaults to `hidden_units`.
         num_layers: int. Message-passing layers. Defaults to `4`.
@@ -159,9 +241,12 @@ def graph_network(
             Defaults to `3`, as PNA.
         dropout: float. Dropout rate between message-passing layers.
             Defaults to `0.0`.
-        convolution: str. The message-passing layers:
-            `"message_passing"` (`AggregationConv` with `aggregation`),
-            `"gin"`, `"gcn"` or `"gat"`. Defaults to `"message_passing"`.
+        convolution: the message-passing layers: a name of
+            `CONVOLUTIONS` (`"message_passing"`: `AggregationConv` with
+            `aggregation`; `"gin"`, `"gcn"`, `"gat"`), a
+            `keras_laf.GraphConvolution` subclass (built with
+            `hidden_units` and the aggregation), or a layer, which each
+            layer copies from its config. Defaults to `"message_passing"`.
         num_heads: int. Attention heads of `"gat"`, averaged. Defaults
             to `4`.
         name: str. The model's name. Defaults to `"graph_network"`.
@@ -185,100 +270,65 @@ def graph_network(
     >>> tuple(model(inputs)["graph_outputs"].shape)
     (2, 3)
     """
-    num_node_features = check_positive_int(
-        "num_node_features", num_node_features
-    )
-    num_node_outputs = check_positive_int("num_node_outputs", num_node_outputs)
-    num_graph_outputs = check_positive_int(
-        "num_graph_outputs", num_graph_outputs
-    )
-    hidden_units = check_positive_int("hidden_units", hidden_units)
-    num_layers = check_positive_int("num_layers", num_layers)
-    num_readout_layers = check_positive_int(
-        "num_readout_layers", num_readout_layers
-    )
-    num_heads = check_positive_int("num_heads", num_heads)
-    if convolution not in CONVOLUTIONS:
-        raise ValueError(
-            f"`convolution` must be one of {CONVOLUTIONS}. "
-            f"Received: convolution={convolution!r}"
-        )
+    for argument, value in (
+        ("num_node_features", num_node_features),
+        ("num_node_outputs", num_node_outputs),
+        ("num_graph_outputs", num_graph_outputs),
+        ("hidden_units", hidden_units),
+        ("num_layers", num_layers),
+        ("num_readout_layers", num_readout_layers),
+        ("num_heads", num_heads),
+    ):
+        check_positive_int(argument, value)
     if update not in UPDATES:
         raise ValueError(
             f"`update` must be one of {UPDATES}. Received: update={update!r}"
         )
     check_number("dropout", dropout, minimum=0, below=1)
+    make_layer = _convolution_factory(
+        convolution, hidden_units, message_units, num_heads
+    )
+    arguments = _aggregation_arguments(
+        aggregation, aggregation_kwargs, laf_units, laf_preset
+    )
     if readout_aggregation is None:
-        readout_aggregation = _unscaled(aggregation)
-    laf_shortcuts = {"laf_units": laf_units, "laf_preset": laf_preset}
-    if isinstance(aggregation, keras.layers.Layer):
-        # A layer has its own units and preset.
-        laf_shortcuts = {"laf_units": None, "laf_preset": None}
-    if list(scalers) != ["identity"] and convolution == "message_passing":
-        # PNA's scalers around each layer's aggregation.
-        *_, scaled = resolve_aggregation(
-            aggregation,
-            laf_shortcuts["laf_units"],
-            laf_shortcuts["laf_preset"],
-            dtype=None,
+        # The aggregation inside PNA's scalers, where a layer of them is
+        # given.
+        readout_aggregation = getattr(
+            aggregation, "aggregation_layer", aggregation
         )
+        readout_arguments = arguments
+    else:
+        readout_arguments = _aggregation_arguments(
+            readout_aggregation, aggregation_kwargs, laf_units, laf_preset
+        )
+    if list(scalers) != ["identity"]:
+        # PNA's scalers around each layer's aggregation.
         aggregation = DegreeScalerAggregation(
-            scaled,
+            aggregation,
             scalers,
+            aggregation_kwargs=arguments,
             degree_histogram=degree_histogram,
             average_log_degree=average_log_degree,
             name="degree_scaler",
         )
-        laf_shortcuts = {"laf_units": None, "laf_preset": None}
+        arguments = {}
 
-    inputs = {
-        "node_features": keras.Input(
-            shape=(num_node_features,), name="node_features"
-        ),
-        "edge_source": keras.Input(shape=(), dtype="int32", name="edge_source"),
-        "edge_target": keras.Input(shape=(), dtype="int32", name="edge_target"),
-        "node_graph_ids": keras.Input(
-            shape=(), dtype="int32", name="node_graph_ids"
-        ),
-        # Its length is the number of graphs of the batch.
-        "nodes_per_graph": keras.Input(
-            shape=(), dtype="int32", name="nodes_per_graph"
-        ),
-    }
+    inputs = _graph_inputs(num_node_features)
     # (num_nodes, hidden_units)
     states = keras.layers.Dense(hidden_units, name="node_embedding")(
         inputs["node_features"]
     )
-    gru = None
-    if update == "gru":
-        # One GRU shared by all layers, as in PNA.
-        gru = keras.layers.GRUCell(hidden_units, name="gru")
+    # One GRU shared by all layers, as in PNA.
+    gru = (
+        keras.layers.GRUCell(hidden_units, name="gru")
+        if update == "gru"
+        else None
+    )
     for index in range(num_layers):
-        layer_name = f"{convolution}_{index + 1}"
-        if convolution == "gin":
-            layer = GINConv(
-                hidden_units, activation="leaky_relu", name=layer_name
-            )
-        elif convolution == "gcn":
-            layer = GCNConv(
-                hidden_units, activation="leaky_relu", name=layer_name
-            )
-        elif convolution == "gat":
-            layer = GATConv(
-                hidden_units,
-                num_heads=num_heads,
-                concat_heads=False,
-                activation="leaky_relu",
-                name=layer_name,
-            )
-        else:
-            layer = AggregationConv(
-                hidden_units,
-                aggregation=_copy(aggregation),
-                message_units=message_units,
-                name=layer_name,
-                **laf_shortcuts,
-            )
+        layer = make_layer(
+            aggregation, arguments, f"{_name(convolution)}_{index + 1}"
+        )
         outputs = layer(states, inputs["edge_source"], inputs["edge_target"])
         if update == "gru":
             states, _ = gru(outputs, [states])
@@ -293,23 +343,13 @@ def graph_network(
                 states
             )
 
-    node_outputs = _mlp(
-        states,
-        hidden_units,
-        num_node_outputs,
-        num_readout_layers,
-        "node_outputs",
-    )
-    readout_laf_shortcuts = {"laf_units": laf_units, "laf_preset": laf_preset}
-    if isinstance(readout_aggregation, keras.layers.Layer):
-        readout_laf_shortcuts = {"laf_units": None, "laf_preset": None}
     readout = GraphReadout(
         _copy(readout_aggregation),
+        aggregation_kwargs=readout_arguments,
         name="graph_readout",
-        **readout_laf_shortcuts,
     )
     readout_inputs = states
-    if expects_unit_interval(readout._aggregation):
+    if readout.aggregation_layer().input_domain == "unit_interval":
         readout_inputs = keras.layers.Dense(
             hidden_units, activation="sigmoid", name="readout_projection"
         )(states)
@@ -318,15 +358,29 @@ def graph_network(
         inputs["node_graph_ids"],
         nodes_per_graph=inputs["nodes_per_graph"],
     )
-    graph_outputs = _mlp(
-        graph_states,
-        hidden_units,
-        num_graph_outputs,
-        num_readout_layers,
-        "graph_outputs",
-    )
-    return keras.Model(
-        inputs,
-        {"node_outputs": node_outputs, "graph_outputs": graph_outputs},
-        name=name,
-    )
+    outputs = {
+        "node_outputs": _mlp(
+            states,
+            hidden_units,
+            num_node_outputs,
+            num_readout_layers,
+            "node_outputs",
+        ),
+        "graph_outputs": _mlp(
+            graph_states,
+            hidden_units,
+            num_graph_outputs,
+            num_readout_layers,
+            "graph_outputs",
+        ),
+    }
+    return keras.Model(inputs, outputs, name=name)
+
+
+def _name(convolution):
+    # The layers' names: `message_passing_1`, `gin_1`, ... as before.
+    if isinstance(convolution, str):
+        return convolution
+    if isinstance(convolution, keras.layers.Layer):
+        return convolution.name
+    return convolution.__name__.lower()

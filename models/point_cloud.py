@@ -7,7 +7,6 @@ from keras_laf.core.validation import check_number
 from keras_laf.core.validation import check_positive_int
 from keras_laf.layers import PerElement
 from keras_laf.layers import PermutationEquivariant
-from keras_laf.models.building_blocks import check_choice
 from keras_laf.models.building_blocks import renamed_arguments
 from keras_laf.models.building_blocks import set_inputs
 
@@ -36,6 +35,7 @@ def point_cloud_classifier(
     num_equivariant_layers=3,
     laf_units=10,
     laf_preset=None,
+    aggregation_kwargs=None,
     dropout=0.5,
     input_dim=3,
     ragged=False,
@@ -58,9 +58,12 @@ def point_cloud_classifier(
 
     Args:
         num_classes: int. Number of classes. Defaults to `40`.
-        pooling: str. `"laf"`, `"max"`, `"sum"`, `"pna"` or `"lstm"`; or
-            the learnable `"gru"`, `"softmax"`, `"powermean"`,
-            `"attention"`, `"set2set"`, `"gmt"` (`"gru"` and `"gmt"`
+        pooling: str. `"laf"`, `"max"`, `"sum"`, `"pna"` (here PNA's
+            neighbourhood aggregators: mean, max, min and std) or
+            `"lstm"`; or the learnable `"gru"`, `"softmax"`,
+            `"powermean"`, `"attention"`, `"set2set"`, `"gmt"`, or any
+            other registered name (`keras_laf.aggregations.names()`, a
+            user's own included) (`"gru"` and `"gmt"`
             `hidden_units` wide; `"gmt"` needs a smaller learning rate
             than the others, Adam 1e-3 rather than 3e-3); or a list of
             aggregation names, e.g. `["laf", "max"]` (a
@@ -70,6 +73,9 @@ def point_cloud_classifier(
             `keras_laf.LAF` with other arguments, say), used as given,
             after the map into [0, 1] if it is a LAF. Defaults to
             `"laf"`.
+        aggregation_kwargs: dict. Further arguments of a pooling given by
+            name, e.g. `{"output_bound": 10.0}` for `"laf"`, or
+            `aggregations_kwargs` for a list. Defaults to `None`.
         hidden_units: int. Width of the equivariant and dense layers
             (formerly `width`). Defaults to `256`.
         num_equivariant_layers: int. Defaults to `3`.
@@ -103,10 +109,6 @@ def point_cloud_classifier(
     ...     loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
     ... )
     """
-    if isinstance(pooling, (list, tuple)):
-        pooling = aggregations.check(pooling)
-    elif not isinstance(pooling, keras.layers.Layer):
-        check_choice("pooling", pooling, POOLINGS)
     for argument, value in (
         ("num_classes", num_classes),
         ("hidden_units", hidden_units),
@@ -125,25 +127,34 @@ def point_cloud_classifier(
         points = PermutationEquivariant(
             hidden_units, activation="tanh", name=f"equivariant_{index}"
         )(points, mask=mask)
-    # A list holding LAF: every member gets the mapped features, and the
-    # MultiAggregation does not squash LAF's again.
+    # The pooling layer first: it says whether its elements must lie in
+    # [0, 1]. A list holding LAF: every member gets the mapped features,
+    # and the MultiAggregation does not squash LAF's again.
     mixed = isinstance(aggregation, list) and "laf" in aggregation
-    if aggregations.needs_unit_interval(aggregation) or mixed:
+    units = hidden_units if pooling in _HIDDEN_WIDTH_POOLINGS else laf_units
+    pooling_layer = aggregations.get(
+        aggregation,
+        **{
+            **aggregations.former_shortcut_kwargs(
+                aggregation, units, laf_preset
+            ),
+            **({"laf_activation": None} if mixed else {}),
+            **(
+                {}
+                if isinstance(aggregation, keras.layers.Layer)
+                else {"name": "laf" if pooling == "laf" else "pooling"}
+            ),
+            **(aggregation_kwargs or {}),
+        },
+    )
+    if pooling_layer.input_domain == "unit_interval":
         # LAF needs its elements in [0, 1]: (1 + tanh) / 2 maps the tanh
         # features onto it exactly, where a sigmoid after tanh would
         # squeeze them into [0.27, 0.73] and a quarter of their spread.
         points = PerElement(
             keras.layers.Rescaling(0.5, offset=0.5), name="to_unit_interval"
         )(points)
-    pooled = aggregations.get(
-        aggregation,
-        units=(
-            hidden_units if pooling in _HIDDEN_WIDTH_POOLINGS else laf_units
-        ),
-        preset=laf_preset,
-        name="laf" if pooling == "laf" else "pooling",
-        **({"laf_activation": None} if mixed else {}),
-    )(points, mask=mask)
+    pooled = pooling_layer(points, mask=mask)
     features = keras.layers.Dropout(dropout, name="dropout_0")(pooled)
     features = keras.layers.Dense(
         hidden_units, activation="tanh", name="dense"

@@ -135,7 +135,11 @@ def set_expansion(
             name=f"phi_{index + 1}",
         )(elements)
     aggregate = aggregations.get(
-        aggregation, units=laf_units, preset=laf_preset, name="aggregation"
+        aggregation,
+        name="aggregation",
+        **aggregations.former_shortcut_kwargs(
+            aggregation, laf_units, laf_preset
+        ),
     )(elements)
     set_encoder = keras.Model(query_vectors, aggregate, name="set_encoder")
 

@@ -141,7 +141,9 @@ def set_transformer(
     else:
         elements = element_network(elements, (), None, "sigmoid", "squash")
         pooled = aggregations.get(
-            "laf", units=laf_units, preset=laf_preset, name="laf"
+            "laf",
+            name="laf",
+            **aggregations.former_shortcut_kwargs("laf", laf_units, laf_preset),
         )(elements, mask=mask)
     outputs = dense_head(pooled, rho_units, rho_activation, output_dim, "rho")
     return keras.Model(inputs, outputs, name=name)

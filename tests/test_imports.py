@@ -156,8 +156,8 @@ def test_the_walk_finds_the_modules_and_their_imports():
         "keras_laf.core.backend.tensorflow" in IMPORTS["keras_laf.core.backend"]
     )
     assert (
-        "keras_laf.aggregations.laf.presets"
-        in IMPORTS["keras_laf.graphs.common"]
+        "keras_laf.aggregations.registry"
+        in IMPORTS["keras_laf.aggregations.multi"]
     )
     assert "keras_laf.ops.tensorflow_programs" in IMPORTS["keras_laf.ops"]
 

@@ -76,6 +76,7 @@ def test_every_section_with_code_is_found():
         "Quick start",
         "Presets: what LAF starts as",
         "Ragged sets (TensorFlow only)",
+        "Your own aggregation, by name",
         "Saving and loading",
         "Tuning the number of units",
     ]
@@ -92,6 +93,14 @@ def test_quick_start_runs_and_prints_formulas(tmp_path):
     assert result.returncode == 0, result.stderr
     printed = result.stdout.strip().splitlines()[-1]
     assert printed.startswith("['(1.00(Σx^1.00)") and printed.count("/") == 3
+
+
+@pytest.mark.multi_backend
+def test_your_own_aggregation_works_by_name(tmp_path):
+    result = run_block(block("Your own aggregation, by name"), tmp_path)
+    assert result.returncode == 0, result.stderr
+    # The block's comment: the scaled sum 2 * (1 + 3), then the maximum.
+    assert result.stdout.strip().splitlines()[-1] == "[[8. 3.]]"
 
 
 @pytest.mark.slow
@@ -117,7 +126,12 @@ def test_closed_forms_route_counts_sets_five_times_larger(tmp_path):
             marks=TENSORFLOW_ONLY if "TensorFlow only" in heading else (),
         )
         for heading, code in BLOCKS
-        if heading not in ("Quick start", "Presets: what LAF starts as")
+        if heading
+        not in (
+            "Quick start",
+            "Presets: what LAF starts as",
+            "Your own aggregation, by name",
+        )
     ],
 )
 def test_readme_block_runs(code, tmp_path):

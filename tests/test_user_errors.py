@@ -30,7 +30,10 @@ from keras_laf.models import set_expansion
         (lambda: MAB(dim="8", num_heads=2), "dim='8' (of type str)"),
         (lambda: PMA(8, 2, num_seeds="1"), "num_seeds='1' (of type str)"),
         (lambda: MessagePassing("8"), "units='8' (of type str)"),
-        (lambda: GraphReadout(laf_units="2"), "laf_units='2' (of type str)"),
+        (
+            lambda: GraphReadout("laf", aggregation_kwargs={"units": "2"}),
+            "units='2' (of type str)",
+        ),
         (lambda: GINConv("8"), "units='8' (of type str)"),
         (lambda: GCNConv(8.0), "units=8.0 (of type float)"),
         (lambda: GATConv(8, num_heads="2"), "num_heads='2' (of type str)"),

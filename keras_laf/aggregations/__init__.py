@@ -1,9 +1,18 @@
-"""The aggregations of keras-laf: one module per family, and the registry.
+"""The aggregations of keras-laf: the contract, the registry, one module
+per family.
 
 - `base`: `SetAggregation`, the contract every aggregation follows (any
-  set layout in, one row per set out);
+  set layout in, one row per set out; `aggregate_sets`, `output_width`,
+  `input_domain` and `squash_inputs`);
+- `registry`: `register(name)` names an aggregation class, the package's
+  own and a user's alike, and `get` turns a name (`"laf"`, `"max"`,
+  `["laf", "max"]`, ...) into a layer: the builders, the graph layers and
+  the `keras-laf` command all go through it, so a name means the same
+  layer everywhere;
 - `pooling`: `SetPooling`, the base of the aggregations that mix the
   features, and the softmax over sets;
+- `laf`: `keras_laf.LAF`, its presets, constraints, initializers, closed
+  forms and callbacks;
 - `fixed`: `FixedAggregation` (sum, mean, max, moments);
 - `parametric`: `SoftmaxAggregation`, `PowerMeanAggregation`;
 - `genagg`: `GenAggAggregation`, the generalised f-mean;
@@ -12,37 +21,23 @@
 - `attention`: `AttentionalAggregation`, `Set2Set`;
 - `recurrent`: `LSTMAggregation`, `GRUAggregation`;
 - `gmt`: `GraphMultisetTransformer`;
-- `names`: the names of the registry (`NAMES`, ...), `check` and
-  `num_aggregates`;
-- `factory`: one layer from one name, for `MultiAggregation`'s members;
 - `multi`: `MultiAggregation`, several aggregations combined;
 - `scaler`: `DegreeScalerAggregation`, PNA's degree scalers around any
-  aggregation, and `degree_histogram`, their statistics;
-- `registry`: `get` turns a name (`"laf"`, `"max"`, `["laf", "max"]`,
-  ...) into a layer; the builders, the graph layers and the `keras-laf`
-  command all go through it, so a name means the same layer everywhere.
-
-LAF itself is in `keras_laf.aggregations.laf`.
+  aggregation, and `degree_histogram`, their statistics.
 """
+
+import warnings
 
 from keras_laf.aggregations.attention import AttentionalAggregation
 from keras_laf.aggregations.attention import Set2Set
 from keras_laf.aggregations.base import SetAggregation
-from keras_laf.aggregations.factory import needs_unit_interval
 from keras_laf.aggregations.fixed import AGGREGATOR_NAMES
 from keras_laf.aggregations.fixed import AGGREGATOR_PRESETS
 from keras_laf.aggregations.fixed import FixedAggregation
 from keras_laf.aggregations.genagg import GenAggAggregation
 from keras_laf.aggregations.gmt import GraphMultisetTransformer
+from keras_laf.aggregations.laf import LAF
 from keras_laf.aggregations.multi import MultiAggregation
-from keras_laf.aggregations.names import DEFAULT_UNITS
-from keras_laf.aggregations.names import NAMES
-from keras_laf.aggregations.names import PARAMETRIC_NAMES
-from keras_laf.aggregations.names import PER_FEATURE_NAMES
-from keras_laf.aggregations.names import PNA_NEIGHBOURHOOD
-from keras_laf.aggregations.names import POOLING_NAMES
-from keras_laf.aggregations.names import check
-from keras_laf.aggregations.names import num_aggregates
 from keras_laf.aggregations.parametric import PowerMeanAggregation
 from keras_laf.aggregations.parametric import SoftmaxAggregation
 from keras_laf.aggregations.pooling import SetPooling
@@ -50,8 +45,12 @@ from keras_laf.aggregations.quantile import MedianAggregation
 from keras_laf.aggregations.quantile import QuantileAggregation
 from keras_laf.aggregations.recurrent import GRUAggregation
 from keras_laf.aggregations.recurrent import LSTMAggregation
+from keras_laf.aggregations.registry import former_shortcut_kwargs
 from keras_laf.aggregations.registry import get
+from keras_laf.aggregations.registry import names
 from keras_laf.aggregations.registry import output_width
+from keras_laf.aggregations.registry import register
+from keras_laf.aggregations.registry import registered
 from keras_laf.aggregations.scaler import SCALER_NAMES
 from keras_laf.aggregations.scaler import DegreeScalerAggregation
 from keras_laf.aggregations.scaler import degree_histogram
@@ -59,36 +58,121 @@ from keras_laf.aggregations.variance_preserving import (
     VariancePreservingAggregation,
 )
 
+# The names of the package's own aggregations; `names()` adds a user's.
+NAMES = names()
+# The names whose aggregation gives values of each feature on its own
+# (`num_aggregates` per feature), and those that mix the features.
+PER_FEATURE_NAMES = tuple(
+    name for name in NAMES if not issubclass(registered(name)[0], SetPooling)
+)
+POOLING_NAMES = tuple(name for name in NAMES if name not in PER_FEATURE_NAMES)
+# The four neighbourhood aggregators of PNA (Corso et al., "Principal
+# Neighbourhood Aggregation for Graph Nets", NeurIPS 2020), as its graph
+# and point-cloud models use them.
+PNA_NEIGHBOURHOOD = ("mean", "max", "min", "std")
+
+
+def num_aggregates(identifier, **aggregation_kwargs):
+    """How many values `get(identifier, **aggregation_kwargs)` gives for
+    each feature, for the aggregations that aggregate each feature on its
+    own (None for the poolings, which mix the features).
+
+    Example:
+
+    >>> num_aggregates(["mean", "max"])
+    2
+    >>> num_aggregates("laf", units=4)
+    4
+    >>> num_aggregates(["laf", "max"], aggregations_kwargs=[{"units": 4}, {}])
+    5
+    """
+    layer = get(identifier, **aggregation_kwargs)
+    if isinstance(layer, MultiAggregation) and layer.mode == "cat":
+        # Concatenated, the members' per-feature aggregates add up.
+        counts = [member.num_aggregates for member in layer.members]
+        return None if None in counts else sum(counts)
+    return layer.num_aggregates
+
+
+# Former names of this module, with what replaces them.
+_DEPRECATED = {
+    "DEFAULT_UNITS": "the defaults of each name (`registered(name)`)",
+    "PARAMETRIC_NAMES": "`names()`",
+    "check": "`get`, which validates as it builds",
+    "needs_unit_interval": "`get(identifier).input_domain`",
+}
+
+
+def __getattr__(name):
+    if name not in _DEPRECATED:
+        raise AttributeError(
+            f"module 'keras_laf.aggregations' has no attribute {name!r}"
+        )
+    warnings.warn(
+        f"`keras_laf.aggregations.{name}` is deprecated; use "
+        f"{_DEPRECATED[name]} instead.",
+        DeprecationWarning,
+        stacklevel=2,
+    )
+    if name == "DEFAULT_UNITS":
+        return {"laf": 9, "lstm": 32, "gru": 32, "gmt": 32}
+    if name == "PARAMETRIC_NAMES":
+        return ("softmax", "powermean", "genagg")
+    if name == "check":
+        return _check
+    return _needs_unit_interval
+
+
+def _check(identifier, allowed=None):
+    # Validates by building, as `get` does, and returns the identifier
+    # normalised.
+    get(identifier)
+    if isinstance(identifier, (list, tuple)):
+        identifier = list(identifier)
+    if allowed is not None and isinstance(identifier, str):
+        if identifier not in allowed:
+            raise ValueError(
+                f"Unknown aggregation {identifier!r}. Expected one of "
+                f"{list(allowed)}."
+            )
+    return identifier
+
+
+def _needs_unit_interval(identifier):
+    return get(identifier).input_domain == "unit_interval"
+
+
 __all__ = [
     "AGGREGATOR_NAMES",
     "AGGREGATOR_PRESETS",
     "AttentionalAggregation",
-    "DEFAULT_UNITS",
     "DegreeScalerAggregation",
     "FixedAggregation",
     "GRUAggregation",
     "GenAggAggregation",
     "GraphMultisetTransformer",
+    "LAF",
     "LSTMAggregation",
     "MedianAggregation",
     "MultiAggregation",
     "NAMES",
-    "PARAMETRIC_NAMES",
     "PER_FEATURE_NAMES",
     "PNA_NEIGHBOURHOOD",
     "POOLING_NAMES",
     "PowerMeanAggregation",
     "QuantileAggregation",
+    "SCALER_NAMES",
     "Set2Set",
     "SetAggregation",
-    "SCALER_NAMES",
     "SetPooling",
     "SoftmaxAggregation",
     "VariancePreservingAggregation",
-    "check",
     "degree_histogram",
+    "former_shortcut_kwargs",
     "get",
-    "needs_unit_interval",
+    "names",
     "num_aggregates",
     "output_width",
+    "register",
+    "registered",
 ]

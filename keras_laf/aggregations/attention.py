@@ -5,6 +5,7 @@ from keras import ops
 
 from keras_laf.aggregations.pooling import SetPooling
 from keras_laf.aggregations.pooling import set_softmax
+from keras_laf.aggregations.registry import register
 from keras_laf.core.validation import check_positive_int
 
 
@@ -23,7 +24,7 @@ def _apply(layer, values, training):
     return layer(values)
 
 
-@keras.saving.register_keras_serializable(package="keras_laf")
+@register("attention")
 class AttentionalAggregation(SetPooling):
     """Attentional aggregation: a sum weighted by a softmax of learned gates.
 
@@ -121,7 +122,7 @@ class AttentionalAggregation(SetPooling):
         return cls(**config)
 
 
-@keras.saving.register_keras_serializable(package="keras_laf")
+@register("set2set")
 class Set2Set(SetPooling):
     """Set2Set: an LSTM query attending to the set, `processing_steps` times.
 

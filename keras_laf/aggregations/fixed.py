@@ -1,9 +1,9 @@
 """Fixed aggregators (sum, mean, max, moments): the paper's baselines."""
 
-import keras
 from keras import ops
 
 from keras_laf.aggregations.base import SetAggregation
+from keras_laf.aggregations.registry import register
 from keras_laf.core.validation import check_positive_number
 
 # The DeepSets baseline of the paper: 9 aggregates per feature, like LAF(9).
@@ -120,7 +120,7 @@ def fixed_aggregates(values, sets, aggregators, epsilon):
     return {name: results[name] for name in names}
 
 
-@keras.saving.register_keras_serializable(package="keras_laf")
+@register("fixed")
 class FixedAggregation(SetAggregation):
     """Aggregates each feature of each set with fixed functions.
 
@@ -202,3 +202,11 @@ class FixedAggregation(SetAggregation):
             "aggregators": self.aggregators,
             "epsilon": self.epsilon,
         }
+
+
+# Each fixed aggregator by its name, which a list of them combines into
+# one `FixedAggregation`, and the two presets by theirs.
+for _name in AGGREGATOR_NAMES:
+    register(_name, aggregators=_name)(FixedAggregation)
+for _name, _aggregators in AGGREGATOR_PRESETS.items():
+    register(_name, aggregators=list(_aggregators))(FixedAggregation)

@@ -20,6 +20,7 @@ from keras import ops
 
 from keras_laf.aggregations.base import SetAggregation
 from keras_laf.aggregations.pooling import set_logsumexp
+from keras_laf.aggregations.registry import register
 from keras_laf.core.validation import aggregation_input_spec
 from keras_laf.core.validation import check_bool
 from keras_laf.core.validation import check_number
@@ -39,7 +40,7 @@ def _softplus_inverse(value):
     return math.log(math.expm1(value))
 
 
-@keras.saving.register_keras_serializable(package="keras_laf")
+@register("genagg")
 class GenAggAggregation(SetAggregation):
     """GenAgg: `f^-1(n^a mean_i f(x_i - b mean(x)))` of each feature.
 

@@ -1,16 +1,16 @@
 """The Graph Multiset Transformer pooling: PMA(k), SAB, PMA(1)."""
 
-import keras
 from keras import ops
 
 from keras_laf.aggregations.pooling import SetPooling
+from keras_laf.aggregations.registry import register
 from keras_laf.core.sets import SegmentSets
 from keras_laf.core.validation import check_positive_int
 from keras_laf.layers.attention import PMA
 from keras_laf.layers.attention import SAB
 
 
-@keras.saving.register_keras_serializable(package="keras_laf")
+@register("gmt", dim=32)
 class GraphMultisetTransformer(SetPooling):
     """Graph Multiset Transformer pooling: `PMA(k) -> SAB -> PMA(1)`.
 

@@ -4,32 +4,18 @@ import keras
 from keras import ops
 
 from keras_laf.aggregations.base import SetAggregation
-from keras_laf.aggregations.factory import from_name
-from keras_laf.aggregations.factory import needs_unit_interval
-from keras_laf.aggregations.fixed import AGGREGATOR_NAMES
 from keras_laf.aggregations.fixed import FixedAggregation
 from keras_laf.aggregations.fixed import fixed_aggregates
-from keras_laf.aggregations.names import check
 from keras_laf.aggregations.pooling import SetPooling
+from keras_laf.aggregations.registry import get
+from keras_laf.aggregations.registry import register
 from keras_laf.core.validation import check_positive_int
 
 MODES = ("cat", "proj", "sum", "mean", "max", "min")
 _ELEMENTWISE = {"sum": ops.sum, "mean": ops.mean, "max": ops.max}
 
 
-def _member(identifier, name, dtype):
-    """The layer of one identifier: a name, a list of fixed aggregator
-    names (one `FixedAggregation`), or a list mixing names (a
-    `MultiAggregation` of its own)."""
-    identifier = check(identifier)
-    if isinstance(identifier, list) and not all(
-        aggregator in AGGREGATOR_NAMES for aggregator in identifier
-    ):
-        return MultiAggregation(identifier, name=name, dtype=dtype)
-    return from_name(identifier, name=name, dtype=dtype)
-
-
-@keras.saving.register_keras_serializable(package="keras_laf")
+@register("multi")
 class MultiAggregation(SetPooling):
     """Aggregates each set with several aggregations and combines them.
 
@@ -41,16 +27,20 @@ class MultiAggregation(SetPooling):
     Geometric's `MultiAggregation` (Corso et al., "Principal Neighbourhood
     Aggregation for Graph Nets", NeurIPS 2020, combine aggregators so).
 
-    LAF expects elements in [0, 1] (`keras_laf.aggregations.
-    needs_unit_interval`): the aggregations that do get
-    `laf_activation(x)`, a sigmoid by default, as the model builders give
-    LAF, while the others get the elements as they are.
+    LAF takes its elements in [0, 1] (its `input_domain`): the
+    aggregations that do get `laf_activation(x)`, a sigmoid by default, as
+    the model builders give LAF, while the others get the elements as they
+    are (`keras_laf.SetAggregation.squash_inputs`).
 
     Args:
         aggregations: a non-empty list of aggregation identifiers of
-            `keras_laf.aggregations.get` (e.g. `["laf", "max"]`) or
-            aggregation layers (`keras_laf.SetAggregation` subclasses, such
-            as `keras_laf.LAF(4)`).
+            `keras_laf.aggregations.get` (e.g. `["laf", "max"]`, a user's
+            registered name) or aggregation layers (`keras_laf.
+            SetAggregation` subclasses, such as `keras_laf.LAF(4)`).
+        aggregations_kwargs: optional list of dicts, one per aggregation:
+            the arguments of those given by name, as PyTorch Geometric's
+            `aggrs_kwargs` (e.g. `[{"units": 4}, {}]`). Defaults to
+            `None`: the names' own defaults.
         mode: str. How the outputs are combined: `"cat"`, `"proj"`,
             `"sum"`, `"mean"`, `"max"` or `"min"`. Defaults to `"cat"`.
         units: int. Width of the projection of `"proj"`; only for that
@@ -85,6 +75,7 @@ class MultiAggregation(SetPooling):
     def __init__(
         self,
         aggregations,
+        aggregations_kwargs=None,
         mode="cat",
         units=None,
         laf_activation="sigmoid",
@@ -111,20 +102,35 @@ class MultiAggregation(SetPooling):
                 f"Received: units={units!r} with mode={mode!r}"
             )
         self.identifiers = list(aggregations)
+        if aggregations_kwargs is None:
+            aggregations_kwargs = [{}] * len(self.identifiers)
+        if not (
+            isinstance(aggregations_kwargs, (list, tuple))
+            and len(aggregations_kwargs) == len(self.identifiers)
+            and all(isinstance(kwargs, dict) for kwargs in aggregations_kwargs)
+        ):
+            raise ValueError(
+                "`aggregations_kwargs` must be a list of dicts, one per "
+                f"aggregation ({len(self.identifiers)}). Received: "
+                f"aggregations_kwargs={aggregations_kwargs!r}"
+            )
+        self.aggregations_kwargs = [
+            dict(kwargs) for kwargs in aggregations_kwargs
+        ]
         self.members = []
-        for index, identifier in enumerate(self.identifiers):
+        for index, (identifier, kwargs) in enumerate(
+            zip(self.identifiers, self.aggregations_kwargs, strict=True)
+        ):
             if isinstance(identifier, keras.layers.Layer):
-                if not isinstance(identifier, SetAggregation):
-                    raise ValueError(
-                        "Each aggregation layer must be a "
-                        "`keras_laf.SetAggregation` (LAF, FixedAggregation, "
-                        "SoftmaxAggregation, ...). Received: "
-                        f"{type(identifier).__name__} at index {index}"
-                    )
-                member = identifier
+                member = get(identifier, **kwargs)
             else:
-                member = _member(
-                    identifier, f"aggregation_{index}", self.dtype_policy
+                member = get(
+                    identifier,
+                    **{
+                        "name": f"aggregation_{index}",
+                        "dtype": self.dtype_policy,
+                        **kwargs,
+                    },
                 )
             self.members.append(member)
         self.mode = mode
@@ -134,13 +140,20 @@ class MultiAggregation(SetPooling):
             if laf_activation is None
             else keras.activations.get(laf_activation)
         )
-        self._unit_interval = [
-            needs_unit_interval(member) for member in self.members
-        ]
         if mode == "proj":
             self.projection = keras.layers.Dense(
                 units, name="projection", dtype=self.dtype_policy
             )
+
+    @property
+    def input_domain(self):
+        # The members' elements are squashed here, unless `laf_activation`
+        # is None: then the caller maps them into [0, 1] for all.
+        if self.laf_activation is None and any(
+            member.input_domain == "unit_interval" for member in self.members
+        ):
+            return "unit_interval"
+        return "real"
 
     def _widths(self, features):
         shape = (None, None, features)
@@ -199,12 +212,10 @@ class MultiAggregation(SetPooling):
         groups = self._fused_groups()
         fused = {}
         outputs = []
-        for member, unit_interval in zip(
-            self.members, self._unit_interval, strict=True
-        ):
+        for member in self.members:
             inputs = values
-            if unit_interval and self.laf_activation is not None:
-                inputs = self.laf_activation(values)
+            if self.laf_activation is not None:
+                inputs = member.squash_inputs(values, self.laf_activation)
             if type(member) is FixedAggregation:
                 key = (member.epsilon, member.compute_dtype)
                 if key not in fused:
@@ -219,10 +230,8 @@ class MultiAggregation(SetPooling):
                     member.stack(fused[key]),
                     (-1, values.shape[-1] * member.num_aggregates),
                 )
-            elif isinstance(member, SetPooling):
-                output = member.aggregate_sets(inputs, sets, training=training)
             else:
-                output = member.aggregate_sets(inputs, sets)
+                output = member.aggregate_sets(inputs, sets, training=training)
             # (num_sets, width)
             outputs.append(ops.cast(output, self.compute_dtype))
         if self.mode in ("cat", "proj"):
@@ -245,6 +254,9 @@ class MultiAggregation(SetPooling):
                 for identifier, member in zip(
                     self.identifiers, self.members, strict=True
                 )
+            ],
+            "aggregations_kwargs": [
+                dict(kwargs) for kwargs in self.aggregations_kwargs
             ],
             "mode": self.mode,
             "units": self.units,

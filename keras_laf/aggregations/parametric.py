@@ -14,6 +14,7 @@ from keras import ops
 
 from keras_laf.aggregations.base import SetAggregation
 from keras_laf.aggregations.pooling import set_logsumexp
+from keras_laf.aggregations.registry import register
 from keras_laf.core.validation import aggregation_input_spec
 from keras_laf.core.validation import check_bool
 from keras_laf.core.validation import check_number
@@ -69,7 +70,7 @@ class _ParametricAggregation(SetAggregation):
         return {**config, "learn": self.learn, "channels": self.channels}
 
 
-@keras.saving.register_keras_serializable(package="keras_laf")
+@register("softmax")
 class SoftmaxAggregation(_ParametricAggregation):
     """Softmax aggregation: each feature weighted by its own softmax.
 
@@ -150,7 +151,7 @@ class SoftmaxAggregation(_ParametricAggregation):
         return {**super().get_config(), "t": self.t}
 
 
-@keras.saving.register_keras_serializable(package="keras_laf")
+@register("powermean")
 class PowerMeanAggregation(_ParametricAggregation):
     """Power-mean aggregation: `(mean_i x_i^p)^(1/p)` of each feature.
 

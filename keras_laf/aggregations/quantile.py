@@ -6,10 +6,10 @@ Each feature of each set is sorted, then read at the quantile's position
 and PyG's `QuantileAggregation` do between the two elements around it.
 """
 
-import keras
 from keras import ops
 
 from keras_laf.aggregations.base import SetAggregation
+from keras_laf.aggregations.registry import register
 from keras_laf.core.sets import SegmentSets
 from keras_laf.core.validation import check_number
 from keras_laf.core.validation import is_number
@@ -75,7 +75,7 @@ def sorted_within_sets(values, sets):
     return ops.reshape(ordered, (-1, features)), starts
 
 
-@keras.saving.register_keras_serializable(package="keras_laf")
+@register("quantile")
 class QuantileAggregation(SetAggregation):
     """The `q`-quantile of each feature of each set.
 
@@ -200,7 +200,7 @@ class QuantileAggregation(SetAggregation):
         }
 
 
-@keras.saving.register_keras_serializable(package="keras_laf")
+@register("median")
 class MedianAggregation(QuantileAggregation):
     """The median of each feature of each set: the lower median.
 

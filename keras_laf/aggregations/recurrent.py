@@ -4,6 +4,7 @@ baseline, `LSTMAggregation`, and `GRUAggregation`."""
 import keras
 
 from keras_laf.aggregations.pooling import SetPooling
+from keras_laf.aggregations.registry import register
 from keras_laf.core.sets import SegmentSets
 from keras_laf.core.validation import check_positive_int
 
@@ -48,7 +49,7 @@ class _RecurrentAggregation(SetPooling):
         return {**super().get_config(), "units": self.units}
 
 
-@keras.saving.register_keras_serializable(package="keras_laf")
+@register("lstm", units=32)
 class LSTMAggregation(_RecurrentAggregation):
     """Aggregates each set by running an LSTM over its elements.
 
@@ -90,7 +91,7 @@ class LSTMAggregation(_RecurrentAggregation):
     recurrent_name = "lstm"
 
 
-@keras.saving.register_keras_serializable(package="keras_laf")
+@register("gru", units=32)
 class GRUAggregation(_RecurrentAggregation):
     """Aggregates each set by running a GRU over its elements.
 

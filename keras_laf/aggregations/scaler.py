@@ -11,7 +11,6 @@ import keras
 import numpy as np
 from keras import ops
 
-from keras_laf.aggregations.base import SetAggregation
 from keras_laf.aggregations.pooling import SetPooling
 from keras_laf.aggregations.registry import get
 from keras_laf.core.validation import check_bool
@@ -120,6 +119,9 @@ class DegreeScalerAggregation(SetPooling):
             flat output (`keras_laf.LAF(4)`, `SoftmaxAggregation`, ...).
         scalers: str or list of str from `"identity"`, `"amplification"`,
             `"attenuation"`, `"linear"`, `"inverse_linear"`.
+        aggregation_kwargs: optional dict, the arguments of an aggregation
+            given by name (e.g. `{"units": 4}` for `"laf"`). Defaults to
+            `None`: the name's defaults.
         degree_histogram: optional array `(max_degree + 1,)`, the number of
             training nodes of each in-degree. Gives both averages.
         average_log_degree: optional positive float, delta, when no
@@ -161,6 +163,7 @@ class DegreeScalerAggregation(SetPooling):
         self,
         aggregation,
         scalers,
+        aggregation_kwargs=None,
         degree_histogram=None,
         average_log_degree=None,
         average_degree=None,
@@ -168,21 +171,22 @@ class DegreeScalerAggregation(SetPooling):
         **kwargs,
     ):
         super().__init__(**kwargs)
-        if isinstance(aggregation, keras.layers.Layer):
-            if not isinstance(aggregation, SetAggregation):
-                raise ValueError(
-                    "`aggregation` must be a `keras_laf.SetAggregation` "
-                    "(LAF, FixedAggregation, SoftmaxAggregation, ...) or a "
-                    "name. Received: aggregation of type "
-                    f"{type(aggregation).__name__}"
-                )
-            self.aggregation = aggregation
-            self._aggregation = aggregation
-        else:
-            self._aggregation = get(
-                aggregation, name="aggregation", dtype=self.dtype_policy
-            )
-            self.aggregation = aggregation
+        aggregation_kwargs = dict(aggregation_kwargs or {})
+        if not isinstance(aggregation, keras.layers.Layer):
+            aggregation_kwargs = {
+                "name": "aggregation",
+                "dtype": self.dtype_policy,
+                **aggregation_kwargs,
+            }
+        # `aggregation` is what was passed (a name, a list or the layer),
+        # `_aggregation` the layer in every case.
+        self._aggregation = get(aggregation, **aggregation_kwargs)
+        self.aggregation = aggregation
+        self.aggregation_kwargs = {
+            key: value
+            for key, value in aggregation_kwargs.items()
+            if key not in ("name", "dtype")
+        }
         if isinstance(scalers, str):
             scalers = [scalers]
         if not isinstance(scalers, (list, tuple)):
@@ -260,10 +264,18 @@ class DegreeScalerAggregation(SetPooling):
                 "`flatten=True`"
             )
 
+    def aggregation_layer(self):
+        """The aggregation layer whose outputs are scaled (a method, as
+        `keras_laf.GraphLayer.aggregation_layer`)."""
+        return self._aggregation
+
+    @property
+    def input_domain(self):
+        # The elements go to the aggregation unchanged.
+        return self._aggregation.input_domain
+
     def _width(self, features):
-        return self._aggregation.compute_output_shape((None, None, features))[
-            -1
-        ]
+        return self._aggregation.output_width(features)
 
     def build(self, input_shape):
         super().build(input_shape)
@@ -318,12 +330,9 @@ class DegreeScalerAggregation(SetPooling):
         return ops.concatenate(blocks, axis=-1)
 
     def pool(self, values, sets, training=None):
-        if isinstance(self._aggregation, SetPooling):
-            aggregates = self._aggregation.aggregate_sets(
-                values, sets, training=training
-            )
-        else:
-            aggregates = self._aggregation.aggregate_sets(values, sets)
+        aggregates = self._aggregation.aggregate_sets(
+            values, sets, training=training
+        )
         aggregates = ops.cast(aggregates, self.compute_dtype)
         return self.scale(aggregates, sets.sizes())
 
@@ -334,6 +343,7 @@ class DegreeScalerAggregation(SetPooling):
         return {
             **super().get_config(),
             "aggregation": aggregation,
+            "aggregation_kwargs": dict(self.aggregation_kwargs),
             "scalers": self.scalers,
             "average_log_degree": self.average_log_degree,
             "average_degree": self.average_degree,

@@ -1,13 +1,13 @@
 """The variance-preserving sum: PyTorch Geometric's
 `VariancePreservingAggregation`."""
 
-import keras
 from keras import ops
 
 from keras_laf.aggregations.base import SetAggregation
+from keras_laf.aggregations.registry import register
 
 
-@keras.saving.register_keras_serializable(package="keras_laf")
+@register("variance_preserving")
 class VariancePreservingAggregation(SetAggregation):
     """The sum of each feature of each set divided by `sqrt(n)`.
 

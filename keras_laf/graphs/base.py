@@ -14,60 +14,48 @@ convolutions subclass it, as every convolution of PyTorch Geometric
 subclasses its `MessagePassing` base.
 """
 
+import warnings
+
 import keras
 from keras import ops
 
 from keras_laf import aggregations
-from keras_laf.aggregations import DegreeScalerAggregation
-from keras_laf.aggregations import SetAggregation
-from keras_laf.aggregations import SetPooling
-from keras_laf.aggregations import needs_unit_interval
 from keras_laf.core.sets import SegmentSets
 from keras_laf.core.validation import check_positive_int
 from keras_laf.graphs.common import check_edges
 from keras_laf.graphs.common import check_node_shape
-from keras_laf.graphs.common import check_preset
 from keras_laf.graphs.common import prepare_graph
 
-# The LAF units of an aggregation named "laf" in a graph layer.
-DEFAULT_LAF_UNITS = 16
 
-
-def expects_unit_interval(aggregation):
-    """Whether the aggregation layer takes elements in [0, 1] (LAF does,
-    also inside a `DegreeScalerAggregation`)."""
-    while isinstance(aggregation, DegreeScalerAggregation):
-        aggregation = aggregation._aggregation
-    return needs_unit_interval(aggregation)
-
-
-def resolve_aggregation(aggregation, laf_units, laf_preset, dtype):
-    """The identifier kept and the layer used for `aggregation`.
+def resolve_aggregation(
+    aggregation, aggregation_kwargs, laf_units, laf_preset, dtype
+):
+    """The aggregation layer of a graph layer, and its arguments as kept.
 
     Args:
-        aggregation: a name or list of names of `keras_laf.aggregations.
-            get`, or an aggregation layer.
-        laf_units: optional int, the units of a `"laf"` (also the units of
-            `"gru"` and `"lstm"` and the width of `"gmt"`) made from a name.
-            Defaults to `DEFAULT_LAF_UNITS`.
-        laf_preset: optional str, the `keras_laf.LAF` preset of a `"laf"`
-            made from a name.
+        aggregation: an identifier of `keras_laf.aggregations.get`: a
+            name, a list of names, or an aggregation layer.
+        aggregation_kwargs: optional dict, the arguments of an aggregation
+            made from a name (PyTorch Geometric's `aggr_kwargs`).
+        laf_units, laf_preset: the former shortcuts for LAF's units and
+            preset, deprecated: `aggregation_kwargs` takes them.
         dtype: the dtype policy of a layer made from a name.
 
     Returns:
-        A tuple `(identifier, laf_units, laf_preset, layer)`: the name or
-        list (normalised) or the layer itself, the shortcuts as kept (None
-        for a layer), and the aggregation layer.
+        A tuple `(aggregation_kwargs, layer)`: the arguments kept for the
+        config, and the aggregation layer.
     """
-    if isinstance(aggregation, keras.layers.Layer):
-        if not isinstance(aggregation, SetAggregation):
-            raise ValueError(
-                "`aggregation` must be a name, a list of names or a "
-                "`keras_laf.SetAggregation` layer (LAF, FixedAggregation, "
-                "SoftmaxAggregation, Set2Set, ...). Received: aggregation of "
-                f"type {type(aggregation).__name__}"
-            )
-        if laf_units is not None or laf_preset is not None:
+    if aggregation_kwargs is not None and not isinstance(
+        aggregation_kwargs, dict
+    ):
+        raise ValueError(
+            "`aggregation_kwargs` must be a dict of the aggregation's "
+            "arguments, e.g. {'units': 8} for 'laf'. Received: "
+            f"aggregation_kwargs={aggregation_kwargs!r}"
+        )
+    aggregation_kwargs = dict(aggregation_kwargs or {})
+    if laf_units is not None or laf_preset is not None:
+        if isinstance(aggregation, keras.layers.Layer):
             raise ValueError(
                 "`laf_units` and `laf_preset` configure a LAF made from a "
                 "name; an aggregation layer has its own, e.g. "
@@ -75,27 +63,54 @@ def resolve_aggregation(aggregation, laf_units, laf_preset, dtype):
                 f"laf_units={laf_units!r}, laf_preset={laf_preset!r} with "
                 f"aggregation={type(aggregation).__name__}"
             )
-        shape = aggregation.compute_output_shape((None, 1))
-        if len(shape) != 2:
-            raise ValueError(
-                "A graph layer takes aggregations with flat outputs "
-                f"(num_sets, width). Received: '{aggregation.name}' with an "
-                f"output of shape {shape}; create it with `flatten=True`"
-            )
-        return aggregation, None, None, aggregation
-    identifier = aggregations.check(aggregation)
-    laf_units = check_positive_int(
-        "laf_units", DEFAULT_LAF_UNITS if laf_units is None else laf_units
-    )
-    laf_preset = check_preset(laf_preset)
-    layer = aggregations.get(
-        identifier,
-        units=laf_units,
-        preset=laf_preset,
-        name="aggregation",
-        dtype=dtype,
-    )
-    return identifier, laf_units, laf_preset, layer
+        warnings.warn(
+            "`laf_units` and `laf_preset` are deprecated: pass the "
+            "aggregation's arguments as `aggregation_kwargs`, e.g. "
+            "`aggregation='laf', aggregation_kwargs={'units': 8, "
+            "'preset': 'closed_forms'}`.",
+            DeprecationWarning,
+            stacklevel=4,
+        )
+        aggregation_kwargs = {
+            **aggregations.former_shortcut_kwargs(
+                aggregation, laf_units, laf_preset
+            ),
+            **aggregation_kwargs,
+        }
+    if isinstance(aggregation, keras.layers.Layer):
+        layer = aggregations.get(aggregation, **aggregation_kwargs)
+    else:
+        layer = aggregations.get(
+            aggregation, name="aggregation", dtype=dtype, **aggregation_kwargs
+        )
+    shape = layer.compute_output_shape((None, 1))
+    if len(shape) != 2:
+        raise ValueError(
+            "A graph layer takes aggregations with flat outputs "
+            f"(num_sets, width). Received: '{layer.name}' with an "
+            f"output of shape {shape}; create it with `flatten=True`"
+        )
+    return aggregation_kwargs, layer
+
+
+def config_without_former_shortcuts(config):
+    """A graph layer's config saved before `aggregation_kwargs`, with its
+    `laf_units` and `laf_preset` (LAF's units were 16 by default then)
+    turned into `aggregation_kwargs`, without a warning."""
+    config = dict(config)
+    if "laf_units" not in config and "laf_preset" not in config:
+        return config
+    laf_units = config.pop("laf_units", None)
+    laf_preset = config.pop("laf_preset", None)
+    aggregation = config.get("aggregation")
+    if isinstance(aggregation, (str, list, tuple)):
+        config["aggregation_kwargs"] = {
+            **aggregations.former_shortcut_kwargs(
+                aggregation, laf_units, laf_preset
+            ),
+            **(config.get("aggregation_kwargs") or {}),
+        }
+    return config
 
 
 class GraphLayer(keras.layers.Layer):
@@ -105,26 +120,35 @@ class GraphLayer(keras.layers.Layer):
     `aggregate(values, segment_ids, num_segments)` in `call`.
 
     Args:
-        aggregation: str, list of str or an aggregation layer (see
-            `resolve_aggregation`).
-        laf_units: int. Units of a `"laf"` given by name. Defaults to
-            `None`: 16.
-        laf_preset: str. The `keras_laf.LAF` preset of a `"laf"` given by
-            name. Defaults to `None`: the layer's default.
+        aggregation: str, list of str or an aggregation layer: an
+            identifier of `keras_laf.aggregations.get`, a user's
+            registered name included.
+        aggregation_kwargs: dict. The arguments of an aggregation given
+            by name, e.g. `{"units": 8, "preset": "closed_forms"}` for
+            `"laf"`. Defaults to `None`: the name's defaults.
+        laf_units: int. Deprecated: `aggregation_kwargs={"units": ...}`.
+        laf_preset: str. Deprecated: `aggregation_kwargs={"preset": ...}`.
         **kwargs: base layer keyword arguments, such as `name` and `dtype`.
     """
 
-    def __init__(self, aggregation, laf_units=None, laf_preset=None, **kwargs):
+    def __init__(
+        self,
+        aggregation,
+        aggregation_kwargs=None,
+        laf_units=None,
+        laf_preset=None,
+        **kwargs,
+    ):
         super().__init__(**kwargs)
         # `aggregation` is what was passed (a name, a list or the layer),
         # `_aggregation` the layer in every case.
-        (
-            self.aggregation,
-            self.laf_units,
-            self.laf_preset,
-            self._aggregation,
-        ) = resolve_aggregation(
-            aggregation, laf_units, laf_preset, self.dtype_policy
+        self.aggregation = aggregation
+        self.aggregation_kwargs, self._aggregation = resolve_aggregation(
+            aggregation,
+            aggregation_kwargs,
+            laf_units,
+            laf_preset,
+            self.dtype_policy,
         )
         # The node features; the indices are checked in call.
         self.input_spec = keras.layers.InputSpec(ndim=2)
@@ -139,6 +163,14 @@ class GraphLayer(keras.layers.Layer):
     def _aggregating_layer(self):
         # The layer whose aggregates the graph layer takes.
         return self._aggregation
+
+    def aggregation_layer(self):
+        """The aggregation layer the graph layer aggregates with.
+
+        A method, not a property: Keras saves a layer's weights under the
+        first attribute that reaches them, public ones first, and files
+        saved before hold them under the private attribute."""
+        return self._aggregating_layer()
 
     def aggregation_width(self, features):
         """The width of the aggregates of `features` features."""
@@ -162,12 +194,10 @@ class GraphLayer(keras.layers.Layer):
     def aggregate(self, values, segment_ids, num_segments, training=None):
         """Aggregates `values` `(num_elements, features)` over checked
         `segment_ids`: `(num_segments, width)`."""
-        layer = self._aggregating_layer()
         sets = SegmentSets(segment_ids, num_segments)
-        if isinstance(layer, SetPooling):
-            outputs = layer.aggregate_sets(values, sets, training=training)
-        else:
-            outputs = layer.aggregate_sets(values, sets)
+        outputs = self._aggregating_layer().aggregate_sets(
+            values, sets, training=training
+        )
         return ops.cast(outputs, self.compute_dtype)
 
     def get_config(self):
@@ -177,13 +207,12 @@ class GraphLayer(keras.layers.Layer):
         return {
             **super().get_config(),
             "aggregation": aggregation,
-            "laf_units": self.laf_units,
-            "laf_preset": self.laf_preset,
+            "aggregation_kwargs": dict(self.aggregation_kwargs),
         }
 
     @classmethod
     def from_config(cls, config):
-        config = dict(config)
+        config = config_without_former_shortcuts(config)
         if isinstance(config.get("aggregation"), dict):
             config["aggregation"] = keras.saving.deserialize_keras_object(
                 config["aggregation"]
@@ -195,11 +224,20 @@ class GraphConvolution(GraphLayer):
     """The base of the convolutions: node features and edge indices in,
     `output_features(features)` features per node out.
 
-    Subclasses implement `build_for_features(features)` and `call`.
+    A convolution is its few lines of difference, as PyTorch Geometric's
+    `MessagePassing` subclasses are: `propagate` checks the graph, then
+    runs the hooks `edges` (the edges messages travel along: the graph's,
+    or with self-loops), `message` (what each edge carries, `(num_edges,
+    features)`), `aggregate_messages` (the aggregation held, over the
+    messages arriving at each node) and `update` (the node's new
+    features from its aggregate and its features). Subclasses implement
+    `build_for_features(features)`, `message` where an edge carries more
+    than its source's features, and `update`.
 
     Args:
         units: int. Output features per node.
-        aggregation, laf_units, laf_preset: as for `GraphLayer`.
+        aggregation, aggregation_kwargs, laf_units, laf_preset: as for
+            `GraphLayer`.
         activation: activation of the output.
         use_bias: bool. Whether the dense layers use biases.
         kernel_initializer: initializer of the dense kernels.
@@ -211,6 +249,7 @@ class GraphConvolution(GraphLayer):
         self,
         units,
         aggregation="sum",
+        aggregation_kwargs=None,
         laf_units=None,
         laf_preset=None,
         activation=None,
@@ -219,7 +258,9 @@ class GraphConvolution(GraphLayer):
         bias_initializer="zeros",
         **kwargs,
     ):
-        super().__init__(aggregation, laf_units, laf_preset, **kwargs)
+        super().__init__(
+            aggregation, aggregation_kwargs, laf_units, laf_preset, **kwargs
+        )
         self.units = check_positive_int("units", units)
         self.activation = keras.activations.get(activation)
         self.use_bias = bool(use_bias)
@@ -227,7 +268,7 @@ class GraphConvolution(GraphLayer):
         self.bias_initializer = keras.initializers.get(bias_initializer)
         # LAF takes its elements in [0, 1]: the convolutions squash the
         # messages they give it, as MultiAggregation squashes its elements.
-        self.squash_messages = expects_unit_interval(self._aggregation)
+        self.squash_messages = self._aggregation.input_domain == "unit_interval"
 
     def prepare(self, node_features, edge_source, edge_target):
         """Casts the features and checks the indices against the nodes."""
@@ -236,12 +277,85 @@ class GraphConvolution(GraphLayer):
             node_features, edge_source, edge_target, self.compute_dtype
         )
 
+    def call(self, node_features, edge_source, edge_target, training=None):
+        return self.propagate(
+            node_features, edge_source, edge_target, training=training
+        )
+
+    def propagate(
+        self,
+        node_features,
+        edge_source,
+        edge_target,
+        edge_features=None,
+        training=None,
+    ):
+        """The convolution: `update(aggregate_neighbours(...))`.
+
+        Returns:
+            `(num_nodes, output_features(features))`.
+        """
+        aggregates = self.aggregate_neighbours(
+            node_features, edge_source, edge_target, edge_features, training
+        )
+        node_features = ops.cast(node_features, self.compute_dtype)
+        return self.update(aggregates, node_features, training)
+
+    def aggregate_neighbours(
+        self,
+        node_features,
+        edge_source,
+        edge_target,
+        edge_features=None,
+        training=None,
+    ):
+        """The aggregates of the messages arriving at each node: the
+        layer's output before the update.
+
+        Args:
+            node_features: float tensor `(num_nodes, features)`.
+            edge_source: int tensor `(num_edges,)`, the sending node of
+                each edge.
+            edge_target: int tensor `(num_edges,)`, the receiving node.
+            edge_features: optional float tensor `(num_edges,
+                edge_features)`, for the convolutions whose messages
+                take them.
+            training: bool, passed to the aggregation.
+
+        Returns:
+            `(num_nodes, ...)`, what `aggregate_messages` gives.
+        """
+        node_features, source, target, num_nodes = self.prepare(
+            node_features, edge_source, edge_target
+        )
+        source, target = self.edges(source, target, num_nodes)
+        messages = self.message(
+            node_features, source, target, edge_features, training
+        )
+        return self.aggregate_messages(messages, target, num_nodes, training)
+
+    def edges(self, source, target, num_nodes):
+        """The edges the messages travel along: the graph's own."""
+        return source, target
+
+    def message(self, node_features, source, target, edge_features, training):
+        """What each edge carries: its source's features, `(num_edges,
+        features)`."""
+        return ops.take(node_features, source, axis=0)
+
     def aggregate_messages(self, messages, edge_target, num_nodes, training):
         """The aggregates of the messages `(num_edges, features)` arriving
-        at each node: `(num_nodes, width)`."""
+        at each node: `(num_nodes, width)`, through `squash_inputs` into
+        the aggregation's input domain."""
         if self.squash_messages:
-            messages = ops.sigmoid(messages)
+            messages = self._aggregating_layer().squash_inputs(messages)
         return self.aggregate(messages, edge_target, num_nodes, training)
+
+    def update(self, aggregates, node_features, training):
+        """The node's new features from its aggregate and its features
+        `(num_nodes, features)`: `(num_nodes, output_features(features))`.
+        """
+        raise NotImplementedError
 
     def output_features(self, features):
         """Output features per node for `features` input features."""

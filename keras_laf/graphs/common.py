@@ -1,6 +1,6 @@
 """What the graph layers share below their base classes: the checks of
-their inputs (node features, edge indices), the LAF preset of their
-aggregation, and dense sub-layers with the layer's initializers.
+their inputs (node features, edge indices) and dense sub-layers with the
+layer's initializers.
 
 The layers take graphs in the disjoint-union form described in
 `keras_laf.graphs.message_passing`.
@@ -9,7 +9,6 @@ The layers take graphs in the disjoint-union form described in
 import keras
 from keras import ops
 
-from keras_laf.aggregations.laf import presets
 from keras_laf.core.sets import checked_indices
 from keras_laf.core.validation import check_index_tensor
 from keras_laf.core.validation import check_same_length
@@ -37,11 +36,6 @@ def prepare_graph(node_features, edge_source, edge_target, dtype):
     source = checked_indices(edge_source, num_nodes, "edge_source", "nodes")
     target = checked_indices(edge_target, num_nodes, "edge_target", "nodes")
     return node_features, source, target, num_nodes
-
-
-def check_preset(preset):
-    """None (the LAF layer's default) or the preset's standard name."""
-    return None if preset is None else presets.standardize_preset(preset)
 
 
 def dense_sublayer(layer, units, name, activation=None, use_bias=None):

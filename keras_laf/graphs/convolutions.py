@@ -63,10 +63,11 @@ class GINConv(GraphConvolution):
             `keras_laf.aggregations.get` or a layer such as
             `keras_laf.SoftmaxAggregation(learn=True)`. Defaults to
             `"sum"`.
-        laf_units: int. Units of a `"laf"` given by name. Defaults to
-            `None`: 16.
-        laf_preset: str. The `keras_laf.LAF` preset of a `"laf"` given by
-            name. Defaults to `None`: the layer's default.
+        aggregation_kwargs: dict. The arguments of an aggregation given
+            by name, e.g. `{"units": 8, "preset": "closed_forms"}` for
+            `"laf"`. Defaults to `None`: the name's defaults (9 LAF units).
+        laf_units: int. Deprecated: `aggregation_kwargs={"units": ...}`.
+        laf_preset: str. Deprecated: `aggregation_kwargs={"preset": ...}`.
         hidden_units: int. Units of the MLP's hidden layers. Defaults to
             `units`.
         num_mlp_layers: int. Dense layers of the MLP. Defaults to `2`.
@@ -109,6 +110,7 @@ class GINConv(GraphConvolution):
         self,
         units,
         aggregation="sum",
+        aggregation_kwargs=None,
         laf_units=None,
         laf_preset=None,
         hidden_units=None,
@@ -124,6 +126,7 @@ class GINConv(GraphConvolution):
         super().__init__(
             units,
             aggregation=aggregation,
+            aggregation_kwargs=aggregation_kwargs,
             laf_units=laf_units,
             laf_preset=laf_preset,
             activation=activation,
@@ -169,17 +172,8 @@ class GINConv(GraphConvolution):
         dense.build((None, inputs))
         self._mlp.append(dense)
 
-    def call(self, node_features, edge_source, edge_target, training=None):
-        node_features, source, target, num_nodes = self.prepare(
-            node_features, edge_source, edge_target
-        )
-        # (num_nodes, width): the aggregate of the neighbours' features.
-        neighbours = self.aggregate_messages(
-            ops.take(node_features, source, axis=0),
-            target,
-            num_nodes,
-            training,
-        )
+    def update(self, aggregates, node_features, training):
+        neighbours = aggregates
         if self._neighbour_projection is not None:
             # (num_nodes, features)
             neighbours = self._neighbour_projection(neighbours)
@@ -227,10 +221,11 @@ class GCNConv(GraphConvolution):
             `keras_laf.aggregations.get` or a layer such as
             `keras_laf.PowerMeanAggregation(learn=True)`. Defaults to
             `"sum"`.
-        laf_units: int. Units of a `"laf"` given by name. Defaults to
-            `None`: 16.
-        laf_preset: str. The `keras_laf.LAF` preset of a `"laf"` given by
-            name. Defaults to `None`: the layer's default.
+        aggregation_kwargs: dict. The arguments of an aggregation given
+            by name, e.g. `{"units": 8, "preset": "closed_forms"}` for
+            `"laf"`. Defaults to `None`: the name's defaults (9 LAF units).
+        laf_units: int. Deprecated: `aggregation_kwargs={"units": ...}`.
+        laf_preset: str. Deprecated: `aggregation_kwargs={"preset": ...}`.
         add_self_loops: bool. Whether every node is its own neighbour.
             Defaults to `True`.
         activation: activation of the output. Defaults to no activation.
@@ -265,6 +260,7 @@ class GCNConv(GraphConvolution):
         self,
         units,
         aggregation="sum",
+        aggregation_kwargs=None,
         laf_units=None,
         laf_preset=None,
         add_self_loops=True,
@@ -277,6 +273,7 @@ class GCNConv(GraphConvolution):
         super().__init__(
             units,
             aggregation=aggregation,
+            aggregation_kwargs=aggregation_kwargs,
             laf_units=laf_units,
             laf_preset=laf_preset,
             activation=activation,
@@ -294,34 +291,32 @@ class GCNConv(GraphConvolution):
         )
         self._dense_layer.build((None, width))
 
-    def call(self, node_features, edge_source, edge_target, training=None):
-        node_features, source, target, num_nodes = self.prepare(
-            node_features, edge_source, edge_target
-        )
+    def edges(self, source, target, num_nodes):
         if self.add_self_loops:
-            source, target = _with_self_loops(source, target, num_nodes)
-        # (num_nodes,): the in-degree, self-loop included.
-        degrees = ops.segment_sum(
-            ops.ones_like(target, dtype="float32"), target, num_nodes
+            return _with_self_loops(source, target, num_nodes)
+        return source, target
+
+    def message(self, node_features, source, target, edge_features, training):
+        num_nodes = ops.shape(node_features)[0]
+        # (num_nodes,): the in-degree, self-loop included, through the
+        # shared segment path.
+        degrees = SegmentSets(target, num_nodes).sum(
+            ops.ones_like(target, dtype="float32")
         )
         inverse_roots = ops.where(
             degrees > 0, ops.rsqrt(ops.maximum(degrees, 1.0)), 0.0
         )
-        # (num_edges,): 1 / sqrt(d_source d_target).
+        # (num_edges, 1): 1 / sqrt(d_source d_target).
         weights = ops.take(inverse_roots, source) * ops.take(
             inverse_roots, target
         )
         weights = ops.cast(weights, self.compute_dtype)[:, None]
-        # (num_nodes, width); the dense layer is linear before its
-        # activation, so it may follow the propagation.
-        propagated = self.aggregate_messages(
-            weights * ops.take(node_features, source, axis=0),
-            target,
-            num_nodes,
-            training,
-        )
-        # (num_nodes, units)
-        return self._dense_layer(propagated)
+        return weights * ops.take(node_features, source, axis=0)
+
+    def update(self, aggregates, node_features, training):
+        # The dense layer is linear before its activation, so it may
+        # follow the propagation. (num_nodes, units)
+        return self._dense_layer(aggregates)
 
     def get_config(self):
         return {
@@ -359,10 +354,11 @@ class GATConv(GraphConvolution):
             aggregation of the weighted messages, a name or list of
             `keras_laf.aggregations.get` or a layer such as
             `keras_laf.LAF(4)`. Defaults to `"sum"`.
-        laf_units: int. Units of a `"laf"` given by name. Defaults to
-            `None`: 16.
-        laf_preset: str. The `keras_laf.LAF` preset of a `"laf"` given by
-            name. Defaults to `None`: the layer's default.
+        aggregation_kwargs: dict. The arguments of an aggregation given
+            by name, e.g. `{"units": 8, "preset": "closed_forms"}` for
+            `"laf"`. Defaults to `None`: the name's defaults (9 LAF units).
+        laf_units: int. Deprecated: `aggregation_kwargs={"units": ...}`.
+        laf_preset: str. Deprecated: `aggregation_kwargs={"preset": ...}`.
         num_heads: int. Attention heads. Defaults to `1`.
         concat_heads: bool. Whether the heads are concatenated (else
             averaged). Defaults to `True`.
@@ -406,6 +402,7 @@ class GATConv(GraphConvolution):
         self,
         units,
         aggregation="sum",
+        aggregation_kwargs=None,
         laf_units=None,
         laf_preset=None,
         num_heads=1,
@@ -422,6 +419,7 @@ class GATConv(GraphConvolution):
         super().__init__(
             units,
             aggregation=aggregation,
+            aggregation_kwargs=aggregation_kwargs,
             laf_units=laf_units,
             laf_preset=laf_preset,
             activation=activation,
@@ -471,12 +469,13 @@ class GATConv(GraphConvolution):
             self.dropout, name="attention_dropout", dtype=self.dtype_policy
         )
 
-    def call(self, node_features, edge_source, edge_target, training=None):
-        node_features, source, target, num_nodes = self.prepare(
-            node_features, edge_source, edge_target
-        )
+    def edges(self, source, target, num_nodes):
         if self.add_self_loops:
-            source, target = _with_self_loops(source, target, num_nodes)
+            return _with_self_loops(source, target, num_nodes)
+        return source, target
+
+    def message(self, node_features, source, target, edge_features, training):
+        num_nodes = ops.shape(node_features)[0]
         # (num_nodes, heads, units)
         projected = ops.reshape(
             self._projection(node_features), (-1, self.num_heads, self.units)
@@ -496,30 +495,32 @@ class GATConv(GraphConvolution):
         coefficients = ops.cast(coefficients, self.compute_dtype)
         coefficients = self._dropout_layer(coefficients, training=training)
         # (num_edges, heads, units)
-        messages = coefficients[:, :, None] * ops.take(
-            projected, source, axis=0
-        )
+        return coefficients[:, :, None] * ops.take(projected, source, axis=0)
+
+    def aggregate_messages(self, messages, edge_target, num_nodes, training):
         # Each head aggregated alone: the edge of head k into node v is an
         # element of set v * heads + k. (num_edges * heads, units)
-        head_targets = target[:, None] * self.num_heads + ops.arange(
-            self.num_heads, dtype=target.dtype
+        head_targets = edge_target[:, None] * self.num_heads + ops.arange(
+            self.num_heads, dtype=edge_target.dtype
         )
-        aggregates = self.aggregate_messages(
+        aggregates = super().aggregate_messages(
             ops.reshape(messages, (-1, self.units)),
             ops.reshape(head_targets, (-1,)),
             num_nodes * self.num_heads,
             training,
         )
         # (num_nodes, heads, width)
-        outputs = ops.reshape(
+        return ops.reshape(
             aggregates, (-1, self.num_heads, aggregates.shape[-1])
         )
+
+    def update(self, aggregates, node_features, training):
         if self.concat_heads:
             outputs = ops.reshape(
-                outputs, (-1, self.num_heads * aggregates.shape[-1])
+                aggregates, (-1, self.num_heads * aggregates.shape[-1])
             )
         else:
-            outputs = ops.mean(outputs, axis=1)
+            outputs = ops.mean(aggregates, axis=1)
         if self.bias is not None:
             outputs = outputs + self.bias
         # (num_nodes, output_features(features))

@@ -40,7 +40,6 @@ from keras_laf.aggregations import DegreeScalerAggregation
 from keras_laf.core.validation import check_positive_int
 from keras_laf.core.validation import check_same_length
 from keras_laf.graphs.base import GraphConvolution
-from keras_laf.graphs.base import expects_unit_interval
 from keras_laf.graphs.common import check_node_shape
 from keras_laf.graphs.common import dense_sublayer
 
@@ -87,12 +86,11 @@ class AggregationConv(GraphConvolution):
         aggregation: str, list of str, or an aggregation layer (a
             `keras_laf.SetAggregation` with a flat output). Defaults to
             `"laf"`.
-        laf_units: int. Units of a `"laf"` given by name (also inside a
-            list); an aggregation layer has its own. Defaults to `None`:
-            16.
-        laf_preset: str. The `keras_laf.LAF` preset (`"pooling"`,
-            `"closed_forms"` or `"paper"`, see `keras_laf.presets`) of a
-            `"laf"` given by name. Defaults to `None`: the layer's default.
+        aggregation_kwargs: dict. The arguments of an aggregation given
+            by name, e.g. `{"units": 8, "preset": "closed_forms"}` for
+            `"laf"`. Defaults to `None`: the name's defaults (9 LAF units).
+        laf_units: int. Deprecated: `aggregation_kwargs={"units": ...}`.
+        laf_preset: str. Deprecated: `aggregation_kwargs={"preset": ...}`.
         message_units: int. Features of each message. Defaults to `units`.
         message_activation: activation of the messages. Defaults to
             `"sigmoid"` for an aggregation that expects elements in
@@ -150,6 +148,7 @@ class AggregationConv(GraphConvolution):
         self,
         units,
         aggregation="laf",
+        aggregation_kwargs=None,
         laf_units=None,
         laf_preset=None,
         message_units=None,
@@ -163,6 +162,7 @@ class AggregationConv(GraphConvolution):
         super().__init__(
             units,
             aggregation=aggregation,
+            aggregation_kwargs=aggregation_kwargs,
             laf_units=laf_units,
             laf_preset=laf_preset,
             activation=activation,
@@ -177,7 +177,7 @@ class AggregationConv(GraphConvolution):
         if message_activation is None:
             message_activation = (
                 "sigmoid"
-                if expects_unit_interval(self._aggregating_layer())
+                if self._aggregating_layer().input_domain == "unit_interval"
                 else "linear"
             )
         self.message_activation = keras.activations.get(message_activation)
@@ -215,47 +215,23 @@ class AggregationConv(GraphConvolution):
                 "edge_source", edge_source, "edge_features", edges
             )
 
-    def aggregate_neighbours(
-        self,
-        node_features,
-        edge_source,
-        edge_target,
-        edge_features=None,
-        training=None,
-    ):
-        """The aggregates of the messages arriving at each node.
-
-        The layer's output before the update. The layer must be built; the
-        arguments are those of calling it.
-
-        Args:
-            node_features: float tensor `(num_nodes, features)`.
-            edge_source: int tensor `(num_edges,)`, the sending node of
-                each edge.
-            edge_target: int tensor `(num_edges,)`, the receiving node.
-            edge_features: optional float tensor `(num_edges,
-                edge_features)`.
-            training: bool, passed to an aggregation that takes it.
-
-        Returns:
-            `(num_nodes, aggregation_width(message_units))`.
-        """
-        self._check_inputs(
-            node_features, edge_source, edge_target, edge_features
-        )
-        node_features, source, target, num_nodes = self.prepare(
-            node_features, edge_source, edge_target
-        )
-        # (num_edges, 2 * features [+ edge_features])
+    def message(self, node_features, source, target, edge_features, training):
+        # (num_edges, 2 * features [+ edge_features]) -> (num_edges,
+        # message_units)
         message_inputs = [
             ops.take(node_features, target, axis=0),
             ops.take(node_features, source, axis=0),
         ]
+        self._check_inputs(node_features, source, target, edge_features)
         if edge_features is not None:
             message_inputs.append(ops.cast(edge_features, self.compute_dtype))
-        messages = self._message_dense(ops.concatenate(message_inputs, -1))
-        # (num_nodes, width); the targets are checked.
-        return self.aggregate_messages(messages, target, num_nodes, training)
+        return self._message_dense(ops.concatenate(message_inputs, -1))
+
+    def update(self, aggregates, node_features, training):
+        # (num_nodes, units)
+        return self._update_dense(
+            ops.concatenate([node_features, aggregates], axis=-1)
+        )
 
     def call(
         self,
@@ -265,13 +241,8 @@ class AggregationConv(GraphConvolution):
         edge_features=None,
         training=None,
     ):
-        aggregates = self.aggregate_neighbours(
+        return self.propagate(
             node_features, edge_source, edge_target, edge_features, training
-        )
-        node_features = ops.cast(node_features, self.compute_dtype)
-        # (num_nodes, units)
-        return self._update_dense(
-            ops.concatenate([node_features, aggregates], axis=-1)
         )
 
     def compute_output_spec(
@@ -344,6 +315,8 @@ class MessagePassing(AggregationConv):
         bias_initializer: as for `AggregationConv`.
         laf_units: int. Defaults to `16`.
         laf_preset: str. Defaults to `None`.
+        aggregation_kwargs: dict, as for `AggregationConv`. Defaults to
+            `None`.
         scalers: list of str from `"identity"`, `"amplification"`,
             `"attenuation"`, `"linear"`, `"inverse_linear"`. Defaults to
             `("identity",)`.
@@ -371,6 +344,7 @@ class MessagePassing(AggregationConv):
         laf_preset=None,
         message_units=None,
         scalers=("identity",),
+        aggregation_kwargs=None,
         average_log_degree=1.5,
         average_degree=None,
         train_average_log_degree=False,
@@ -392,14 +366,19 @@ class MessagePassing(AggregationConv):
             DeprecationWarning,
             stacklevel=2,
         )
-        aggregation = aggregations.check(aggregation)
+        # Its LAF's units were 16 by default.
+        aggregation_kwargs = {
+            **aggregations.former_shortcut_kwargs(
+                aggregation, 16 if laf_units is None else laf_units, laf_preset
+            ),
+            **(aggregation_kwargs or {}),
+        }
         if isinstance(scalers, str):
             scalers = [scalers]
         super().__init__(
             units,
             aggregation=aggregation,
-            laf_units=laf_units,
-            laf_preset=laf_preset,
+            aggregation_kwargs=aggregation_kwargs,
             message_units=message_units,
             message_activation=message_activation,
             activation=activation,

@@ -47,12 +47,11 @@ class GraphReadout(GraphLayer):
             it is (`keras_laf.LAF(4, preset="closed_forms")`,
             `keras_laf.Set2Set(processing_steps=2)`, ...). Defaults to
             `"sum"`.
-        laf_units: int. Units of a `"laf"` given by name (also inside a
-            list); an aggregation layer has its own. Defaults to `None`:
-            16.
-        laf_preset: str. The `keras_laf.LAF` preset (`"pooling"`,
-            `"closed_forms"` or `"paper"`, see `keras_laf.presets`) of a
-            `"laf"` given by name. Defaults to `None`: the layer's default.
+        aggregation_kwargs: dict. The arguments of an aggregation given
+            by name, e.g. `{"units": 8, "preset": "closed_forms"}` for
+            `"laf"`. Defaults to `None`: the name's defaults (9 LAF units).
+        laf_units: int. Deprecated: `aggregation_kwargs={"units": ...}`.
+        laf_preset: str. Deprecated: `aggregation_kwargs={"preset": ...}`.
         **kwargs: base layer keyword arguments, such as `name` and `dtype`.
 
     Call arguments:
@@ -108,9 +107,16 @@ class GraphReadout(GraphLayer):
     """
 
     def __init__(
-        self, aggregation="sum", laf_units=None, laf_preset=None, **kwargs
+        self,
+        aggregation="sum",
+        aggregation_kwargs=None,
+        laf_units=None,
+        laf_preset=None,
+        **kwargs,
     ):
-        super().__init__(aggregation, laf_units, laf_preset, **kwargs)
+        super().__init__(
+            aggregation, aggregation_kwargs, laf_units, laf_preset, **kwargs
+        )
 
     def build(
         self,

@@ -1,4 +1,6 @@
-"""Tests of the aggregation registry `keras_laf.aggregations`."""
+"""Tests of the aggregation registry: `register`, `get` and the names."""
+
+import warnings
 
 import numpy as np
 import pytest
@@ -8,33 +10,44 @@ from keras_laf import aggregations
 
 # Two sets of 3 elements with 2 features in (0, 1).
 VALUES = np.random.default_rng(0).uniform(0.1, 0.9, (2, 3, 2)).astype("f4")
+EXPECTED_CLASSES = {
+    "laf": keras_laf.LAF,
+    "lstm": keras_laf.LSTMAggregation,
+    "gru": keras_laf.GRUAggregation,
+    "softmax": keras_laf.SoftmaxAggregation,
+    "powermean": keras_laf.PowerMeanAggregation,
+    "genagg": keras_laf.GenAggAggregation,
+    "attention": keras_laf.AttentionalAggregation,
+    "set2set": keras_laf.Set2Set,
+    "gmt": keras_laf.GraphMultisetTransformer,
+    "quantile": keras_laf.QuantileAggregation,
+    "median": keras_laf.MedianAggregation,
+    "variance_preserving": keras_laf.VariancePreservingAggregation,
+}
 
 
 @pytest.mark.parametrize("name", aggregations.NAMES)
 def test_every_name_gives_a_new_layer_of_its_kind(name):
-    layer = aggregations.get(name, units=3, name="pooling")
-    expected = {
-        "laf": keras_laf.LAF,
-        "lstm": keras_laf.LSTMAggregation,
-        "gru": keras_laf.GRUAggregation,
-        "softmax": keras_laf.SoftmaxAggregation,
-        "powermean": keras_laf.PowerMeanAggregation,
-        "genagg": keras_laf.GenAggAggregation,
-        "attention": keras_laf.AttentionalAggregation,
-        "set2set": keras_laf.Set2Set,
-        "gmt": keras_laf.GraphMultisetTransformer,
-    }.get(name, keras_laf.FixedAggregation)
+    layer = aggregations.get(name, name="pooling")
+    expected = EXPECTED_CLASSES.get(name, keras_laf.FixedAggregation)
     assert type(layer) is expected
     assert layer.name == "pooling"
     assert aggregations.get(name) is not aggregations.get(name)
     outputs = np.asarray(layer(VALUES))
-    if name not in aggregations.PER_FEATURE_NAMES:
-        # The poolings mix the features into a width of their own.
-        assert outputs.shape == (2, aggregations.output_width(name, 2, 3))
-    else:
+    assert outputs.shape == (2, layer.output_width(2))
+    assert outputs.shape == (2, aggregations.output_width(name, 2))
+    if name in aggregations.PER_FEATURE_NAMES:
         # The per-feature count that the graph layers size themselves by.
-        num = aggregations.num_aggregates(name, units=3)
-        assert outputs.shape == (2, 2 * num)
+        assert outputs.shape == (2, 2 * aggregations.num_aggregates(name))
+
+
+def test_the_names_defaults_are_registered_with_them():
+    assert aggregations.get("laf").units == 9
+    assert aggregations.get("lstm").units == 32
+    assert aggregations.get("gmt").dim == 32
+    assert aggregations.registered("laf") == (keras_laf.LAF, {"units": 9})
+    assert aggregations.get("laf", units=5).units == 5
+    assert aggregations.num_aggregates("laf", units=5) == 5
 
 
 def test_fixed_names_and_lists_match_numpy():
@@ -48,36 +61,91 @@ def test_fixed_names_and_lists_match_numpy():
     assert aggregations.get("pna").aggregators == list(
         keras_laf.PNA_AGGREGATORS
     )
+    # A preset inside a list is a member of its own.
+    mixed = aggregations.get(["deepsets", "max"])
+    assert type(mixed) is keras_laf.MultiAggregation
+    assert aggregations.num_aggregates(["deepsets", "max"]) == 10
 
 
-def test_units_of_learned_aggregations():
-    assert aggregations.get("laf").units == aggregations.DEFAULT_UNITS["laf"]
-    assert aggregations.get("lstm").units == aggregations.DEFAULT_UNITS["lstm"]
-    assert aggregations.get("laf", units=5).units == 5
-    assert aggregations.num_aggregates("laf", units=5) == 5
+def test_a_mixed_list_takes_each_members_arguments():
+    layer = aggregations.get(
+        ["laf", "max"],
+        aggregations_kwargs=[{"units": 4, "preset": "closed_forms"}, {}],
+        mode="proj",
+        units=6,
+    )
+    assert layer.members[0].units == 4
+    assert layer.members[0].preset == "closed_forms"
+    assert layer.units == 6
+    assert np.asarray(layer(VALUES)).shape == (2, 6)
+    with pytest.raises(ValueError, match="one per aggregation"):
+        aggregations.get(["laf", "max"], aggregations_kwargs=[{}])
 
 
-def test_layers_pass_through_and_unit_interval():
+def test_the_former_units_and_preset_shortcuts_warn_and_still_work():
+    with pytest.warns(DeprecationWarning, match="aggregations_kwargs"):
+        layer = aggregations.get(["laf", "lstm", "max"], units=3)
+    assert [member.name for member in layer.members] == [
+        "laf_0",
+        "lstm_1",
+        "max_2",
+    ]
+    assert layer.members[0].units == 3 and layer.members[1].units == 3
+    with pytest.warns(DeprecationWarning, match="takes no such argument"):
+        layer = aggregations.get("max", units=3)
+    assert layer.aggregators == ["max"]
+    assert aggregations.former_shortcut_kwargs("gmt", units=8) == {"dim": 8}
+    assert aggregations.former_shortcut_kwargs(["sum", "max"], units=8) == {}
+
+
+def test_layers_pass_through_and_their_input_domain():
     layer = keras_laf.LAF(2)
     assert aggregations.get(layer) is layer
-    assert aggregations.needs_unit_interval("laf")
-    assert aggregations.needs_unit_interval(layer)
-    assert not aggregations.needs_unit_interval(["mean"])
+    assert layer.input_domain == "unit_interval"
+    assert aggregations.get("mean").input_domain == "real"
+    # MultiAggregation squashes LAF's elements itself, unless told not to.
+    assert aggregations.get(["laf", "max"]).input_domain == "real"
+    unsquashed = aggregations.get(["laf", "max"], laf_activation=None)
+    assert unsquashed.input_domain == "unit_interval"
+    scaled = keras_laf.DegreeScalerAggregation("laf", "identity")
+    assert scaled.input_domain == "unit_interval"
+    values = np.array([-2.0, 0.0, 3.0], "float32")
+    np.testing.assert_allclose(
+        layer.squash_inputs(values), 1 / (1 + np.exp(-values)), rtol=1e-6
+    )
+    np.testing.assert_array_equal(
+        aggregations.get("max").squash_inputs(values), values
+    )
+    with pytest.raises(ValueError, match="own arguments"):
+        aggregations.get(layer, units=3)
 
 
 @pytest.mark.parametrize(
-    "identifier", ["median", [], ["mean", "median"], 3, ("laf", 1), None]
+    "identifier",
+    ["medians", [], ["mean", "medians"], 3, ("laf", 1), None],
 )
 def test_unknown_identifiers_raise(identifier):
-    with pytest.raises(ValueError, match="Unknown aggregation"):
+    with pytest.raises(ValueError, match="aggregation"):
         aggregations.get(identifier)
 
 
-def test_allowed_names_restrict_the_choice():
-    assert aggregations.check(["sum"], aggregations.PER_FEATURE_NAMES) == [
-        "sum"
-    ]
-    with pytest.raises(ValueError, match="'lstm'"):
-        aggregations.check("lstm", aggregations.PER_FEATURE_NAMES)
-    with pytest.raises(ValueError, match="Unknown aggregation"):
-        aggregations.num_aggregates("lstm")
+def test_unknown_arguments_name_the_class_and_its_arguments():
+    with pytest.raises(ValueError, match="takes no argument 'unit'"):
+        aggregations.get("laf", unit=3)
+    with pytest.raises(ValueError, match="non-empty string"):
+        aggregations.register("")
+    with pytest.raises(ValueError, match="subclass of"):
+        aggregations.register("not_an_aggregation")(dict)
+
+
+def test_deprecated_names_warn_and_still_answer():
+    with pytest.warns(DeprecationWarning, match="input_domain"):
+        assert aggregations.needs_unit_interval("laf")
+    with pytest.warns(DeprecationWarning, match="registered"):
+        assert aggregations.DEFAULT_UNITS["laf"] == 9
+    with pytest.warns(DeprecationWarning):
+        assert aggregations.check(("laf", "max")) == ["laf", "max"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(AttributeError):
+            aggregations.NO_SUCH_NAME  # noqa: B018

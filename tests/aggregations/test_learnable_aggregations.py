@@ -547,25 +547,31 @@ def test_bad_arguments_raise():
     ],
 )
 def test_registry_knows_each_layer_by_name(name, cls):
-    layer = aggregations.get(name, units=4, name="pooling")
+    layer = aggregations.get(name, name="pooling")
     assert type(layer) is cls and layer.name == "pooling"
-    assert aggregations.check(name) == name
+    assert name in aggregations.names()
 
 
 def test_registry_lists_mixing_laf_in():
-    layer = aggregations.get(["laf", "max"], units=4, preset="closed_forms")
+    laf_arguments = {"units": 4, "preset": "closed_forms"}
+    layer = aggregations.get(
+        ["laf", "max"], aggregations_kwargs=[laf_arguments, {}]
+    )
     assert isinstance(layer, MultiAggregation)
     assert layer.members[0].units == 4
     assert layer.members[0].preset == "closed_forms"
-    assert aggregations.num_aggregates(["laf", "max"], units=4) == 5
+    assert (
+        aggregations.num_aggregates(
+            ["laf", "max"], aggregations_kwargs=[laf_arguments, {}]
+        )
+        == 5
+    )
     assert aggregations.num_aggregates("softmax") == 1
     # Lists of fixed aggregators stay one FixedAggregation.
     assert type(aggregations.get(["sum", "max"])) is keras_laf.FixedAggregation
-    assert not aggregations.needs_unit_interval(["laf", "max"])
-    with pytest.raises(ValueError, match="Unknown aggregation"):
-        aggregations.check(
-            ["laf", "gru"], allowed=aggregations.PER_FEATURE_NAMES
-        )
+    assert layer.input_domain == "real"
+    # A member that mixes the features has no per-feature count.
+    assert aggregations.num_aggregates(["laf", "gru"]) is None
 
 
 def small_graph():

@@ -727,7 +727,7 @@ def test_laf_preset_flag_reaches_every_experiment():
         assert layer.preset == preset, command
     network = graphs.build_model("laf", 2, 4, 1, "method", 1.0, preset)
     message_passing = network.get_layer("message_passing_1")
-    assert message_passing.laf_preset == preset
+    assert message_passing.aggregation_layer().preset == preset
     data = argparse.Namespace(num_words=10, vectors=None, given_vectors=False)
     model = expansion.build_model("laf", data, 2, preset)
     assert model.get_layer("set_encoder").get_layer("aggregation").preset == (

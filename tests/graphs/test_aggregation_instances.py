@@ -278,7 +278,7 @@ def test_instances_save_and_load_in_a_model(make_layer, tmp_path):
     np.testing.assert_allclose(numpy(reloaded(data)), expected, rtol=1e-6)
     config = convolution.get_config()
     assert config["aggregation"]["class_name"] == "MultiAggregation"
-    assert config["laf_units"] is None
+    assert config["aggregation_kwargs"] == {}
 
 
 def test_names_resolve_to_the_same_layers_as_instances():
@@ -291,13 +291,17 @@ def test_names_resolve_to_the_same_layers_as_instances():
         numpy(by_layer(features, graph_ids)),
         rtol=1e-6,
     )
-    laf = AggregationConv(3, laf_units=4, laf_preset="closed_forms")
-    assert isinstance(laf._aggregation, keras_laf.LAF)
-    assert (laf._aggregation.units, laf._aggregation.preset) == (
-        4,
-        "closed_forms",
-    )
+    arguments = {"units": 4, "preset": "closed_forms"}
+    laf = AggregationConv(3, aggregation_kwargs=arguments)
+    assert isinstance(laf.aggregation_layer(), keras_laf.LAF)
+    layer = laf.aggregation_layer()
+    assert (layer.units, layer.preset) == (4, "closed_forms")
     assert laf.get_config()["aggregation"] == "laf"
+    assert laf.get_config()["aggregation_kwargs"] == arguments
+    # The former shortcuts give the same layer, with a warning.
+    with pytest.warns(DeprecationWarning, match="aggregation_kwargs"):
+        former = AggregationConv(3, laf_units=4, laf_preset="closed_forms")
+    assert former.get_config()["aggregation_kwargs"] == arguments
 
 
 @pytest.mark.parametrize(
@@ -316,5 +320,5 @@ def test_bad_aggregations(make_layer):
         make_layer(aggregation=keras.layers.Dense(2))
     with pytest.raises(ValueError, match="flatten=True"):
         make_layer(aggregation=keras_laf.LAF(2, flatten=False))
-    with pytest.raises(ValueError, match="median"):
-        make_layer(aggregation="median")
+    with pytest.raises(ValueError, match="medians"):
+        make_layer(aggregation="medians")

@@ -373,10 +373,12 @@ def test_laf_readout_matches_laf_on_each_graph():
 def test_bad_arguments():
     with pytest.raises(ValueError, match="units=0"):
         AggregationConv(0)
-    with pytest.raises(ValueError, match="median"):
-        AggregationConv(2, aggregation="median")
-    with pytest.raises(ValueError, match="laf_units"):
-        GraphReadout("laf", laf_units=0)
+    with pytest.raises(ValueError, match="medians"):
+        AggregationConv(2, aggregation="medians")
+    with pytest.raises(ValueError, match="units=0"):
+        GraphReadout("laf", aggregation_kwargs={"units": 0})
+    with pytest.raises(ValueError, match="aggregation_kwargs=3"):
+        GraphReadout("laf", aggregation_kwargs=3)
     with pytest.raises(ValueError, match="update"):
         graph_network(update="lstm")
     with pytest.raises(ValueError, match="num_layers"):
@@ -401,26 +403,29 @@ def test_config_round_trip():
     )
     config = layer.get_config()
     assert AggregationConv.from_config(config).get_config() == config
-    readout = GraphReadout("laf", laf_units=5, name="readout")
+    readout = GraphReadout(
+        "laf", aggregation_kwargs={"units": 5}, name="readout"
+    )
     config = readout.get_config()
     assert GraphReadout.from_config(config).get_config() == config
 
 
 def test_laf_preset_reaches_the_layers():
-    layer = AggregationConv(4, laf_units=2, laf_preset="closed_forms")
-    readout = GraphReadout("laf", laf_units=2, laf_preset="paper")
-    assert AggregationConv.from_config(layer.get_config()).laf_preset == (
-        "closed_forms"
+    layer = AggregationConv(
+        4, aggregation_kwargs={"units": 2, "preset": "closed_forms"}
     )
-    assert GraphReadout.from_config(readout.get_config()).laf_preset == (
-        "paper"
+    readout = GraphReadout(
+        "laf", aggregation_kwargs={"units": 2, "preset": "paper"}
     )
+    reloaded = AggregationConv.from_config(layer.get_config())
+    assert reloaded.aggregation_layer().preset == "closed_forms"
+    reloaded = GraphReadout.from_config(readout.get_config())
+    assert reloaded.aggregation_layer().preset == "paper"
     model = graph_network(
-        laf_units=2,
+        aggregation_kwargs={"units": 2, "preset": "closed_forms"},
         hidden_units=4,
         num_layers=1,
         readout_aggregation="laf",
-        laf_preset="closed_forms",
     )
     laf_layers = [
         sublayer
@@ -430,11 +435,25 @@ def test_laf_preset_reaches_the_layers():
     ]
     assert len(laf_layers) == 2
     assert {laf.preset for laf in laf_layers} == {"closed_forms"}
-    assert AggregationConv(4).laf_preset is None
+    assert {laf.units for laf in laf_layers} == {2}
+    # "laf" is the same layer in a graph layer as in `get`: 9 units.
+    assert AggregationConv(4).aggregation_layer().units == 9
     with pytest.raises(ValueError, match="preset='median'"):
-        AggregationConv(4, laf_preset="median")
-    with pytest.raises(ValueError, match="preset='median'"):
-        GraphReadout("laf", laf_preset="median")
+        AggregationConv(4, aggregation_kwargs={"preset": "median"})
+    with pytest.warns(DeprecationWarning, match="laf_preset"):
+        with pytest.raises(ValueError, match="preset='median'"):
+            GraphReadout("laf", laf_preset="median")
+
+
+def test_configs_saved_with_the_former_shortcuts_load():
+    # A graph layer's config before `aggregation_kwargs`: LAF's units
+    # were 16 by default and stored.
+    config = AggregationConv(4, name="layer").get_config()
+    del config["aggregation_kwargs"]
+    config.update(laf_units=16, laf_preset="closed_forms")
+    layer = AggregationConv.from_config(config)
+    assert layer.aggregation_layer().units == 16
+    assert layer.aggregation_layer().preset == "closed_forms"
 
 
 def test_mixed_precision():

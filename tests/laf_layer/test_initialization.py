@@ -386,10 +386,14 @@ def test_anchored_initializer_rejects_wrong_shape():
         AnchoredLAF("exponents")((4, 3))
 
 
-@pytest.mark.parametrize("preset", ["Paper", "default", None, 1])
+@pytest.mark.parametrize("preset", ["Paper", "default", 1])
 def test_bad_preset_is_rejected(preset):
     with pytest.raises(ValueError, match="Received: preset="):
         LAF(units=2, preset=preset)
+
+
+def test_no_preset_is_the_default_preset():
+    assert LAF(units=2, preset=None).preset == keras_laf.presets.DEFAULT_PRESET
 
 
 def test_every_preset_has_a_purpose_and_its_arguments():

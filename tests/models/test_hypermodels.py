@@ -302,7 +302,7 @@ def test_search_keeps_fixed_units(tmp_path):
         ({"default_learning_rate": 0.5}, "default_learning_rate=0.5"),
         ({"aggregations": ()}, r"aggregations=\(\)"),
         ({"aggregations": "laf"}, "aggregations='laf'"),
-        ({"aggregations": ("laf", "median")}, "Unknown aggregation 'median'"),
+        ({"aggregations": ("laf", "medians")}, "Unknown aggregation 'medians'"),
         ({"aggregations": ("laf", "laf")}, "repeat"),
         ({"default_aggregation": "sum"}, "default_aggregation='sum'"),
         ({"compile_kwargs": {"optimizer": "sgd"}}, "optimizer"),

@@ -301,7 +301,11 @@ def test_deep_sets_laf_in_a_list_pools_phi_squashed_once():
 @pytest.mark.parametrize(
     "builder, kwargs, message",
     [
-        (models.deep_sets, {"input_dim": 3, "aggregation": "median"}, "median"),
+        (
+            models.deep_sets,
+            {"input_dim": 3, "aggregation": "medians"},
+            "medians",
+        ),
         (models.deep_sets, {"input_dim": 3, "laf_units": 0}, "laf_units=0"),
         (models.deep_sets, {}, "exactly one"),
         (models.deep_sets, {"input_dim": 3, "phi_units": 5}, "phi_units=5"),
@@ -311,7 +315,7 @@ def test_deep_sets_laf_in_a_list_pools_phi_squashed_once():
             "divide",
         ),
         (models.set_transformer, {"input_dim": 3, "head": "mean"}, "head"),
-        (models.point_cloud_classifier, {"pooling": "mean"}, "pooling"),
+        (models.point_cloud_classifier, {"pooling": "medians"}, "medians"),
         (models.point_cloud_classifier, {"dropout": 1.0}, "dropout=1.0"),
     ],
 )

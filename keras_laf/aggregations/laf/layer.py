@@ -14,6 +14,7 @@ from keras_laf.aggregations.laf.constraints import ClosedFormExponents
 from keras_laf.aggregations.laf.presets import DEFAULT_PRESET
 from keras_laf.aggregations.laf.presets import preset_arguments
 from keras_laf.aggregations.laf.presets import standardize_preset
+from keras_laf.aggregations.registry import register
 from keras_laf.core.validation import check_number
 from keras_laf.core.validation import check_positive_int
 from keras_laf.core.validation import check_positive_number
@@ -22,7 +23,7 @@ from keras_laf.ops import laf_over_sets
 from keras_laf.ops import largest_finite
 
 
-@keras.saving.register_keras_serializable(package="keras_laf")
+@register("laf", units=9)
 class LAF(SetAggregation):
     r"""Learnable Aggregation Functions over sets.
 
@@ -71,31 +72,29 @@ class LAF(SetAggregation):
         epsilon: float. Floor of x and 1 - x inside the logarithm and of
             the magnitude of the denominator. Defaults to `1e-7`.
         preset: str. How the units start and how their parameters are
-            constrained, by purpose (see `keras_laf.presets`):
-            `"pooling"`, `"closed_forms"` or `"paper"`. Defaults to
-            `"pooling"`, a pooling inside a model: every other unit starts
-            as the maximum, the minimum, the mean or the second moment of
-            Table 1 in turn (PNA's aggregators), the others at random
-            exponents in [0, 1] with a positive denominator (see
-            `keras_laf.initializers.AnchoredLAF`); the exponents are
-            projected onto [0, 100], the numerator's outer exponents (a,
-            c) onto [0, 1] so that no unit grows faster than the set (a
-            count and a sum still can), max/min-like terms keep a least
-            degree, and `gamma, delta >= 0` with `gamma + delta >= 1` (no
-            pole on large sets). `"closed_forms"`, for targets that are
-            closed forms (a count, a sum, a mean) and must hold on larger
-            sets, starts with a small count, then every third unit as the
-            maximum, the minimum or the mean, clips the numerator's outer
-            exponents as `"pooling"` does, and adds pulls after every step
-            that settle
-            exponents near 0 or 1 and coefficients the data does not need
-            exactly there
+            constrained, by purpose (see `keras_laf.presets`): `"pooling"`,
+            `"closed_forms"` or `"paper"` (None: the default). Defaults to
+            `"pooling"`, a pooling inside a model: every other unit starts as
+            the maximum, the minimum, the mean or the second moment of Table 1
+            in turn (PNA's aggregators), the others at random exponents in [0,
+            1] with a positive denominator (see
+            `keras_laf.initializers.AnchoredLAF`); the exponents are projected
+            onto [0, 100], the numerator's outer exponents (a, c) onto [0, 1] so
+            that no unit grows faster than the set (a count and a sum still
+            can), max/min-like terms keep a least degree, and `gamma, delta >=
+            0` with `gamma + delta >= 1` (no pole on large sets).
+            `"closed_forms"`, for targets that are closed forms (a count, a sum,
+            a mean) and must hold on larger sets, starts with a small count,
+            then every third unit as the maximum, the minimum or the mean, clips
+            the numerator's outer exponents as `"pooling"` does, and adds pulls
+            after every step that settle exponents near 0 or 1 and coefficients
+            the data does not need exactly there
             (`keras_laf.constraints.ClosedFormExponents`,
-            `keras_laf.constraints.PositiveDenominator(pull=2e-4)`).
-            `"paper"` is the paper's scheme exactly: exponents uniform in
-            [0, 1], coefficients normal with standard deviation 0.01, only
-            the exponents projected onto [0, 100]. `"anchored"`, the name
-            of `"closed_forms"` before presets, is accepted for it.
+            `keras_laf.constraints.PositiveDenominator(pull=2e-4)`). `"paper"`
+            is the paper's scheme exactly: exponents uniform in [0, 1],
+            coefficients normal with standard deviation 0.01, only the exponents
+            projected onto [0, 100]. `"anchored"`, the name of `"closed_forms"`
+            before presets, is accepted for it.
         output_bound: float > 0, `float("inf")` for none, or None for the
             preset's. Every output lies in `[-output_bound,
             output_bound]`: on a set of N elements the denominator's
@@ -163,6 +162,9 @@ class LAF(SetAggregation):
     '(1.00(Σx^1.00)^1.00 + 0.00(Σ(1-x)^0.00)^0.00)'
     """
 
+    # The power sums take x and 1 - x in [0, 1].
+    input_domain = "unit_interval"
+
     def __init__(
         self,
         units=1,
@@ -199,7 +201,10 @@ class LAF(SetAggregation):
                 )
             preset = initialization
         self.num_aggregates = self.units
-        self.preset = standardize_preset(preset)
+        # None: the default, as for every other argument left out.
+        self.preset = standardize_preset(
+            DEFAULT_PRESET if preset is None else preset
+        )
         defaults = preset_arguments(self.preset)
         if output_bound is None:
             output_bound = defaults["output_bound"]
