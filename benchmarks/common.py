@@ -460,7 +460,7 @@ def point_cloud_accuracy(pooling, seed):
     [...]}`, the test clouds the same for every seed."""
     import keras
 
-    from laf_experiments.datasets import make_solid_point_clouds
+    from laf_experiments.data import make_solid_point_clouds
 
     settings = POINT_CLOUD_SETTINGS
     keras.utils.set_random_seed(seed)

@@ -6,7 +6,7 @@ sets of 2..10 digits, once per (initialisation, target, seed), and tested on
 1,000 sets drawn as the paper's authors test (`--test-protocol authors`,
 the default: exactly `--max-size` digits for sum, mean, median and the
 moments, 80-100% of it for the count, extremes cycling through the digits;
-see `laf_experiments.datasets.sample_authors_test_sets`), or on diversified
+see `laf_experiments.data.sample_authors_test_sets`), or on diversified
 sets of 2 to `--max-size` digits (`--test-protocol diversified`). Each
 result is appended to a
 JSON-lines file as soon as it is known, so an interrupted study resumes
@@ -48,10 +48,10 @@ from benchmarks.common import pooling_aggregation
 from keras_laf.aggregations.laf.callbacks import SnapToClosedForms
 from keras_laf.datasets import ragged_set_dataset
 from keras_laf.datasets import to_padded_batches
-from laf_experiments.datasets import TEST_PROTOCOLS
-from laf_experiments.datasets import make_test_sets
-from laf_experiments.datasets import make_training_sets
-from laf_experiments.datasets import target_values
+from laf_experiments.data import TEST_PROTOCOLS
+from laf_experiments.data import make_test_sets
+from laf_experiments.data import make_training_sets
+from laf_experiments.data import target_values
 
 
 def anchored_variant(anchor_every=3, anchors=("max", "min"), **kwargs):

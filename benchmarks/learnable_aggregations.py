@@ -5,7 +5,7 @@ trained with Adam and the MAE loss on sets of 2 to 10 elements and tested
 on sets of 2 to 10 (`mae_10`) and of 2 to 50 (`mae_50`) elements:
 
 - `integer:<target>`: the LAF paper's twelve targets of sets of digits
-  (`laf_experiments.datasets.TARGETS`: count, sum, mean, max, ...,
+  (`laf_experiments.data.TARGETS`: count, sum, mean, max, ...,
   kurtosis); the model is the paper's, Embedding(10, 10), a sigmoid, the
   aggregation and Dense(1); the test sets are diversified
   (`sample_test_sets`).
@@ -107,7 +107,7 @@ QUICK = {
 
 
 def integer_targets():
-    from laf_experiments.datasets import TARGETS
+    from laf_experiments.data import TARGETS
 
     return TARGETS
 
@@ -172,9 +172,9 @@ def task_data(task, num_sets, max_size, seed=None):
     the test sets, the same for every seed."""
     kind, target = task.split(":")
     if kind == "integer":
-        from laf_experiments.datasets import target_values
-        from laf_experiments.datasets.digit_sets import sample_test_sets
-        from laf_experiments.datasets.digit_sets import sample_training_sets
+        from laf_experiments.data import target_values
+        from laf_experiments.data.digit_sets import sample_test_sets
+        from laf_experiments.data.digit_sets import sample_training_sets
 
         if seed is not None:
             sets = sample_training_sets(num_sets, *TRAIN_SIZES, seed=seed)

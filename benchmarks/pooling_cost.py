@@ -43,8 +43,8 @@ from benchmarks.common import parse_budget
 from benchmarks.common import point_cloud_model
 from benchmarks.common import pooling_aggregation
 from benchmarks.common import write_record
-from laf_experiments.datasets import make_solid_point_clouds
-from laf_experiments.datasets import make_training_sets
+from laf_experiments.data import make_solid_point_clouds
+from laf_experiments.data import make_training_sets
 
 TASKS = ("point_clouds", "integers")
 # Each task's batches per epoch and the shape of its LAF pooling's input:

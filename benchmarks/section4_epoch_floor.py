@@ -95,8 +95,8 @@ def floor_model(experiment):
 def measure(experiment, num_sets, methods):
     from laf_experiments.commands import mnist
     from laf_experiments.commands import scalars
-    from laf_experiments.datasets import load_digit_images
-    from laf_experiments.datasets import make_training_sets
+    from laf_experiments.data import load_digit_images
+    from laf_experiments.data import make_training_sets
 
     images = None
     if experiment == "mnist":

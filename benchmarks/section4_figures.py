@@ -26,7 +26,7 @@ import pathlib
 import numpy as np
 
 from laf_experiments import plots
-from laf_experiments.datasets import TARGETS
+from laf_experiments.data import TARGETS
 from laf_experiments.paper import FIG_D1
 from laf_experiments.paper import FIG_D1_SIZE
 from laf_experiments.regression import regression_records

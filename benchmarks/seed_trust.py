@@ -53,9 +53,9 @@ from keras_laf.aggregations.laf.closed_forms import closed_form
 from keras_laf.aggregations.laf.closed_forms import laf_units_numpy
 from keras_laf.aggregations.laf.constraints import ClosedFormExponents
 from keras_laf.models import deep_sets
-from laf_experiments.datasets import make_test_sets
-from laf_experiments.datasets import make_training_sets
-from laf_experiments.datasets import target_values
+from laf_experiments.data import make_test_sets
+from laf_experiments.data import make_training_sets
+from laf_experiments.data import target_values
 
 SEEDS = (0, 1, 2, 3, 4, 100, 101, 102, 103, 104)
 MAX_SIZE = 50

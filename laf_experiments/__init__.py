@@ -15,7 +15,9 @@ directory and its recorded results), `runner` (the loop of every
 experiment: skip what is recorded, resume, seed, train, evaluate,
 record), `regression` (the set-regression experiments on sets of digits:
 their arguments, data and plots), `reports` (the method-by-seed loop and
-the tables and figures of `graphs`, `expansion` and `tune`), `graphs`
-(the graph-properties experiment), `plots` (figures and tables) and
-`datasets` (the paper's data sets).
+the tables and figures of `graphs`, `expansion` and `tune`), `plots`
+(figures and tables) and `data` (the paper's data sets, where
+`keras_laf.datasets` holds the package's input pipelines); each command
+is a module of `commands` (`commands.graphs`: the graph-properties
+experiment).
 """

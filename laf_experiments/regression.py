@@ -12,9 +12,9 @@ import numpy as np
 
 from laf_experiments import plots
 from laf_experiments import runner
-from laf_experiments.datasets import SOURCES
-from laf_experiments.datasets import TEST_PROTOCOLS
-from laf_experiments.datasets import load_digit_images
+from laf_experiments.data import SOURCES
+from laf_experiments.data import TEST_PROTOCOLS
+from laf_experiments.data import load_digit_images
 from laf_experiments.errors import ExperimentError
 from laf_experiments.errors import MissingDependency
 from laf_experiments.errors import log
@@ -354,7 +354,7 @@ def add_test_protocol_argument(group):
         "'authors' (as the paper's authors test: exactly M digits for "
         "sum, mean, median and the moments, sizes near M for the count, "
         "extremes cycling through the digits; see "
-        "laf_experiments.datasets.sample_authors_test_sets) (default: "
+        "laf_experiments.data.sample_authors_test_sets) (default: "
         "diversified)",
     )
 
@@ -432,7 +432,7 @@ def joined_test_data(suite, batch_size=PREDICT_BATCH_SIZE, padded=False):
         set, as expected by `run_regression`.
     """
     from keras_laf.datasets import ragged_set_dataset
-    from laf_experiments.datasets.digit_sets import padded_set_batches
+    from laf_experiments.data.digit_sets import padded_set_batches
 
     parts = list(suite.values())
     rows = [row for data in parts for row in data.element_rows]
@@ -478,8 +478,8 @@ def run_digit_regression(
             size, trained `STEPS_PER_EXECUTION` steps per call (the
             models of `build_model` must take them), instead of ragged.
     """
-    from laf_experiments.datasets import make_test_sets_by_max_size
-    from laf_experiments.datasets import make_training_sets
+    from laf_experiments.data import make_test_sets_by_max_size
+    from laf_experiments.data import make_training_sets
 
     if args.targets is None:
         args.targets = quick_targets if args.quick else default_targets

@@ -5,9 +5,10 @@ the multi-task network of Corso et al. (PNA, NeurIPS 2020) with its
 neighbour aggregation replaced by LAF units (or by fixed aggregators with
 PNA's scalers, for the baselines). It predicts three node properties and
 three graph properties of a batch of graphs jointly (the benchmark is in
-`laf_experiments.datasets.graph_properties`).
+`laf_experiments.data.graph_properties`).
 
-`laf_experiments.graphs` trains it on the benchmark and scores every task.
+`laf_experiments.commands.graphs` trains it on the benchmark and scores
+every task.
 """
 
 import warnings

@@ -53,7 +53,7 @@ def point_cloud_classifier(
     `"lstm"` (an LSTM over the points in their given order, `hidden_units`
     wide, the order-dependent baseline of the LAF paper). Points are expected
     standardised per cloud (zero mean, unit variance), as
-    `laf_experiments.datasets` produces them; the model does not
+    `laf_experiments.data` produces them; the model does not
     standardise.
 
     Args:

@@ -64,8 +64,8 @@ import matplotlib.pyplot as plt
 import keras_laf
 from keras_laf.datasets import to_padded_batches
 from keras_laf.models import deep_sets
-from laf_experiments.datasets import make_test_sets_by_max_size
-from laf_experiments.datasets import make_training_sets
+from laf_experiments.data import make_test_sets_by_max_size
+from laf_experiments.data import make_training_sets
 
 NAME = "learning_aggregators"
 parser = argparse.ArgumentParser(
@@ -118,7 +118,7 @@ BATCH_SIZE = 64
 
 `make_training_sets(num_sets, target)` draws sets of 2 to 10 digits, each
 uniform in 0..9, and labels each set with the target (the docstring of
-`laf_experiments.datasets.aggregation_targets` defines all twelve): the median
+`laf_experiments.data.aggregation_targets` defines all twelve): the median
 of an even number of digits is the mean of the two middle ones, and the
 kurtosis is the plain standardised fourth moment m_4 / m_2^2 (not the
 excess kurtosis), 0 for constant sets.
@@ -133,7 +133,7 @@ Large sets of uniform digits are dull: the maximum of 50 uniform digits is
 almost always 9 and their mean almost always close to 4.5. The test sets of
 `make_test_sets_by_max_size` are therefore *diversified*: each set draws
 its digits from its own random range and weights, so that the targets keep
-varying at every M (the docstring of `laf_experiments.datasets.digit_sets`
+varying at every M (the docstring of `laf_experiments.data.digit_sets`
 gives the recipe).
 
 `to_dataset` turns the sets into a `tf.data` pipeline of **ragged**

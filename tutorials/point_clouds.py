@@ -57,9 +57,9 @@ import matplotlib.pyplot as plt
 from keras_laf import LAF
 from keras_laf import FixedAggregation
 from keras_laf import PermutationEquivariant
-from laf_experiments.datasets import PointClouds
-from laf_experiments.datasets import load_modelnet40
-from laf_experiments.datasets import make_solid_point_clouds
+from laf_experiments.data import PointClouds
+from laf_experiments.data import load_modelnet40
+from laf_experiments.data import make_solid_point_clouds
 
 NAME = "point_clouds"
 parser = argparse.ArgumentParser(

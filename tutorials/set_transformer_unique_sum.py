@@ -56,8 +56,8 @@ import matplotlib.pyplot as plt
 
 from keras_laf.datasets import to_padded_batches
 from keras_laf.models import set_transformer
-from laf_experiments.datasets import load_digit_images
-from laf_experiments.datasets import make_unique_digit_sets
+from laf_experiments.data import load_digit_images
+from laf_experiments.data import make_unique_digit_sets
 
 NAME = "set_transformer_unique_sum"
 parser = argparse.ArgumentParser(

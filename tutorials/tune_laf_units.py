@@ -66,9 +66,9 @@ import matplotlib.pyplot as plt
 
 from keras_laf.datasets import to_padded_batches
 from keras_laf.models.hypermodels import DeepSetsHyperModel
-from laf_experiments.datasets import TEST_MAX_SIZES
-from laf_experiments.datasets import make_test_sets_by_max_size
-from laf_experiments.datasets import make_training_sets
+from laf_experiments.data import TEST_MAX_SIZES
+from laf_experiments.data import make_test_sets_by_max_size
+from laf_experiments.data import make_training_sets
 
 NAME = "tune_laf_units"
 parser = argparse.ArgumentParser(description=__doc__.split("\n")[1])

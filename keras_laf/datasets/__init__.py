@@ -5,7 +5,7 @@ one disjoint union, padded to a few sizes for compiled models.
 
 The data sets of the LAF paper's experiments (sets of digits with twelve
 targets, digit images, point clouds, the graph-properties benchmark) are
-in `laf_experiments.datasets`.
+in `laf_experiments.data`.
 """
 
 from keras_laf.datasets.graph_batches import GraphBatches

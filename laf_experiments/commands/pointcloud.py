@@ -8,7 +8,7 @@ with the cross-entropy of the logits, and compared by test accuracy over
 several seeds, for clouds of 100 and 1000 points.
 
 ModelNet40 is read from its HDF5 files (`--data-dir`, see
-`laf_experiments.datasets.load_modelnet40`); without `--data-dir` the clouds are
+`laf_experiments.data.load_modelnet40`); without `--data-dir` the clouds are
 sampled from the surfaces of eight simple solids instead, which needs no
 download.
 """
@@ -19,8 +19,8 @@ import numpy as np
 
 from laf_experiments import plots
 from laf_experiments import runner
-from laf_experiments.datasets import SOLID_NAMES
-from laf_experiments.datasets.constants import MODELNET40_HELP
+from laf_experiments.data import SOLID_NAMES
+from laf_experiments.data.constants import MODELNET40_HELP
 from laf_experiments.errors import ExperimentError
 from laf_experiments.errors import log
 from laf_experiments.runner import cached
@@ -221,7 +221,7 @@ class _ModelNet40:
     # ModelNet40 at one number of points: train, validation and test parts.
 
     def __init__(self, directory, num_points, args):
-        from laf_experiments.datasets import load_modelnet40
+        from laf_experiments.data import load_modelnet40
 
         try:
             train = load_modelnet40(directory, "train", num_points)
@@ -256,7 +256,7 @@ class _Solids:
 
     @staticmethod
     def _make(num_clouds, num_points, seed):
-        from laf_experiments.datasets import make_solid_point_clouds
+        from laf_experiments.data import make_solid_point_clouds
 
         return make_solid_point_clouds(num_clouds, num_points, seed=seed)
 

@@ -1,7 +1,7 @@
 """`keras-laf scalars`: learning aggregation targets of sets of digits.
 
 The first experiment of the LAF paper: sets of 2 to 10 digits (0..9) are
-labelled by one of the twelve targets of `laf_experiments.datasets.TARGETS`
+labelled by one of the twelve targets of `laf_experiments.data.TARGETS`
 (count, sum, mean, max, ..., kurtosis); a DeepSets model (an embedding of
 the digits, a sigmoid, an aggregation and a linear output) is trained with
 the MAE loss for each aggregation, LAF and the baselines, and tested on
@@ -10,8 +10,8 @@ sets than it was trained on.
 """
 
 from laf_experiments import regression
-from laf_experiments.datasets import TARGETS
-from laf_experiments.datasets import TEST_MAX_SIZES
+from laf_experiments.data import TARGETS
+from laf_experiments.data import TEST_MAX_SIZES
 from laf_experiments.settings import add_common_arguments
 from laf_experiments.settings import add_methods_and_sizes_arguments
 from laf_experiments.settings import choice_list

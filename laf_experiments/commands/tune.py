@@ -28,8 +28,8 @@ import numpy as np
 
 from laf_experiments import reports
 from laf_experiments import runner
-from laf_experiments.datasets import TARGETS
-from laf_experiments.datasets import TEST_MAX_SIZES
+from laf_experiments.data import TARGETS
+from laf_experiments.data import TEST_MAX_SIZES
 from laf_experiments.errors import ExperimentError
 from laf_experiments.errors import log
 from laf_experiments.errors import require
@@ -216,7 +216,7 @@ def _trials(tuner, epochs):
 
 def _test_errors(model, target, args):
     from keras_laf.datasets import to_padded_batches
-    from laf_experiments.datasets import make_test_sets_by_max_size
+    from laf_experiments.data import make_test_sets_by_max_size
 
     suite = make_test_sets_by_max_size(
         args.test_size, target, args.max_sizes, seed=TEST_SEED
@@ -259,7 +259,7 @@ def run(args):
     require("keras_tuner", "keras-tuner", "keras-laf tune")
     from keras_laf.datasets import to_padded_batches
     from keras_laf.models.hypermodels import DeepSetsHyperModel
-    from laf_experiments.datasets import make_training_sets
+    from laf_experiments.data import make_training_sets
 
     experiment = args.experiment
     settings = resolve_settings(

@@ -9,7 +9,7 @@ either PMA (the original) or LAF.
 """
 
 from laf_experiments import regression
-from laf_experiments.datasets import UNIQUE_REDUCTIONS
+from laf_experiments.data import UNIQUE_REDUCTIONS
 from laf_experiments.regression import open_regression_store
 from laf_experiments.regression import run_regression
 from laf_experiments.settings import QUICK_SIZES
@@ -97,7 +97,7 @@ def build_model(method, laf_preset=None):
 def run(args):
     """Runs `keras-laf unique-sum`."""
     from keras_laf.datasets import to_padded_batches
-    from laf_experiments.datasets import make_unique_digit_sets
+    from laf_experiments.data import make_unique_digit_sets
 
     settings = resolve_settings(args, extra_names=("max_sizes",))
     prepare_output_directory(args.output)

@@ -9,25 +9,25 @@ import pytest
 import tensorflow as tf
 
 from keras_laf.datasets import ragged_set_dataset
-from laf_experiments.datasets import SOLID_NAMES
-from laf_experiments.datasets import TARGETS
-from laf_experiments.datasets import TEST_MAX_SIZES
-from laf_experiments.datasets import DigitImages
-from laf_experiments.datasets import load_digit_images
-from laf_experiments.datasets import load_modelnet40
-from laf_experiments.datasets import make_solid_point_clouds
-from laf_experiments.datasets import make_test_datasets
-from laf_experiments.datasets import make_test_sets
-from laf_experiments.datasets import make_test_sets_by_max_size
-from laf_experiments.datasets import make_training_sets
-from laf_experiments.datasets import make_unique_digit_sets
-from laf_experiments.datasets import point_clouds
-from laf_experiments.datasets import sample_authors_test_sets
-from laf_experiments.datasets import sample_test_sets
-from laf_experiments.datasets import sample_training_sets
-from laf_experiments.datasets import standardize_point_clouds
-from laf_experiments.datasets import target_value
-from laf_experiments.datasets import target_values
+from laf_experiments.data import SOLID_NAMES
+from laf_experiments.data import TARGETS
+from laf_experiments.data import TEST_MAX_SIZES
+from laf_experiments.data import DigitImages
+from laf_experiments.data import load_digit_images
+from laf_experiments.data import load_modelnet40
+from laf_experiments.data import make_solid_point_clouds
+from laf_experiments.data import make_test_datasets
+from laf_experiments.data import make_test_sets
+from laf_experiments.data import make_test_sets_by_max_size
+from laf_experiments.data import make_training_sets
+from laf_experiments.data import make_unique_digit_sets
+from laf_experiments.data import point_clouds
+from laf_experiments.data import sample_authors_test_sets
+from laf_experiments.data import sample_test_sets
+from laf_experiments.data import sample_training_sets
+from laf_experiments.data import standardize_point_clouds
+from laf_experiments.data import target_value
+from laf_experiments.data import target_values
 
 # Hand-computed targets, in the order of TARGETS: count, sum, mean, max,
 # min, inverse_count, median, min_over_max, max_minus_min, std, skewness,

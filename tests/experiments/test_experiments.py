@@ -695,8 +695,8 @@ def test_units_targets_match_numpy(target):
 
 def test_laf_preset_flag_reaches_every_experiment():
     from keras_laf.aggregations.laf.presets import PRESETS
-    from laf_experiments import graphs
     from laf_experiments.commands import expansion
+    from laf_experiments.commands import graphs
     from laf_experiments.commands import mnist
     from laf_experiments.commands import pointcloud
     from laf_experiments.commands import unique_sum

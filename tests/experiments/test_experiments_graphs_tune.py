@@ -18,7 +18,7 @@ from experiment_helpers import run
 
 import keras_laf
 from laf_experiments import cli
-from laf_experiments import graphs
+from laf_experiments.commands import graphs
 from laf_experiments.commands import tune
 
 TASKS = {
@@ -155,7 +155,7 @@ def test_graphs_models_of_every_method(method):
 
 
 def test_graphs_degree_histogram_counts_the_training_graphs():
-    from laf_experiments.datasets.graph_properties import make_property_graphs
+    from laf_experiments.data.graph_properties import make_property_graphs
 
     train = make_property_graphs(6, sizes=(5, 8), seed=0)
     histogram = graphs.training_degree_histogram(train)

@@ -15,7 +15,7 @@ import keras
 import numpy as np
 import pytest
 
-from laf_experiments import graphs
+from laf_experiments.commands import graphs
 from tests.experiment_helpers import QUIET
 from tests.experiment_helpers import read_csv
 from tests.experiment_helpers import read_json

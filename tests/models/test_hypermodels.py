@@ -11,7 +11,7 @@ from keras_laf import FixedAggregation
 from keras_laf.datasets import to_padded_batches
 from keras_laf.models.hypermodels import DeepSetsHyperModel
 from keras_laf.models.hypermodels import SetTransformerHyperModel
-from laf_experiments.datasets import make_training_sets
+from laf_experiments.data import make_training_sets
 
 # Tiny models; eager execution, much faster than tracing for a few batches.
 DEEP_SETS = {

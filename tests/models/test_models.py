@@ -334,7 +334,7 @@ MIRRORED_SCRIPT = textwrap.dedent(
         cpu, [tf.config.LogicalDeviceConfiguration()] * 2
     )
     from keras_laf import datasets, models
-    from laf_experiments.datasets import make_training_sets
+    from laf_experiments.data import make_training_sets
 
     data = make_training_sets(64, "max", seed=0)
     ragged = data.to_dataset(batch_size=16)

@@ -22,8 +22,8 @@ import numpy as np
 import tensorflow as tf
 
 from keras_laf.core.validation import check_positive_int
-from laf_experiments.datasets.constants import MODELNET40_HELP
-from laf_experiments.datasets.constants import SOLID_NAMES
+from laf_experiments.data.constants import MODELNET40_HELP
+from laf_experiments.data.constants import SOLID_NAMES
 
 MIN_AXIS_SCALE = 0.8
 MAX_AXIS_SCALE = 1.25

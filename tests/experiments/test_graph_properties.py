@@ -8,13 +8,13 @@ import pytest
 
 from keras_laf.datasets import adjacency_to_edges
 from keras_laf.datasets import disjoint_union
-from laf_experiments.datasets import graph_properties
-from laf_experiments.datasets.graph_properties import GRAPH_TYPES
-from laf_experiments.datasets.graph_properties import graph_property_labels
-from laf_experiments.datasets.graph_properties import make_graph_property_splits
-from laf_experiments.datasets.graph_properties import make_property_graphs
-from laf_experiments.datasets.graph_properties import node_property_labels
-from laf_experiments.datasets.graph_properties import random_graph
+from laf_experiments.data import graph_properties
+from laf_experiments.data.graph_properties import GRAPH_TYPES
+from laf_experiments.data.graph_properties import graph_property_labels
+from laf_experiments.data.graph_properties import make_graph_property_splits
+from laf_experiments.data.graph_properties import make_property_graphs
+from laf_experiments.data.graph_properties import node_property_labels
+from laf_experiments.data.graph_properties import random_graph
 
 nx = pytest.importorskip("networkx")
 
@@ -343,8 +343,8 @@ def test_missing_networkx_gives_clear_error(monkeypatch):
 
 def test_task_errors_match_numpy():
     from keras_laf.models import graph_network
-    from laf_experiments.graphs import TASKS
-    from laf_experiments.graphs import task_errors
+    from laf_experiments.commands.graphs import TASKS
+    from laf_experiments.commands.graphs import task_errors
 
     graphs = make_graph_property_splits(
         num_train=5,

@@ -14,7 +14,7 @@ from experiment_helpers import run
 
 from keras_laf.models import set_expansion
 from laf_experiments.commands import expansion
-from laf_experiments.datasets import concept_sets
+from laf_experiments.data import concept_sets
 
 
 def assert_one_line_error(status, err, text):

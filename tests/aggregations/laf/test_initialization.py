@@ -281,7 +281,7 @@ def test_config_saved_with_initialization_names_its_preset():
 def test_model_saved_before_presets_loads_and_predicts_as_it_did():
     # Saved by keras-laf at bc6b816 (before the presets) after three
     # epochs of training: a default LAF ("anchored") and a paper LAF.
-    data = pathlib.Path(__file__).parent.parent / "data"
+    data = pathlib.Path(__file__).parents[2] / "data"
     saved = np.load(data / "laf_model_saved_before_presets.npz")
     model = keras.models.load_model(
         data / "laf_model_saved_before_presets.keras"

@@ -53,8 +53,8 @@ import numpy as np
 from keras_laf.core.validation import check_positive_int
 from keras_laf.datasets import adjacency_to_edges
 from keras_laf.datasets import disjoint_union
-from laf_experiments.datasets.constants import EXTRAPOLATION_SIZES
-from laf_experiments.datasets.constants import TRAIN_SIZES
+from laf_experiments.data.constants import EXTRAPOLATION_SIZES
+from laf_experiments.data.constants import TRAIN_SIZES
 from laf_experiments.errors import require
 
 GRAPH_TYPE_PROBABILITIES = {

@@ -67,12 +67,12 @@ from keras_laf.core.validation import check_positive_int
 from keras_laf.datasets.padded_sets import SetBatches
 from keras_laf.datasets.ragged_dataset import ragged_set_dataset
 from keras_laf.datasets.ragged_dataset import to_padded_batches
-from laf_experiments.datasets.aggregation_targets import check_target
-from laf_experiments.datasets.aggregation_targets import target_values
-from laf_experiments.datasets.constants import NUM_DIGITS
-from laf_experiments.datasets.constants import TEST_MAX_SIZES
-from laf_experiments.datasets.constants import TEST_PROTOCOLS
-from laf_experiments.datasets.constants import UNIQUE_REDUCTIONS
+from laf_experiments.data.aggregation_targets import check_target
+from laf_experiments.data.aggregation_targets import target_values
+from laf_experiments.data.constants import NUM_DIGITS
+from laf_experiments.data.constants import TEST_MAX_SIZES
+from laf_experiments.data.constants import TEST_PROTOCOLS
+from laf_experiments.data.constants import UNIQUE_REDUCTIONS
 
 
 class _LabelledSets:
@@ -584,7 +584,7 @@ def make_unique_digit_sets(
 
     Example:
 
-    >>> from laf_experiments.datasets import load_digit_images
+    >>> from laf_experiments.data import load_digit_images
     >>> pool = load_digit_images("train", source="sklearn")
     >>> data = make_unique_digit_sets(pool, 1000, reduction="mean")
     """
