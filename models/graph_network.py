@@ -271,16 +271,15 @@ def graph_network(
     >>> tuple(model(inputs)["graph_outputs"].shape)
     (2, 3)
     """
-    for argument, value in (
-        ("num_node_features", num_node_features),
-        ("num_node_outputs", num_node_outputs),
-        ("num_graph_outputs", num_graph_outputs),
-        ("hidden_units", hidden_units),
-        ("num_layers", num_layers),
-        ("num_readout_layers", num_readout_layers),
-        ("num_heads", num_heads),
-    ):
-        check_positive_int(argument, value)
+    _check_sizes(
+        num_node_features=num_node_features,
+        num_node_outputs=num_node_outputs,
+        num_graph_outputs=num_graph_outputs,
+        hidden_units=hidden_units,
+        num_layers=num_layers,
+        num_readout_layers=num_readout_layers,
+        num_heads=num_heads,
+    )
     if update not in UPDATES:
         raise ValueError(
             f"`update` must be one of {UPDATES}. Received: update={update!r}"
@@ -295,10 +294,9 @@ def graph_network(
     if readout_aggregation is None:
         # The aggregation inside PNA's scalers, where a layer of them is
         # given.
-        readout_aggregation = getattr(
-            aggregation, "aggregation_layer", aggregation
-        )
-        readout_arguments = arguments
+        readout_aggregation, readout_arguments = aggregation, arguments
+        if isinstance(aggregation, DegreeScalerAggregation):
+            readout_aggregation = aggregation.aggregation_layer()
     else:
         readout_arguments = _aggregation_arguments(
             readout_aggregation, aggregation_kwargs, laf_units, laf_preset
@@ -316,34 +314,11 @@ def graph_network(
         arguments = {}
 
     inputs = _graph_inputs(num_node_features)
-    # (num_nodes, hidden_units)
-    states = keras.layers.Dense(hidden_units, name="node_embedding")(
-        inputs["node_features"]
-    )
-    # One GRU shared by all layers, as in PNA.
-    gru = (
-        keras.layers.GRUCell(hidden_units, name="gru")
-        if update == "gru"
-        else None
-    )
-    for index in range(num_layers):
-        layer = make_layer(
-            aggregation, arguments, f"{_name(convolution)}_{index + 1}"
-        )
-        outputs = layer(states, inputs["edge_source"], inputs["edge_target"])
-        if update == "gru":
-            states, _ = gru(outputs, [states])
-        elif update == "residual":
-            states = keras.layers.Add(name=f"residual_{index + 1}")(
-                [states, outputs]
-            )
-        else:
-            states = outputs
-        if dropout and index < num_layers - 1:
-            states = keras.layers.Dropout(dropout, name=f"dropout_{index + 1}")(
-                states
-            )
-
+    layers = [
+        make_layer(aggregation, arguments, f"{_name(convolution)}_{index + 1}")
+        for index in range(num_layers)
+    ]
+    states = _node_states(inputs, layers, hidden_units, update, dropout)
     readout = GraphReadout(
         _copy(readout_aggregation),
         aggregation_kwargs=readout_arguments,
@@ -360,22 +335,47 @@ def graph_network(
         nodes_per_graph=inputs["nodes_per_graph"],
     )
     outputs = {
-        "node_outputs": _mlp(
-            states,
-            hidden_units,
-            num_node_outputs,
-            num_readout_layers,
-            "node_outputs",
-        ),
-        "graph_outputs": _mlp(
-            graph_states,
-            hidden_units,
-            num_graph_outputs,
-            num_readout_layers,
-            "graph_outputs",
-        ),
+        key: _mlp(features, hidden_units, width, num_readout_layers, key)
+        for key, features, width in (
+            ("node_outputs", states, num_node_outputs),
+            ("graph_outputs", graph_states, num_graph_outputs),
+        )
     }
     return keras.Model(inputs, outputs, name=name)
+
+
+def _check_sizes(**sizes):
+    for argument, value in sizes.items():
+        check_positive_int(argument, value)
+
+
+def _node_states(inputs, layers, hidden_units, update, dropout):
+    """The node states after the message-passing `layers`, each followed
+    by the `update`: `(num_nodes, hidden_units)`."""
+    states = keras.layers.Dense(hidden_units, name="node_embedding")(
+        inputs["node_features"]
+    )
+    # One GRU shared by all layers, as in PNA.
+    gru = (
+        keras.layers.GRUCell(hidden_units, name="gru")
+        if update == "gru"
+        else None
+    )
+    for index, layer in enumerate(layers):
+        outputs = layer(states, inputs["edge_source"], inputs["edge_target"])
+        if update == "gru":
+            states, _ = gru(outputs, [states])
+        elif update == "residual":
+            states = keras.layers.Add(name=f"residual_{index + 1}")(
+                [states, outputs]
+            )
+        else:
+            states = outputs
+        if dropout and index < len(layers) - 1:
+            states = keras.layers.Dropout(dropout, name=f"dropout_{index + 1}")(
+                states
+            )
+    return states
 
 
 def _name(convolution):

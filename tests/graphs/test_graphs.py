@@ -8,11 +8,14 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
+import keras_laf
 from keras_laf import LAF
 from keras_laf import DegreeScalerAggregation
 from keras_laf import aggregations
 from keras_laf import degree_histogram
 from keras_laf.datasets import disjoint_union
+from keras_laf.graphs.convolutions import GCNConv
+from keras_laf.graphs.convolutions import GINConv
 from keras_laf.graphs.message_passing import AggregationConv
 from keras_laf.graphs.readout import GraphReadout
 from keras_laf.models.graph_network import graph_network
@@ -606,3 +609,31 @@ def test_builder_convolutions_save_and_reload(convolution, tmp_path):
             keras.ops.convert_to_numpy(expected[key]),
             rtol=1e-6,
         )
+
+
+def test_graph_network_builds_from_convolution_classes_and_layers():
+    by_class = graph_network(
+        aggregation="sum", convolution=GINConv, hidden_units=4, num_layers=2
+    )
+    assert isinstance(by_class.get_layer("ginconv_1"), GINConv)
+    template = GCNConv(4, activation="tanh", name="template")
+    by_layer = graph_network(
+        aggregation="sum", convolution=template, hidden_units=4, num_layers=2
+    )
+    copies = [by_layer.get_layer(f"template_{index}") for index in (1, 2)]
+    assert all(isinstance(layer, GCNConv) for layer in copies)
+    assert copies[0] is not copies[1] and copies[0] is not template
+    with pytest.raises(ValueError, match="GraphConvolution"):
+        graph_network(convolution=keras.layers.Dense)
+
+
+def test_graph_network_reads_out_with_the_aggregation_inside_the_scalers():
+    scaled = keras_laf.DegreeScalerAggregation(
+        "mean", ["identity", "amplification"], average_log_degree=1.0
+    )
+    model = graph_network(aggregation=scaled, hidden_units=4, num_layers=1)
+    readout = model.get_layer("graph_readout").aggregation_layer()
+    assert type(readout) is keras_laf.FixedAggregation
+    assert readout.aggregators == ["mean"]
+    layer = model.get_layer("message_passing_1").aggregation_layer()
+    assert type(layer) is keras_laf.DegreeScalerAggregation
