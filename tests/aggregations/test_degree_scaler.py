@@ -116,7 +116,7 @@ def test_wraps_any_aggregation_and_saves(tmp_path):
         width = expected.shape[-1] // 2
         np.testing.assert_allclose(
             expected[:, :width],
-            numpy(layer._aggregation(sets)),
+            numpy(layer.aggregation_layer()(sets)),
             rtol=1e-5,
             atol=1e-6,
         )
@@ -169,16 +169,16 @@ def test_builder_wraps_each_layer_and_takes_the_histogram():
         degree_histogram=histogram,
     )
     layers = [model.get_layer(f"message_passing_{i}") for i in (1, 2)]
-    scalers = [layer._aggregation for layer in layers]
+    scalers = [layer.aggregation_layer() for layer in layers]
     assert all(isinstance(s, DegreeScalerAggregation) for s in scalers)
     # Copies: no weights shared between the layers.
-    assert scalers[0]._aggregation is not scalers[1]._aggregation
-    assert scalers[0]._aggregation.units == 3
+    assert scalers[0].aggregation_layer() is not scalers[1].aggregation_layer()
+    assert scalers[0].aggregation_layer().units == 3
     expected = np.log([1.0, 2.0, 3.0]) @ histogram / histogram.sum()
     assert scalers[0].average_log_degree == pytest.approx(expected)
     # The readout takes the aggregation without the scalers, after a
     # sigmoid since it is LAF.
     readout = model.get_layer("graph_readout")
-    assert isinstance(readout._aggregation, keras_laf.LAF)
-    assert readout._aggregation is not scalers[0]._aggregation
+    assert isinstance(readout.aggregation_layer(), keras_laf.LAF)
+    assert readout.aggregation_layer() is not scalers[0].aggregation_layer()
     model.get_layer("readout_projection")

@@ -641,7 +641,7 @@ def test_graph_readout_takes_every_aggregation(aggregation):
     outputs = numpy(readout(features, graph_ids))
     expected_shape = readout.compute_output_shape(features.shape)
     assert outputs.shape == (2, expected_shape[-1])
-    alone = numpy(readout._aggregation(features[1:][None]))
+    alone = numpy(readout.aggregation_layer()(features[1:][None]))
     np.testing.assert_allclose(outputs[1], alone[0], rtol=1e-5, atol=1e-6)
 
 

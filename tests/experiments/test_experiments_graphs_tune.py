@@ -135,13 +135,13 @@ def test_graphs_models_of_every_method(method):
     aggregation = layer.aggregation
     if method == "pna":
         # PNA's scalers wrap its aggregators, with the histogram's delta.
-        scaler = layer._aggregation
+        scaler = layer.aggregation_layer()
         assert isinstance(scaler, keras_laf.DegreeScalerAggregation)
         assert scaler.scalers == list(graphs.SCALERS[method])
         assert scaler.average_log_degree == pytest.approx(
             np.log([1.0, 2.0, 3.0]) @ histogram / histogram.sum()
         )
-        aggregation = scaler._aggregation.aggregators
+        aggregation = scaler.aggregation_layer().aggregators
     else:
         assert graphs.SCALERS[method] == ("identity",)
     if method in ("pna", "pna_star"):

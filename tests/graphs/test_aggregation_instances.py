@@ -126,7 +126,7 @@ def test_readout(factory):
     aggregation = factory()
     readout = GraphReadout(aggregation)
     outputs = numpy(readout(features, graph_ids, num_graphs=4))
-    assert readout._aggregation is aggregation
+    assert readout.aggregation_layer() is aggregation
     expected = per_set(aggregation, features, graph_ids, 4)
     assert (
         outputs.shape

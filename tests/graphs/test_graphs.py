@@ -73,7 +73,7 @@ def scaled(aggregation, laf_units=3, delta=1.5):
 def reference_aggregates(layer, inputs):
     """Applies the scaled aggregation's aggregator to each node's message
     set alone, and the scalers by hand."""
-    scaler = layer._aggregation
+    scaler = layer.aggregation_layer()
     features = inputs["node_features"]
     source, target = inputs["edge_source"], inputs["edge_target"]
     messages = keras.ops.convert_to_numpy(
@@ -86,10 +86,10 @@ def reference_aggregates(layer, inputs):
     for node in range(len(features)):
         neighbours = messages[target == node]
         if len(neighbours):
-            aggregates = scaler._aggregation(neighbours[None])
+            aggregates = scaler.aggregation_layer()(neighbours[None])
         else:
             # The empty set: one masked-out element.
-            aggregates = scaler._aggregation(
+            aggregates = scaler.aggregation_layer()(
                 np.zeros((1, 1, messages.shape[1]), "float32"),
                 mask=np.zeros((1, 1), bool),
             )
@@ -367,7 +367,9 @@ def test_laf_readout_matches_laf_on_each_graph():
     readout = GraphReadout("laf", laf_units=3)
     outputs = keras.ops.convert_to_numpy(readout(features, graph_ids))
     for graph in range(2):
-        expected = readout._aggregation(features[graph_ids == graph][None])
+        expected = readout.aggregation_layer()(
+            features[graph_ids == graph][None]
+        )
         np.testing.assert_allclose(
             outputs[graph], keras.ops.convert_to_numpy(expected)[0], rtol=1e-5
         )

@@ -73,7 +73,7 @@ def test_model_saved_before_the_rename_loads_and_predicts_as_it_did():
     )
     # The old arguments became a DegreeScalerAggregation of the aggregation.
     second = model.get_layer("message_passing_2")
-    scaler = second._aggregating_layer()
+    scaler = second.aggregation_layer()
     assert isinstance(scaler, keras_laf.DegreeScalerAggregation)
     assert scaler.scalers == ["amplification", "linear", "inverse_linear"]
     assert (scaler.average_log_degree, scaler.average_degree) == (1.1, 2.5)
@@ -82,7 +82,9 @@ def test_model_saved_before_the_rename_loads_and_predicts_as_it_did():
         keras.ops.convert_to_numpy(scaler.log_average_log_degree), np.log(0.9)
     )
     first = model.get_layer("message_passing_1")
-    assert first._aggregation.preset == "closed_forms"
+    assert first.aggregation_layer().aggregation_layer().preset == (
+        "closed_forms"
+    )
 
 
 def test_reloaded_and_saved_again_it_predicts_the_same(tmp_path):
