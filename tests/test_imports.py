@@ -10,6 +10,7 @@ otherwise; `keras_laf`'s subpackages imported on first use
 
 import ast
 import pathlib
+import re
 
 import pytest
 
@@ -21,10 +22,9 @@ SOURCES = {"keras_laf": ROOT / "keras_laf", "keras_laf.models": ROOT / "models"}
 # of its own layer or below, never above. The first prefix that names a
 # module gives its layer.
 LAYERS = [
-    # Checks of arguments and tensors; which device computes.
-    ["keras_laf.core.validation", "keras_laf.core.devices"],
-    # The rest of the core: the chunk budgets, the backend hooks (one
-    # dispatch), the set layouts.
+    # The core: the backend hooks (one dispatch), the checks of arguments
+    # and tensors, which device computes, the chunk budgets, the set
+    # layouts.
     ["keras_laf.core"],
     # LAF as a function of tensors; NumPy and tf.data input pipelines; the
     # set layers (attention blocks, per-element and equivariant layers).
@@ -159,7 +159,7 @@ def test_the_walk_finds_the_modules_and_their_imports():
         "keras_laf.aggregations.registry"
         in IMPORTS["keras_laf.aggregations.multi"]
     )
-    assert "keras_laf.ops.tensorflow_programs" in IMPORTS["keras_laf.ops"]
+    assert "keras_laf.core.backend" in IMPORTS["keras_laf.ops"]
 
 
 def test_the_backend_hooks_import_none_of_the_math():
@@ -197,3 +197,21 @@ def test_imports_only_its_own_layer_or_below(module):
         f"{module} (layer {layer_of(module)}) imports modules of higher "
         f"layers: {upwards}"
     )
+
+
+def test_one_backend_dispatch():
+    # Only `keras_laf.core.backend` asks which backend runs; everything
+    # else asks it what the backend does (`is_traced`,
+    # `needs_static_shapes`, ...).
+    branching = re.compile(r"keras\.config\.backend\(\)\s*(==|!=|not in|in)")
+    dispatch = SOURCES["keras_laf"] / "core" / "backend" / "__init__.py"
+    found = [
+        f"{path.relative_to(ROOT)}:{number}"
+        for path in MODULES.values()
+        if path != dispatch
+        for number, line in enumerate(
+            path.read_text(encoding="utf-8").splitlines(), 1
+        )
+        if branching.search(line)
+    ]
+    assert not found, found

@@ -6,6 +6,8 @@ CPU and on a GPU.
 
 import keras
 
+from keras_laf.core import backend
+
 
 def platform():
     """Where the backend computes by default: `"gpu"` or `"cpu"`.
@@ -22,7 +24,7 @@ def platform():
     >>> keras_laf.core.devices.platform() in ("cpu", "gpu")
     True
     """
-    if keras.config.backend() not in ("tensorflow", "jax"):
+    if not backend.lists_devices():
         return "cpu"
     devices = keras.distribution.list_devices()
     return (

@@ -40,7 +40,7 @@ def is_ragged(inputs):
     """
     tf = tensorflow_module()
     return (
-        keras.config.backend() == "tensorflow"
+        backend.takes_ragged_tensors()
         and tf is not None
         and isinstance(inputs, tf.RaggedTensor)
     )
@@ -70,7 +70,7 @@ def _checked(tensor, find_error, assertions):
         if message is not None:
             raise ValueError(message)
         return tensor
-    if keras.config.backend() != "tensorflow" or isinstance(
+    if not backend.checks_values_in_traces() or isinstance(
         tensor, keras.KerasTensor
     ):
         return tensor
@@ -325,7 +325,7 @@ def count_segments(segment_ids, argument):
     static: a ValueError asks for `argument` as an int."""
     if not is_traced(segment_ids):
         return int(ops.convert_to_numpy(segment_ids).max(initial=-1)) + 1
-    if keras.config.backend() == "jax":
+    if backend.needs_static_shapes():
         raise ValueError(
             "Inside a traced JAX function (`jax.jit`, `Model.fit`) the "
             f"number of sets must be known: pass `{argument}` as an int. "

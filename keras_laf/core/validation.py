@@ -12,6 +12,8 @@ import keras
 import numpy as np
 from keras import ops
 
+from keras_laf.core import backend
+
 # How far outside [0, 1] an element of LAF may lie: rounding (a sigmoid
 # computed in float32 and rescaled, say). Elements within it are clipped
 # into [0, 1]; elements beyond it are an error.
@@ -226,22 +228,7 @@ def is_traced(tensor):
     (Keras's PyTorch backend then runs the layers on the "meta" device).
     Never imports TensorFlow.
     """
-    if isinstance(tensor, keras.KerasTensor):
-        return True
-    backend = keras.config.backend()
-    if backend == "tensorflow":
-        return not tensorflow_module().executing_eagerly()
-    if backend == "jax":
-        import jax
-
-        return isinstance(tensor, jax.core.Tracer)
-    if backend == "torch":
-        import torch
-
-        return torch.compiler.is_compiling() or getattr(
-            tensor, "is_meta", False
-        )
-    return False
+    return backend.is_traced(tensor)
 
 
 def check_unit_interval(layer, values, sets):
@@ -311,11 +298,11 @@ def require_tensorflow(feature, received, instead=PADDED_SETS_INSTEAD):
         instead: str, what to do instead. Defaults to passing padded sets
             with a mask, or segment ids.
     """
-    backend = keras.config.backend()
-    if backend != "tensorflow":
+    if not backend.takes_ragged_tensors():
         raise ValueError(
-            f"{feature} need the TensorFlow backend. On the {backend} "
-            f"backend {instead}. Received: {received}"
+            f"{feature} need the TensorFlow backend. On the "
+            f"{keras.config.backend()} backend {instead}. Received: "
+            f"{received}"
         )
 
 

@@ -6,6 +6,7 @@ import warnings
 import keras
 import numpy as np
 
+from keras_laf.core import backend
 from keras_laf.core.validation import check_int
 from keras_laf.core.validation import check_non_negative_int
 from keras_laf.core.validation import check_number
@@ -92,7 +93,7 @@ _WARNED_UNPADDED = set()
 def _warn_unpadded(helper, fix):
     """Warns once per process per helper, on JAX, that graph batches
     without padding cost one compilation per batch."""
-    if keras.config.backend() != "jax" or helper in _WARNED_UNPADDED:
+    if not backend.needs_static_shapes() or helper in _WARNED_UNPADDED:
         return
     _WARNED_UNPADDED.add(helper)
     warnings.warn(

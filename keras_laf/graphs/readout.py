@@ -8,6 +8,7 @@ each node) and `nodes_per_graph` (whose length is the number of graphs).
 import keras
 from keras import ops
 
+from keras_laf.core import backend
 from keras_laf.core.sets import checked_indices
 from keras_laf.core.sets import count_segments
 from keras_laf.core.sets import is_traced
@@ -170,7 +171,7 @@ class GraphReadout(GraphLayer):
             # TensorFlow does with an unknown number of graphs.
             num_graphs = ops.shape(nodes_per_graph)[0]
         elif num_graphs is None:
-            if keras.config.backend() == "jax" and is_traced(node_graph_ids):
+            if backend.needs_static_shapes() and is_traced(node_graph_ids):
                 raise ValueError(
                     f"Layer '{self.name}' (GraphReadout) needs the number of "
                     "graphs as a shape inside a JAX trace (`jax.jit`, "

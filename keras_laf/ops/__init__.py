@@ -80,9 +80,11 @@ Conventions:
 - The output is finally clipped into the finite range of the output dtype.
 """
 
-import keras
+import importlib
+
 import ml_dtypes
 
+from keras_laf.core import backend
 from keras_laf.core.sets import as_set_batch
 from keras_laf.core.validation import check_backend_supports
 from keras_laf.ops.formula import check_float_values
@@ -133,12 +135,12 @@ def laf_over_sets(
         with a NaN or infinite real element in that feature.
     """
     check_float_values(values)
-    if keras.config.backend() == "tensorflow":
-        from keras_laf.ops.tensorflow_programs import laf_over_sets as path
-    elif keras.config.backend() == "jax":
-        from keras_laf.ops.jax_programs import laf_over_sets as path
-    else:
-        path = laf_math
+    programs = backend.laf_programs()
+    path = (
+        laf_math
+        if programs is None
+        else importlib.import_module(programs).laf_over_sets
+    )
     return path(
         values,
         sets,

@@ -149,3 +149,27 @@ def test_deprecated_names_warn_and_still_answer():
         warnings.simplefilter("error")
         with pytest.raises(AttributeError):
             aggregations.NO_SUCH_NAME  # noqa: B018
+
+
+@pytest.mark.parametrize("name", ["laf", "softmax", "gmt", "pna", "median"])
+def test_a_name_is_the_same_layer_everywhere(name):
+    def config(layer):
+        return {
+            key: value
+            for key, value in layer.get_config().items()
+            if key != "name"
+        }
+
+    expected = config(aggregations.get(name))
+    multi = keras_laf.MultiAggregation([name, "max"])
+    scaled = keras_laf.DegreeScalerAggregation(name, "identity")
+    places = {
+        "MultiAggregation": multi.members[0],
+        "DegreeScalerAggregation": scaled.aggregation_layer(),
+        "AggregationConv": keras_laf.AggregationConv(
+            4, aggregation=name
+        ).aggregation_layer(),
+        "GraphReadout": keras_laf.GraphReadout(name).aggregation_layer(),
+    }
+    for place, layer in places.items():
+        assert config(layer) == expected, place

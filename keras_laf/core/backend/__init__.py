@@ -111,3 +111,47 @@ def segment_max(values, segment_ids, num_segments, sizes):
             itself (TensorFlow gives them the lowest finite value).
     """
     return _module().segment_max(values, segment_ids, num_segments, sizes)
+
+
+def is_traced(tensor):
+    """Whether `tensor` is symbolic, its values unknown until it runs.
+
+    True inside `tf.function` (`Model.fit`, `predict`), JAX tracing
+    (`jax.jit`), `torch.compile`, and while a functional model is built
+    (Keras's PyTorch backend then runs the layers on the "meta" device).
+    """
+    if isinstance(tensor, keras.KerasTensor):
+        return True
+    return _module().is_traced(tensor)
+
+
+def takes_ragged_tensors():
+    """Whether the layers take `tf.RaggedTensor` inputs: on TensorFlow."""
+    return _module().takes_ragged_tensors()
+
+
+def checks_values_in_traces():
+    """Whether a traced function can check a tensor's values as it runs:
+    TensorFlow's asserts, which raise with the batch."""
+    return _module().checks_values_in_traces()
+
+
+def needs_static_shapes():
+    """Whether traced functions need every shape known as they trace, a
+    new shape compiling anew: JAX's."""
+    return _module().needs_static_shapes()
+
+
+def lists_devices():
+    """Whether `keras.distribution.list_devices` lists the devices that
+    compute (TensorFlow, JAX); PyTorch's tensors stay on the CPU unless
+    moved."""
+    return _module().lists_devices()
+
+
+def laf_programs():
+    """The module of the backend's whole path for LAF over sets
+    (`keras_laf.ops.tensorflow_programs`, `jax_programs`), which sits
+    above the math and is imported by name; None where the math itself
+    runs."""
+    return _module().laf_programs()

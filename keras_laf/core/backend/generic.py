@@ -70,3 +70,38 @@ def segment_max(values, segment_ids, num_segments, sizes):
     for _ in range(len(maxima.shape) - 1):
         nonempty = ops.expand_dims(nonempty, -1)
     return ops.where(nonempty, maxima, float("-inf"))
+
+
+def is_traced(tensor):
+    """Whether `tensor`'s values are unknown until it runs: never on a
+    backend without tracing."""
+    return False
+
+
+def takes_ragged_tensors():
+    """Whether layers take `tf.RaggedTensor` inputs: TensorFlow's only."""
+    return False
+
+
+def checks_values_in_traces():
+    """Whether a traced function can check a tensor's values as it runs
+    (TensorFlow's asserts)."""
+    return False
+
+
+def needs_static_shapes():
+    """Whether traced functions need every shape known as they trace, so
+    that new shapes recompile (JAX)."""
+    return False
+
+
+def lists_devices():
+    """Whether `keras.distribution.list_devices` reports the devices that
+    compute."""
+    return False
+
+
+def laf_programs():
+    """The module of the backend's whole path for LAF over sets, above the
+    math (`keras_laf.ops`), or None for the math itself."""
+    return None

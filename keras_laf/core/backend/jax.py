@@ -12,9 +12,11 @@ import numpy as np
 from keras import ops
 
 from keras_laf.core.backend import generic
+from keras_laf.core.backend.generic import checks_values_in_traces
 from keras_laf.core.backend.generic import exponentials
 from keras_laf.core.backend.generic import sum_of_weighted_terms
 from keras_laf.core.backend.generic import sum_over_chunks
+from keras_laf.core.backend.generic import takes_ragged_tensors
 
 try:
     import jax
@@ -35,12 +37,18 @@ MOST_TERMS_WRITTEN_OUT = 24
 MOST_ELEMENTS_PER_CHUNK = 16
 
 __all__ = [
+    "checks_values_in_traces",
     "exponentials",
+    "is_traced",
+    "laf_programs",
+    "lists_devices",
     "most_elements_per_chunk",
+    "needs_static_shapes",
     "segment_max",
     "segment_sum",
     "sum_over_chunks",
     "sums_over_elements",
+    "takes_ragged_tensors",
     "weighted_sum_over_units",
 ]
 
@@ -95,3 +103,20 @@ def weighted_sum_over_units(exponentials, y, q, weights):
         lambda term: exponentials(y, q[:, term : term + 1])[:, 0],
         terms,
     )
+
+
+def is_traced(tensor):
+    # Inside `jax.jit` (`Model.fit`, `predict`).
+    return isinstance(tensor, jax.core.Tracer)
+
+
+def needs_static_shapes():
+    return True
+
+
+def lists_devices():
+    return True
+
+
+def laf_programs():
+    return "keras_laf.ops.jax_programs"

@@ -8,6 +8,7 @@ programs of its own: `keras_laf.ops.tensorflow_programs`.
 from keras_laf.core.backend.generic import chunk_summer
 from keras_laf.core.backend.generic import exponentials
 from keras_laf.core.backend.generic import most_elements_per_chunk
+from keras_laf.core.backend.generic import needs_static_shapes
 from keras_laf.core.backend.generic import segment_max
 from keras_laf.core.backend.generic import segment_sum
 from keras_laf.core.backend.generic import sums_over_elements
@@ -19,12 +20,18 @@ except ImportError:
     tf = None
 
 __all__ = [
+    "checks_values_in_traces",
     "exponentials",
+    "is_traced",
+    "laf_programs",
+    "lists_devices",
     "most_elements_per_chunk",
+    "needs_static_shapes",
     "segment_max",
     "segment_sum",
     "sum_over_chunks",
     "sums_over_elements",
+    "takes_ragged_tensors",
     "weighted_sum_over_units",
 ]
 
@@ -43,3 +50,24 @@ def _bounded_loop(num_chunks, add_chunk, zeros):
 
 
 sum_over_chunks = chunk_summer(_bounded_loop)
+
+
+def is_traced(tensor):
+    # Inside `tf.function` (`Model.fit`, `predict`).
+    return not tf.executing_eagerly()
+
+
+def takes_ragged_tensors():
+    return True
+
+
+def checks_values_in_traces():
+    return True
+
+
+def lists_devices():
+    return True
+
+
+def laf_programs():
+    return "keras_laf.ops.tensorflow_programs"

@@ -15,9 +15,14 @@ import numpy as np
 from keras import ops
 
 from keras_laf.core.backend import generic
+from keras_laf.core.backend.generic import checks_values_in_traces
+from keras_laf.core.backend.generic import laf_programs
+from keras_laf.core.backend.generic import lists_devices
 from keras_laf.core.backend.generic import most_elements_per_chunk
+from keras_laf.core.backend.generic import needs_static_shapes
 from keras_laf.core.backend.generic import sum_over_chunks
 from keras_laf.core.backend.generic import sums_over_elements
+from keras_laf.core.backend.generic import takes_ragged_tensors
 from keras_laf.core.backend.generic import weighted_sum_over_units
 
 try:
@@ -26,12 +31,18 @@ except ImportError:
     torch = None
 
 __all__ = [
+    "checks_values_in_traces",
     "exponentials",
+    "is_traced",
+    "laf_programs",
+    "lists_devices",
     "most_elements_per_chunk",
+    "needs_static_shapes",
     "segment_max",
     "segment_sum",
     "sum_over_chunks",
     "sums_over_elements",
+    "takes_ragged_tensors",
     "weighted_sum_over_units",
 ]
 
@@ -68,3 +79,9 @@ def segment_max(values, segment_ids, num_segments, sizes):
         _segments_shape(values, num_segments), float("-inf")
     )
     return maxima.scatter_reduce(0, index, values, "amax", include_self=True)
+
+
+def is_traced(tensor):
+    # Inside `torch.compile`, and while a functional model is built (on
+    # the "meta" device).
+    return torch.compiler.is_compiling() or getattr(tensor, "is_meta", False)
