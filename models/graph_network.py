@@ -153,6 +153,7 @@ def graph_network(
     average_log_degree=None,
     update="gru",
     readout_aggregation=None,
+    readout_aggregation_kwargs=None,
     num_readout_layers=3,
     dropout=0.0,
     convolution="message_passing",
@@ -209,7 +210,8 @@ def graph_network(
             gets a copy of (from its config, so they share no weights).
             Defaults to `"laf"`.
         aggregation_kwargs: dict. The arguments of an aggregation given by
-            name, for every layer and the readout (PyTorch Geometric's
+            name, for every layer (and the readout, when it is the same;
+            PyTorch Geometric's
             `aggr_kwargs`), e.g. `{"units": 8, "preset": "closed_forms"}`
             for `"laf"`. Defaults to `None`: `{"units": 100}` for `"laf"`
             (the paper's network; also the units of `"lstm"`, `"gru"` and
@@ -238,6 +240,10 @@ def graph_network(
             a list or a layer (copied, as `aggregation`). Defaults to
             `aggregation`, without PNA's scalers. A LAF readout gets a
             sigmoid dense layer before it.
+        readout_aggregation_kwargs: dict. The arguments of a
+            `readout_aggregation` given by name, as `aggregation_kwargs`.
+            Defaults to `None`: `{"units": 100}` for `"laf"`, the name's
+            defaults otherwise.
         num_readout_layers: int. Dense layers of each output MLP.
             Defaults to `3`, as PNA.
         dropout: float. Dropout rate between message-passing layers.
@@ -299,7 +305,10 @@ def graph_network(
             readout_aggregation = aggregation.aggregation_layer()
     else:
         readout_arguments = _aggregation_arguments(
-            readout_aggregation, aggregation_kwargs, laf_units, laf_preset
+            readout_aggregation,
+            readout_aggregation_kwargs,
+            laf_units,
+            laf_preset,
         )
     if list(scalers) != ["identity"]:
         # PNA's scalers around each layer's aggregation.

@@ -193,7 +193,7 @@ CASES = {
     ),
     "AggregationConv": _graph_case(
         keras_laf.AggregationConv,
-        {"units": 4, "aggregation": "laf", "laf_units": 2},
+        {"units": 4, "aggregation": "laf", "aggregation_kwargs": {"units": 2}},
         (5, 4),
     ),
     "MessagePassing": _graph_case(
@@ -212,7 +212,7 @@ CASES = {
     ),
     "GraphReadout": dict(
         layer_cls=keras_laf.GraphReadout,
-        init_kwargs={"aggregation": "laf", "laf_units": 2},
+        init_kwargs={"aggregation": "laf", "aggregation_kwargs": {"units": 2}},
         inputs={
             "node_features": _graph()["node_features"],
             "node_graph_ids": np.array([0, 0, 0, 1, 1], "int32"),

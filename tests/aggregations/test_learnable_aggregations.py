@@ -637,7 +637,10 @@ def test_trainable_average_log_degree():
 def test_graph_readout_takes_every_aggregation(aggregation):
     features, _, _ = small_graph()
     graph_ids = np.array([0, 1, 1], "int32")
-    readout = keras_laf.GraphReadout(aggregation, laf_units=2)
+    readout = keras_laf.GraphReadout(
+        aggregation,
+        aggregation_kwargs=aggregations.former_shortcut_kwargs(aggregation, 2),
+    )
     outputs = numpy(readout(features, graph_ids))
     expected_shape = readout.compute_output_shape(features.shape)
     assert outputs.shape == (2, expected_shape[-1])

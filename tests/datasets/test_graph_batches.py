@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 from keras import ops
 
+from keras_laf import aggregations
 from keras_laf.datasets import GraphBatches
 from keras_laf.datasets import bucket_size
 from keras_laf.datasets import disjoint_union
@@ -89,7 +90,7 @@ def small_network(aggregation, convolution="message_passing"):
     keras.utils.set_random_seed(1)
     return graph_network(
         aggregation=aggregation,
-        laf_units=2,
+        aggregation_kwargs=aggregations.former_shortcut_kwargs(aggregation, 2),
         hidden_units=4,
         num_layers=2,
         num_readout_layers=2,
@@ -306,7 +307,7 @@ def test_padded_batches_compile_once_per_bucket_on_jax():
     assert len(real_nodes) > 4
     model = graph_network(
         num_node_outputs=1,
-        laf_units=2,
+        aggregation_kwargs={"units": 2},
         hidden_units=4,
         num_layers=1,
         num_readout_layers=1,

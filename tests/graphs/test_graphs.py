@@ -64,7 +64,10 @@ def hand_made_batch(seed=0, num_features=2):
 def scaled(aggregation, laf_units=3, delta=1.5):
     """`aggregation` by name inside PNA's three log scalers."""
     return DegreeScalerAggregation(
-        aggregations.get(aggregation, units=laf_units),
+        aggregations.get(
+            aggregation,
+            **aggregations.former_shortcut_kwargs(aggregation, laf_units),
+        ),
         ALL_SCALERS,
         average_log_degree=delta,
     )
@@ -184,7 +187,7 @@ def test_relabelling_permutes_node_outputs_only(aggregation):
     inputs = hand_made_batch()
     model = graph_network(
         aggregation=aggregation,
-        laf_units=3,
+        aggregation_kwargs=aggregations.former_shortcut_kwargs(aggregation, 3),
         hidden_units=4,
         num_layers=2,
         scalers=ALL_SCALERS,
@@ -224,7 +227,11 @@ def test_empty_edges_isolated_nodes_and_single_node_graphs(aggregation):
         graphs = readout(squashed, np.zeros(num_nodes, "int32"))
         assert graphs.shape[0] == 1
         assert np.all(np.isfinite(keras.ops.convert_to_numpy(graphs)))
-    model = graph_network(aggregation=aggregation, laf_units=2, num_layers=2)
+    model = graph_network(
+        aggregation=aggregation,
+        aggregation_kwargs=aggregations.former_shortcut_kwargs(aggregation, 2),
+        num_layers=2,
+    )
     outputs = model(
         {
             "node_features": np.full((1, 2), 0.5, "float32"),
@@ -364,7 +371,7 @@ def test_laf_readout_matches_laf_on_each_graph():
     rng = np.random.default_rng(0)
     features = rng.uniform(size=(5, 2)).astype("float32")
     graph_ids = np.array([0, 1, 0, 1, 1], "int32")
-    readout = GraphReadout("laf", laf_units=3)
+    readout = GraphReadout("laf", aggregation_kwargs={"units": 3})
     outputs = keras.ops.convert_to_numpy(readout(features, graph_ids))
     for graph in range(2):
         expected = readout.aggregation_layer()(
@@ -467,7 +474,11 @@ def test_mixed_precision():
         layer = AggregationConv(
             3,
             aggregation=DegreeScalerAggregation(
-                aggregations.get(aggregation, units=16, dtype="mixed_float16"),
+                aggregations.get(
+                    aggregation,
+                    dtype="mixed_float16",
+                    **aggregations.former_shortcut_kwargs(aggregation, 16),
+                ),
                 ALL_SCALERS,
                 average_log_degree=1.5,
                 dtype="mixed_float16",
@@ -532,7 +543,7 @@ def tiny_dataset():
 def test_builder_names_and_fit():
     model = graph_network(
         aggregation="laf",
-        laf_units=2,
+        aggregation_kwargs={"units": 2},
         hidden_units=4,
         num_layers=2,
         scalers=ALL_SCALERS,
@@ -566,7 +577,7 @@ def test_save_and_reload_without_custom_objects(tmp_path):
     inputs = hand_made_batch()
     model = graph_network(
         aggregation="laf",
-        laf_units=2,
+        aggregation_kwargs={"units": 2},
         hidden_units=4,
         num_layers=2,
         scalers=ALL_SCALERS,
@@ -639,3 +650,27 @@ def test_graph_network_reads_out_with_the_aggregation_inside_the_scalers():
     assert readout.aggregators == ["mean"]
     layer = model.get_layer("message_passing_1").aggregation_layer()
     assert type(layer) is keras_laf.DegreeScalerAggregation
+
+
+def test_the_readout_takes_its_own_arguments():
+    model = graph_network(
+        aggregation="sum",
+        aggregation_kwargs={},
+        readout_aggregation="laf",
+        readout_aggregation_kwargs={"units": 3},
+        hidden_units=4,
+        num_layers=1,
+    )
+    assert model.get_layer("graph_readout").aggregation_layer().units == 3
+    # The paper's 100 units by default, the layers' arguments not applied.
+    model = graph_network(
+        aggregation="laf",
+        aggregation_kwargs={"units": 2},
+        readout_aggregation=["laf", "max"],
+        hidden_units=4,
+        num_layers=1,
+    )
+    readout = model.get_layer("graph_readout").aggregation_layer()
+    assert readout.members[0].units == 100
+    layer = model.get_layer("message_passing_1").aggregation_layer()
+    assert layer.units == 2
