@@ -56,6 +56,11 @@ MATHJAX_FILES = (
 )
 
 
+# Public names kept only so that code and saved models using them still
+# work; the reference documents what replaces them.
+DEPRECATED_NAMES = ("MessagePassing",)
+
+
 def api_pages():
     """Returns `{section: [(title, page path, object path), ...]}`."""
     import keras_laf
@@ -85,7 +90,7 @@ def api_pages():
 
     for name in keras_laf.__all__:
         obj = getattr(keras_laf, name)
-        if inspect.ismodule(obj):
+        if inspect.ismodule(obj) or name in DEPRECATED_NAMES:
             continue
         if inspect.isclass(obj) and issubclass(obj, keras.layers.Layer):
             add("Layers", name, obj, f"keras_laf.{name}")
