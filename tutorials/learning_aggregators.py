@@ -45,6 +45,11 @@ against M.
 
 """
 ## Setup
+
+The sets and targets come from `laf_experiments.data`, the data of the
+paper's experiments (installed with the `experiments` extra): the same
+sets `keras-laf scalars` trains on, so the figure below compares with
+the command's and with RESULTS.md.
 """
 
 import argparse

