@@ -149,6 +149,14 @@ def lists_devices():
     return _module().lists_devices()
 
 
+def prefers_segments_for_padded_sets():
+    """Whether LAF computes padded sets with a mask fastest as their real
+    elements with segment ids: PyTorch's segment path reads only the real
+    elements in eager calls, where its padded path computes every padded
+    position. The outputs are the padded path's, up to rounding."""
+    return _module().prefers_segments_for_padded_sets()
+
+
 def laf_programs():
     """The module of the backend's whole path for LAF over sets
     (`keras_laf.ops.tensorflow_programs`, `jax_programs`), which sits

@@ -101,6 +101,12 @@ def lists_devices():
     return False
 
 
+def prefers_segments_for_padded_sets():
+    """Whether LAF computes padded sets as their real elements with
+    segment ids: no, the padded path is the reference."""
+    return False
+
+
 def laf_programs():
     """The module of the backend's whole path for LAF over sets, above the
     math (`keras_laf.ops`), or None for the math itself."""

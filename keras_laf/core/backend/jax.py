@@ -14,6 +14,7 @@ from keras import ops
 from keras_laf.core.backend import generic
 from keras_laf.core.backend.generic import checks_values_in_traces
 from keras_laf.core.backend.generic import exponentials
+from keras_laf.core.backend.generic import prefers_segments_for_padded_sets
 from keras_laf.core.backend.generic import sum_of_weighted_terms
 from keras_laf.core.backend.generic import sum_over_chunks
 from keras_laf.core.backend.generic import takes_ragged_tensors
@@ -44,6 +45,7 @@ __all__ = [
     "lists_devices",
     "most_elements_per_chunk",
     "needs_static_shapes",
+    "prefers_segments_for_padded_sets",
     "segment_max",
     "segment_sum",
     "sum_over_chunks",

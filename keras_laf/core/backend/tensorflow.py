@@ -9,6 +9,7 @@ from keras_laf.core.backend.generic import chunk_summer
 from keras_laf.core.backend.generic import exponentials
 from keras_laf.core.backend.generic import most_elements_per_chunk
 from keras_laf.core.backend.generic import needs_static_shapes
+from keras_laf.core.backend.generic import prefers_segments_for_padded_sets
 from keras_laf.core.backend.generic import segment_max
 from keras_laf.core.backend.generic import segment_sum
 from keras_laf.core.backend.generic import sums_over_elements
@@ -27,6 +28,7 @@ __all__ = [
     "lists_devices",
     "most_elements_per_chunk",
     "needs_static_shapes",
+    "prefers_segments_for_padded_sets",
     "segment_max",
     "segment_sum",
     "sum_over_chunks",

@@ -7,7 +7,9 @@ broadcast over the row as a view; Keras's copies the ids once per value
 and converts the values to float32. The exponentials of LAF's padded
 sets flush results below the smallest normal number to 0, in place:
 PyTorch's exponential takes its slow path on every input whose result
-underflows, as padding's do.
+underflows, as padding's do. LAF takes padded sets, in eager calls,
+as their real elements with segment ids: the segment path skips the
+padding.
 The rest is the generic `keras.ops`.
 """
 
@@ -38,6 +40,7 @@ __all__ = [
     "lists_devices",
     "most_elements_per_chunk",
     "needs_static_shapes",
+    "prefers_segments_for_padded_sets",
     "segment_max",
     "segment_sum",
     "sum_over_chunks",
@@ -55,6 +58,10 @@ def exponentials(exponents):
     if exponents.requires_grad:
         return torch.exp(exponents.masked_fill(underflows, float("-inf")))
     return exponents.masked_fill_(underflows, float("-inf")).exp_()
+
+
+def prefers_segments_for_padded_sets():
+    return True
 
 
 def _segments_shape(values, num_segments):
