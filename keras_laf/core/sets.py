@@ -27,7 +27,6 @@ from keras import ops
 
 from keras_laf.core import backend
 from keras_laf.core.validation import is_traced
-from keras_laf.core.validation import require_tensorflow
 from keras_laf.core.validation import tensorflow_module
 
 
@@ -263,23 +262,84 @@ class SegmentSets:
         """Copies `(num_segments, ...)` to every element of its set."""
         return ops.take(per_set, self.segment_ids, axis=0)
 
-    def to_padded(self, values):
+    def to_padded(self, values, segments=None, set_size=None):
         """Padded sets, elements in their order of appearance.
 
-        Needs the TensorFlow backend, whose ragged tensors hold sets of
-        sizes known only at run time.
+        On TensorFlow, by default, the sets go through a ragged tensor and
+        are padded to the largest of them, a size known only at run time.
+        Elsewhere, or with `segments` or `set_size`, the elements are
+        gathered with `keras.ops` into rows of a static width: traced JAX
+        functions (`jax.jit`, `Model.fit`) need every shape known as they
+        trace, and the size of the largest set is a value, not a shape.
 
         Args:
             values: `(num_elements, ...)`.
+            segments: optional int tensor `(num_rows,)`, the set padded
+                into each row: an index in `[0, num_segments)`, or
+                `num_segments` for an empty row. Defaults to every set in
+                order.
+            set_size: optional int, the width of the rows. No set in a row
+                may have more elements: the ones beyond it are dropped.
+                Defaults to the size of the largest set where the sizes
+                can be read (eager calls), else to `num_elements`, the one
+                static bound on a set's size, for `(num_rows,
+                num_elements, ...)` padded values: where memory matters,
+                pad sets of similar sizes together, as
+                `keras_laf.GraphMultisetTransformer` does. At least 1, so
+                that an empty set is one masked-out element.
 
         Returns:
-            A tuple `(values, sets)`: `(num_segments, max_size, ...)` with
+            A tuple `(values, sets)`: `(num_rows, set_size, ...)` with
             zeros at padded positions, and their `PaddedSets`.
         """
-        require_tensorflow(
-            "Segment-form sets padded by this layer",
-            f"values of shape {values.shape} with segment_ids",
+        if (
+            backend.takes_ragged_tensors()
+            and segments is None
+            and set_size is None
+        ):
+            return self._to_padded_through_ragged(values)
+        values = ops.convert_to_tensor(values)
+        # Counts in float32 are exact up to 2**24 elements per set.
+        sizes = ops.cast(self.sizes(), "int32")  # (num_segments,)
+        if set_size is None:
+            set_size = self._largest_size(sizes, values)
+        if segments is None:
+            segments = ops.arange(ops.shape(sizes)[0], dtype="int32")
+        # The elements sorted by set: set s holds the sorted positions
+        # [starts[s], starts[s] + sizes[s]). Keras's argsort keeps equal
+        # ids in their order on every backend (TensorFlow's through
+        # `top_k`), so each set keeps its order of appearance.
+        order = ops.argsort(self.segment_ids)  # (num_elements,)
+        starts = ops.cumsum(sizes) - sizes
+        # An empty set at index num_segments, for the empty rows.
+        no_set = ops.zeros((1,), "int32")
+        row_sizes = ops.take(ops.concatenate([sizes, no_set]), segments)
+        row_starts = ops.take(ops.concatenate([starts, no_set]), segments)
+        columns = ops.arange(set_size, dtype="int32")
+        # (num_rows, set_size): True at the real elements.
+        mask = columns[None, :] < row_sizes[:, None]
+        # Row 0 of the elements and of their order is padding: (num_rows,
+        # set_size), 1 + each slot's element, or 0 at the padded slots.
+        order = ops.concatenate([no_set, ops.cast(order, "int32") + 1])
+        elements = ops.take(
+            order, ops.where(mask, row_starts[:, None] + columns + 1, 0)
         )
+        zeros = ops.zeros((1, *values.shape[1:]), values.dtype)
+        padded = ops.take(ops.concatenate([zeros, values]), elements, axis=0)
+        return padded, PaddedSets(mask)
+
+    @staticmethod
+    def _largest_size(sizes, values):
+        """The padded width of every set, at least 1: the largest size
+        where the values are known, else the number of elements."""
+        if not is_traced(sizes):
+            return max(1, int(np.max(ops.convert_to_numpy(sizes), initial=0)))
+        if values.shape[0] is None:
+            # A TensorFlow trace: a width known only at run time.
+            return ops.maximum(ops.shape(values)[0], 1)
+        return max(1, values.shape[0])
+
+    def _to_padded_through_ragged(self, values):
         tf = tensorflow_module()
         # A stable sort keeps the order of appearance within each set.
         order = tf.argsort(self.segment_ids, stable=True)
