@@ -1,13 +1,57 @@
 """The Graph Multiset Transformer pooling: PMA(k), SAB, PMA(1)."""
 
+import numpy as np
 from keras import ops
 
 from keras_laf.aggregations.pooling import SetPooling
 from keras_laf.aggregations.registry import register
+from keras_laf.core import backend
 from keras_laf.core.sets import SegmentSets
 from keras_laf.core.validation import check_positive_int
 from keras_laf.layers.attention import PMA
 from keras_laf.layers.attention import SAB
+
+
+def size_classes(num_elements, num_sets, growth=4):
+    """Padded batches that hold any `num_sets` sets of `num_elements`
+    elements in all, each batch for sets of similar sizes.
+
+    The size of the largest set is a value, not a shape, so a padded batch
+    of every set that a traced JAX function (`jax.jit`, `Model.fit`) can
+    compile must be `num_elements` wide, `num_sets * num_elements` slots:
+    for a neighbour aggregation, nodes times edges. Batches by size need
+    fewer: class 0 pads every set to the mean size, rounded up; each next
+    class holds the sets larger than the width `w` of the class before,
+    at most `num_elements // (w + 1)` of them, padded to `growth * w`
+    (at most `num_elements`). A class past the first then has fewer than
+    `growth * num_elements` slots, and all classes fewer than
+    `num_elements + num_sets + growth * num_elements *
+    ceil(log_growth(num_sets))`. Growth 4 gives the fewest classes
+    (`PMA` calls) for the smallest such bound.
+
+    Args:
+        num_elements: int, the number of elements of all sets.
+        num_sets: int, the number of sets.
+        growth: int, the ratio of the widths of successive classes.
+            Defaults to `4`.
+
+    Returns:
+        A list of `(width, num_rows)` pairs of ints, widths increasing:
+        class `t` holds the sets of more than `width[t - 1]` and at most
+        `width[t]` elements (class 0 from 0 elements) in `num_rows` rows.
+
+    Example:
+
+    >>> size_classes(num_elements=64, num_sets=16)
+    [(4, 16), (16, 12), (64, 3)]
+    """
+    width = max(1, -(-num_elements // max(1, num_sets)))
+    classes = [(width, num_sets)]
+    while width < num_elements:
+        num_rows = min(num_sets, num_elements // (width + 1))
+        width = min(num_elements, growth * width)
+        classes.append((width, num_rows))
+    return classes
 
 
 @register("gmt", dim=32)
@@ -21,8 +65,15 @@ class GraphMultisetTransformer(SetPooling):
     seeds attend to the elements of each set, `num_encoder_blocks` `SAB`s
     let the seeds' outputs attend to each other, and one seed pools them.
     Padded elements take no part; an empty set gives a learned constant.
-    Sets given by segment ids are padded first, which needs the TensorFlow
-    backend; on JAX and PyTorch a ValueError says how to pad them.
+
+    Sets given by segment ids (a neighbour aggregation, a graph readout)
+    are padded first. TensorFlow pads them to the largest set through a
+    ragged tensor. JAX and PyTorch gather them into padded batches of
+    static shapes, which a traced JAX function needs, one batch per class
+    of set sizes (`size_classes`), so that one large set does not pad all
+    the others to its size: `O(num_elements * log(num_sets))` padded
+    elements, against `num_sets * num_elements` for one batch as wide as
+    a set can be.
 
     Args:
         dim: int. Width of the blocks and of the output. Must be divisible
@@ -42,7 +93,7 @@ class GraphMultisetTransformer(SetPooling):
 
     Input shape:
         `(batch, set_size, features)` (dense or ragged), or
-        `(num_elements, features)` with `segment_ids` (TensorFlow only).
+        `(num_elements, features)` with `segment_ids`.
 
     Output shape:
         `(num_sets, dim)`.
@@ -102,14 +153,63 @@ class GraphMultisetTransformer(SetPooling):
         return self.dim
 
     def pool(self, values, sets, training=None):
-        if isinstance(sets, SegmentSets):
+        if isinstance(sets, SegmentSets) and backend.takes_ragged_tensors():
+            # Every set padded to the largest, a size known at run time.
             values, sets = sets.to_padded(values)
-        # (num_sets, num_seeds, dim)
-        seeds = self.seed_pooling(values, mask=sets.mask, training=training)
+        if isinstance(sets, SegmentSets):
+            seeds = self._pool_by_size(values, sets, training)
+        else:
+            # (num_sets, num_seeds, dim)
+            seeds = self.seed_pooling(values, mask=sets.mask, training=training)
         for encoder in self.encoders:
             seeds = encoder(seeds, training=training)
         pooled = self.pooling(seeds, training=training)  # (num_sets, 1, dim)
         return ops.squeeze(pooled, axis=1)
+
+    def _pool_by_size(self, values, sets, training):
+        """`seed_pooling` of sets given by segment ids, `(num_segments,
+        num_seeds, dim)`, padded by class of sizes (`size_classes`)."""
+        num_sets = int(sets.num_segments)
+        classes = size_classes(values.shape[0], num_sets)
+        # (num_sets,): the class of each set, the number of class widths
+        # below its size; the last width bounds every size.
+        sizes = ops.cast(sets.sizes(), "int32")
+        widths = ops.convert_to_tensor(
+            [width for width, _ in classes[:-1]], "int32"
+        )
+        set_classes = ops.sum(
+            ops.cast(sizes[:, None] > widths, "int32"), axis=1
+        )
+        # (num_sets,): the sets of class 0 first, then of class 1, ...
+        order = ops.argsort(set_classes)
+        in_class = ops.cast(
+            set_classes[:, None] == ops.arange(len(classes), dtype="int32"),
+            "int32",
+        )
+        counts = ops.sum(in_class, axis=0)  # (num_classes,)
+        firsts = ops.cumsum(counts) - counts  # first position in `order`
+        seeds = []
+        for index, (width, num_rows) in enumerate(classes):
+            rows = ops.arange(num_rows, dtype="int32")
+            # The sets of the class, then empty rows (index num_sets).
+            positions = ops.minimum(firsts[index] + rows, num_sets - 1)
+            members = ops.where(
+                rows < counts[index], ops.take(order, positions), num_sets
+            )
+            padded, padded_sets = sets.to_padded(values, members, width)
+            # (num_rows, num_seeds, dim)
+            seeds.append(
+                self.seed_pooling(
+                    padded, mask=padded_sets.mask, training=training
+                )
+            )
+        # Each set's row: the first row of its class, plus its rank there.
+        first_rows = ops.convert_to_tensor(
+            np.cumsum([0] + [rows for _, rows in classes[:-1]]), "int32"
+        )
+        ranks = ops.argsort(order) - ops.take(firsts, set_classes)
+        rows = ops.take(first_rows, set_classes) + ranks
+        return ops.take(ops.concatenate(seeds, axis=0), rows, axis=0)
 
     def get_config(self):
         return {

@@ -2,8 +2,9 @@
 layer, against the same aggregation applied by hand to each node's
 neighbours (or each graph's nodes), as padded sets.
 
-keras.ops only: every test runs on each Keras backend, but the GRU and the
-GMT, whose segment form pads the sets with TensorFlow.
+keras.ops only: every test runs on each Keras backend. The GMT and the
+GRU pad segment-form sets themselves (`SegmentSets.to_padded`), through a
+ragged tensor on TensorFlow and with `keras.ops` elsewhere.
 """
 
 import os
@@ -18,12 +19,9 @@ from keras_laf import GATConv
 from keras_laf import GCNConv
 from keras_laf import GINConv
 from keras_laf import GraphReadout
+from keras_laf.datasets import GraphBatches
 
 pytestmark = pytest.mark.multi_backend
-
-PADS_WITH_TENSORFLOW = pytest.mark.tensorflow_only(
-    "segment-form sets are padded with tf.RaggedTensor for the GRU and GMT"
-)
 
 
 def aggregation_cases():
@@ -50,12 +48,10 @@ def aggregation_cases():
         (
             "gmt",
             lambda: keras_laf.GraphMultisetTransformer(dim=4, num_seeds=2),
-            PADS_WITH_TENSORFLOW,
         ),
         (
             "gru",
             lambda: keras_laf.GRUAggregation(units=3),
-            PADS_WITH_TENSORFLOW,
         ),
         (
             "multi",
@@ -322,3 +318,54 @@ def test_bad_aggregations(make_layer):
         make_layer(aggregation=keras_laf.LAF(2, flatten=False))
     with pytest.raises(ValueError, match="medians"):
         make_layer(aggregation="medians")
+
+
+def test_gmt_readout_in_a_compiled_fit_and_predict():
+    """A graph network with a GMT readout fits an epoch of padded
+    `GraphBatches` (a jitted step on JAX) and its jitted readout gives the
+    GMT of each graph's padded nodes. Node 0 of each graph has no
+    incoming edge; the batches' padding graphs are empty or hold the
+    padding nodes."""
+    rng = np.random.default_rng(0)
+    features, edges = [], []
+    for num_nodes in (3, 5, 2, 6, 4, 1):
+        features.append(rng.normal(size=(num_nodes, 2)).astype("float32"))
+        targets = rng.integers(1, max(num_nodes, 2), size=num_nodes)
+        sources = rng.integers(0, num_nodes, size=num_nodes)
+        edges.append(np.stack([sources, targets], 1)[targets < num_nodes])
+    node_labels = [rng.normal(size=(len(x), 1)) for x in features]
+    labels = rng.normal(size=(6, 1)).astype("float32")
+    model = keras_laf.models.graph_network(
+        num_node_outputs=1,
+        num_graph_outputs=1,
+        aggregation="sum",
+        readout_aggregation="gmt",
+        readout_aggregation_kwargs={"dim": 4, "num_seeds": 2},
+        hidden_units=4,
+        num_layers=1,
+        num_readout_layers=1,
+    )
+    model.compile("adam", loss="mse")
+    batches = GraphBatches(
+        features, edges, node_labels, labels, batch_size=4, smallest=8
+    )
+    losses = model.fit(batches, epochs=1, verbose=0).history["loss"]
+    assert np.all(np.isfinite(losses))
+    readout = model.get_layer("graph_readout")
+    assert isinstance(
+        readout.aggregation_layer(), keras_laf.GraphMultisetTransformer
+    )
+    states = readout.input[0]
+    probe = keras.Model(model.inputs, [states, readout.output])
+    inputs = batches[1][0]
+    # (num_nodes, hidden_units), (num_graphs, dim): jitted on JAX.
+    node_states, outputs = probe.predict_on_batch(inputs)
+    num_graphs = len(inputs["nodes_per_graph"])
+    assert outputs.shape == (num_graphs, 4)
+    expected = per_set(
+        readout.aggregation_layer(),
+        np.asarray(node_states),
+        inputs["node_graph_ids"],
+        num_graphs,
+    )
+    np.testing.assert_allclose(outputs, expected, rtol=1e-4, atol=1e-5)
