@@ -13,9 +13,9 @@ class _RecurrentAggregation(SetPooling):
     """A recurrent layer read over each set; its last state is the output.
 
     Padded sets go to the recurrent layer with their mask, so padded
-    elements are skipped. Sets given by segment ids are padded first, which
-    needs the TensorFlow backend (`SegmentSets.to_padded`); on JAX and
-    PyTorch a ValueError says how to pad them.
+    elements are skipped. Sets given by segment ids are padded first
+    (`SegmentSets.to_padded`), on every backend; inside a JAX trace the
+    padded width is the number of elements, a shape known as it traces.
     """
 
     # The Keras recurrent layer and the name of the sub-layer.
@@ -68,8 +68,7 @@ class LSTMAggregation(_RecurrentAggregation):
     Call arguments:
         inputs, mask, segment_ids, num_segments: as for `keras_laf.LAF`. With
             segment ids, the elements of a set are read in their order of
-            appearance; this pads the sets, which needs the TensorFlow
-            backend (on JAX and PyTorch, pass padded sets with a mask).
+            appearance; this pads the sets first.
         training: bool, passed to the LSTM.
 
     Input shape:
@@ -108,8 +107,7 @@ class GRUAggregation(_RecurrentAggregation):
     Call arguments:
         inputs, mask, segment_ids, num_segments: as for `keras_laf.LAF`. With
             segment ids, the elements of a set are read in their order of
-            appearance; this pads the sets, which needs the TensorFlow
-            backend (on JAX and PyTorch, pass padded sets with a mask).
+            appearance; this pads the sets first.
         training: bool, passed to the GRU.
 
     Input shape:

@@ -41,8 +41,8 @@ class GraphReadout(GraphLayer):
             identifier of `keras_laf.aggregations.get`: `"laf"`, names or
             a preset of `FixedAggregation` aggregators, `"softmax"`,
             `"powermean"`, the poolings `"attention"`, `"set2set"`,
-            `"gmt"`, `"gru"` and `"lstm"` (the last two and `"gmt"` need
-            TensorFlow, which pads the graphs' nodes for them), or a list
+            `"gmt"`, `"gru"` and `"lstm"` (which pad the graphs' nodes
+            first, on every backend), a user's registered name, or a list
             mixing them (e.g. `["laf", "max"]`); or a
             `keras_laf.SetAggregation` layer with a flat output, used as
             it is (`keras_laf.LAF(4, preset="closed_forms")`,
