@@ -179,9 +179,10 @@ def sets_minor(per_set):
 
 
 def unit_interval(values):
-    """Values clipped into [0, 1], NaN and inf replaced by 0 (the formula
-    makes their sets NaN)."""
-    return ops.clip(ops.where(ops.isfinite(values), values, 0.0), 0.0, 1.0)
+    """Values clipped into [0, 1], NaN replaced by 0: finite values for
+    NaN and inf, whose sets the formula makes NaN."""
+    values = ops.clip(values, 0.0, 1.0)
+    return ops.where(ops.isnan(values), 0.0, values)
 
 
 class PaddedPowerSums:
@@ -468,8 +469,15 @@ class SegmentPowerSums:
         (grad_y,) = map_over_chunks(chunk_gradients, self._chunks(x, m))
         # (elements, 2, features)
         grad_y = from_chunks(grad_y, shape(x)[0])
-        derivatives = log_derivatives(x, self.epsilon, 1)
-        return ops.sum(grad_y * derivatives, axis=1)
+
+        def through_log(source, grad_source):
+            # grad / source, 0 where log max(source, epsilon) is floored:
+            # one source at a time, `(elements, features)`, rather than
+            # `log_derivatives` on both stacked.
+            inverse = grad_source / ops.maximum(source, self.epsilon)
+            return ops.where(source > self.epsilon, inverse, 0.0)
+
+        return through_log(x, grad_y[:, 0]) - through_log(1.0 - x, grad_y[:, 1])
 
 
 def padded_power_sums(values, mask, epsilon, units, budget):
@@ -555,8 +563,8 @@ def power_sums(values, inner_exponents, sets, epsilon):
     Args:
         values: the elements as given, padding zeroed: `(sets, set_size,
             features)` for padded sets, `(elements, features)` for
-            segments. They are clipped into [0, 1] here (NaN and inf
-            count as 0), with gradient zero outside [0, 1].
+            segments. They are clipped into [0, 1] here (NaN counts as
+            0), with gradient zero outside [0, 1].
         inner_exponents: q, `(2, 2 * units)`, one row per source.
         sets: `PaddedSets` or `SegmentSets`.
         epsilon: float, floor of x and 1 - x inside the logarithm.

@@ -326,7 +326,6 @@ class LAF(SetAggregation):
         )
 
     def aggregate(self, values, sets):
-        check_unit_interval(self, values, sets)
         # Padded sets as flat elements with segment ids where the backend's
         # segment path is the faster (it skips the padding); not traced,
         # where the number of real elements is unknown.
@@ -336,6 +335,7 @@ class LAF(SetAggregation):
             and not is_traced(values)
         ):
             values, sets = real_elements(values, sets)
+        check_unit_interval(self, values, sets)
         # `.value` reads the variables: the backend tensors go into the
         # compiled kernels, the Keras variables would not.
         outputs = laf_over_sets(

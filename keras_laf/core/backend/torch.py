@@ -72,7 +72,8 @@ def segment_sum(values, segment_ids, num_segments):
     values = ops.convert_to_tensor(values)
     index = ops.convert_to_tensor(segment_ids).long()
     totals = values.new_zeros(_segments_shape(values, num_segments))
-    return totals.index_add(0, index, values)
+    # In place into the fresh zeros: no copy of them.
+    return totals.index_add_(0, index, values)
 
 
 def segment_max(values, segment_ids, num_segments, sizes):

@@ -35,14 +35,17 @@ SET_SIZE = 6
 def make_sets(garbage):
     """Padded sets `(5, 6, 2)`, their mask, and the same sets as flat
     values with segment ids: sets of 4, 0 (a row of padding only), 6, 1
-    and 3 elements; NaN in feature 1 of the third set's second element;
-    padding holding `garbage`."""
+    and 3 elements; NaN in feature 1 of the third set's second element,
+    inf and -inf in the first set's feature 0 and the last set's feature
+    1; padding holding `garbage`."""
     rng = np.random.default_rng(4)
     sizes = np.array([4, 0, 6, 1, 3])
     mask = np.arange(SET_SIZE)[None] < sizes[:, None]
     values = rng.uniform(0.02, 0.98, (len(sizes), SET_SIZE, FEATURES))
     values = values.astype("float32")
     values[2, 1, 1] = np.nan
+    values[0, 2, 0] = np.inf
+    values[4, 0, 1] = -np.inf
     values[~mask] = garbage
     segment_ids = np.repeat(np.arange(len(sizes)), sizes).astype("int32")
     return values, mask, values[mask], segment_ids
@@ -142,9 +145,10 @@ def test_padded_sets_equal_their_segments_and_the_padded_math(garbage):
     )
     reference = outputs_and_gradients(padded_math(layer, mask), values, layer)
     outputs = padded[0]
-    # NaN in the set holding it, in that feature only; the empty set 0.
+    # NaN in the sets holding NaN or inf, in that feature only; the empty
+    # set 0.
     expected_nan = np.zeros((5, FEATURES, UNITS), bool)
-    expected_nan[2, 1] = True
+    expected_nan[[2, 0, 4], [1, 0, 1]] = True
     np.testing.assert_array_equal(np.isnan(outputs), expected_nan)
     np.testing.assert_array_equal(outputs[1], 0.0)
     # Padding gets no gradient, whatever it holds.
@@ -184,7 +188,7 @@ def test_padded_sets_in_a_functional_model_equal_eager_calls():
     # Built symbolically (on PyTorch on the "meta" device, where the
     # number of real elements is unknown) and called eagerly.
     values, mask, _, _ = make_sets(0.0)
-    values[np.isnan(values)] = 0.5
+    values[~np.isfinite(values)] = 0.5
     layer = make_layer()
     inputs = keras.Input((SET_SIZE, FEATURES))
     masks = keras.Input((SET_SIZE,), dtype="bool")
