@@ -22,6 +22,7 @@ import warnings
 
 import numpy as np
 
+from laf_experiments import plots
 from laf_experiments import reports
 from laf_experiments import runner
 from laf_experiments.datasets.nci_molecules import TARGET_LABELS
@@ -86,6 +87,7 @@ VALIDATION_FRACTION = 0.2
 PREDICT_BATCH_SIZE = 256
 TABLE = "table.md"
 PLOT = "mae_by_size.png"
+CURVES = "validation_by_epoch.png"
 ALL = "all"
 
 DEFAULTS = {
@@ -144,8 +146,9 @@ and standard deviation; Adam on the MAE, the learning rate halved after
 Writes results.json, results.csv (target, method, split, seed, mae,
 mae_over_std: the MAE over the standard deviation of the split's labels),
 summary.csv, {TABLE} (MAE per target, method and size; the best fixed
-aggregation against LAF at {CLAIM_SPLIT} atoms) and {PLOT}. Needs RDKit: pip
-install 'keras-laf[molecules]'.
+aggregation against LAF at {CLAIM_SPLIT} atoms), {PLOT} and {CURVES}
+(the validation loss of every epoch: whether training has levelled).
+Needs RDKit: pip install 'keras-laf[molecules]'.
 """
 
 
@@ -439,6 +442,10 @@ def run(args):
         train=train,
         evaluate=evaluate,
     )
+    if store.runs and plots.available():
+        plot_validation_curves(
+            validation_curves(store), store.directory / CURVES, args.quick
+        )
     reports.write_results(
         args,
         store,
@@ -639,6 +646,87 @@ def plot_results(records, path, quick=False):
         f"Trained on molecules of {TRAIN_SIZES[1]}-{TRAIN_SIZES[2]} heavy "
         "atoms (RDKit NCI), tested on larger ones"
     )
+    if quick:
+        title += " (quick: not a result)"
+    figure.suptitle(title, fontsize="medium")
+    figure.savefig(path, dpi=100)
+
+
+def validation_curves(store):
+    """The validation loss of every epoch of the recorded runs.
+
+    Args:
+        store: the command's `ResultStore`; each run's `history.csv`.
+
+    Returns:
+        A dict from `(target, method)` to a float array `(seeds, epochs)`
+        of the validation MAE of the standardised labels; runs without a
+        whole history are left out.
+    """
+    import csv
+
+    curves = {}
+    for item in store.runs:
+        key = {field: item[field] for field in KEY_FIELDS}
+        path = store.history_path(**key)
+        if not path.exists():
+            continue
+        with open(path, newline="") as file:
+            losses = [float(row["val_loss"]) for row in csv.DictReader(file)]
+        if len(losses) == store.settings["epochs"]:
+            curves.setdefault((item["target"], item["method"]), []).append(
+                losses
+            )
+    return {key: np.array(value) for key, value in curves.items()}
+
+
+def plot_validation_curves(curves, path, quick=False):
+    """Draws `validation_by_epoch.png`: per target, the mean over seeds of
+    the validation MAE (standardised labels) at every epoch, a line per
+    method, to show where training levels off."""
+    from matplotlib.figure import Figure
+
+    targets = [t for t in TARGETS if any(k[0] == t for k in curves)]
+    if not targets:
+        return
+    columns = min(3, len(targets))
+    rows = math.ceil(len(targets) / columns)
+    figure = Figure(
+        figsize=(max(4.2 * columns, 6.4), 3.3 * rows + 1.0),
+        layout="constrained",
+    )
+    axes = list(figure.subplots(rows, columns, squeeze=False).flat)
+    for unused in axes[len(targets) :]:
+        unused.set_visible(False)
+    for axis, target in zip(axes, targets):
+        for method in METHODS:
+            if (target, method) not in curves:
+                continue
+            losses = curves[(target, method)].mean(axis=0)
+            color, marker = STYLES[method]
+            axis.plot(
+                np.arange(1, len(losses) + 1),
+                losses,
+                color=color,
+                marker=marker,
+                markersize=3,
+                markevery=max(1, len(losses) // 5),
+                label=METHOD_LABELS[method],
+            )
+        axis.set_yscale("log")
+        axis.set_title(TARGET_LABELS[target], fontsize="medium")
+        axis.set_xlabel("epoch")
+        axis.set_ylabel("validation MAE / std")
+        axis.grid(alpha=0.3)
+    handles, labels = axes[0].get_legend_handles_labels()
+    figure.legend(
+        handles,
+        labels,
+        loc="outside lower center",
+        ncol=min(len(labels), 4),
+        frameon=False,
+    )
+    title = "Validation loss by epoch, mean over seeds"
     if quick:
         title += " (quick: not a result)"
     figure.suptitle(title, fontsize="medium")

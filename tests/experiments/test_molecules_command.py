@@ -189,6 +189,7 @@ def test_quick_run_writes_its_records(tmp_path, capsys):
     }
     assert (output / "table.md").read_text().startswith("# Molecules")
     assert_png(output / "mae_by_size.png")
+    assert_png(output / "validation_by_epoch.png")
     assert "RDKit cannot parse" in out
     # Run again: every run is recorded already.
     status, out, _ = run(argv, capsys)
