@@ -78,12 +78,12 @@ def test_tpsa_file_must_follow_the_smiles(tmp_path):
         nci_molecules.read_tpsa(path, ["CCO"])
 
 
-def records(values):
-    """Records of two seeds from `{(target, method): mae at 26-40}`; the
-    other splits twice the value."""
+def records(values, seeds=(0, 1)):
+    """Records from `{(target, method): mae at 26-40}`: the other splits
+    half and twice the value, each seed 10% above the one before."""
     found = []
     for (target, method), mae in values.items():
-        for seed in (0, 1):
+        for index, seed in enumerate(seeds):
             for split, factor in (("16-25", 0.5), ("26-40", 1.0), ("41+", 2)):
                 found.append(
                     {
@@ -91,7 +91,7 @@ def records(values):
                         "method": method,
                         "split": split,
                         "seed": seed,
-                        "mae": mae * factor * (1 + 0.1 * seed),
+                        "mae": mae * factor * (1 + 0.1 * index),
                         "mae_over_std": mae * factor / 10,
                     }
                 )
@@ -111,12 +111,24 @@ KNOWN = {
 
 def test_comparisons_name_the_best_fixed_aggregation():
     found = molecules.comparisons(records(KNOWN))
-    assert found["tpsa"]["best"] == "laf_closed_forms"
-    assert found["tpsa"]["best_fixed"] == "sum"
-    assert found["tpsa"]["ratios"]["sum"] == pytest.approx(2.5)
-    assert found["max_gasteiger_charge"]["best_fixed"] == "max"
-    assert found["max_gasteiger_charge"]["ratios"]["laf"] == pytest.approx(2.0)
     assert set(found) == {"tpsa", "max_gasteiger_charge"}
+    tpsa = found["tpsa"]
+    assert (tpsa["best"], tpsa["best_fixed"]) == ("laf_closed_forms", "sum")
+    assert tpsa["to_best"]["sum"] == pytest.approx(2.5)
+    assert tpsa["to_best_fixed"]["laf_closed_forms"] == pytest.approx(0.4)
+    charge = found["max_gasteiger_charge"]
+    assert charge["best_fixed"] == "max"
+    assert charge["to_best_fixed"]["laf"] == pytest.approx(2.0)
+
+
+def test_comparisons_on_each_set_of_five_seeds():
+    # LAF ran seeds 0 and 5, the sum seeds 0, 5 and 6.
+    known = records({("tpsa", "laf"): 1.0}, seeds=(0, 5))
+    known += records({("tpsa", "sum"): 2.0}, seeds=(0, 5, 6))
+    found = molecules.comparisons(known)["tpsa"]
+    # Seed set 0-4: 1 / 2; 5-9: 1.1 / mean(2.2, 2.4).
+    by_set = found["to_best_fixed_by_set"]["laf"]
+    assert by_set == [(0, pytest.approx(0.5)), (5, pytest.approx(1.1 / 2.3))]
 
 
 def test_table_and_figure_from_known_records(tmp_path):
@@ -126,8 +138,10 @@ def test_table_and_figure_from_known_records(tmp_path):
     # Mean and population std of 10 and 11; the best of a column in bold.
     assert "| sum | 5.25 ± 0.25 | 10.5 ± 0.5 | 21 ± 1 |" in table
     assert "| LAF closed_forms | **2.1 ± 0.1** |" in table
-    assert "| tpsa | LAF closed_forms | sum (2.50) | 3.00 | 1.00 |" in table
-    assert "| max_gasteiger_charge | max | max (1.00) | 2.00 |  |" in table
+    assert "| tpsa | sum (10.5) | 1.20 | 0.40 | LAF closed_forms |" in table
+    assert "| max_gasteiger_charge | max (0.105) | 2.00 |  | max |" in table
+    # Each method over the best of each target, and the largest.
+    assert "| sum | 2.50 | 5.00 | 5.00 |" in table
     path = tmp_path / "figure.png"
     molecules.plot_results(records(KNOWN), path, quick=True)
     assert_png(path)
