@@ -206,7 +206,7 @@ def test_batch_of_all_molecules_is_their_disjoint_union():
     graphs = parse(SMILES)
     inputs, targets = graphs.batch(np.arange(6.0)[:, None])
     assert inputs["nodes_per_graph"].tolist() == [7, 3, 4, 6, 5, 2]
-    assert len(inputs["edge_features"]) == len(inputs["edge_source"]) == 40
+    assert len(inputs["edge_features"]) == len(inputs["edge_source"]) == 42
     np.testing.assert_array_equal(
         inputs["edge_features"], np.concatenate(graphs.edge_features)
     )
