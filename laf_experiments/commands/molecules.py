@@ -119,6 +119,9 @@ QUICK = {
     "laf_units": 2,
 }
 QUICK_TARGETS = ("tpsa",)
+# A smoke run of every kind of aggregation in under a minute: fixed,
+# PNA's, and LAF's two presets.
+QUICK_METHODS = ("sum", "max", "pna", "laf", "laf_closed_forms")
 
 HELP = "molecules (RDKit's NCI set): trained on small, tested on large"
 DESCRIPTION = f"""\
@@ -166,8 +169,8 @@ def add_arguments(parser):
     group.add_argument(
         "--methods",
         type=choice_list(METHODS, "method"),
-        default=METHODS,
-        help=f"comma-separated methods (default: {','.join(METHODS)})",
+        help=f"comma-separated methods, or 'all' (default: all, "
+        f"{','.join(METHODS)}; --quick: {','.join(QUICK_METHODS)})",
     )
     group = parser.add_argument_group("model")
     for name, flag, text in (
@@ -317,6 +320,8 @@ def run(args):
 
     if args.targets is None:
         args.targets = QUICK_TARGETS if args.quick else TARGETS
+    if args.methods is None:
+        args.methods = QUICK_METHODS if args.quick else METHODS
     settings = resolve_settings(
         args,
         extra_names=(
