@@ -143,7 +143,8 @@ updates, a sigmoid projection, a readout, a linear output) whose
 neighbour and readout aggregations are the method's: pna is mean, max,
 min and std with PNA's identity, amplification and attenuation scalers
 (the training molecules' degree histogram) and the four as the readout;
-softmax learns its temperature; laf_closed_forms is LAF with
+softmax learns its temperature; laf is LAF with --laf-preset (the
+layer's default, pooling, unless told), laf_closed_forms LAF with
 preset="closed_forms". Labels are standardised with the training mean
 and standard deviation; Adam on the MAE, the learning rate halved after
 --lr-patience epochs without a lower validation loss.
@@ -190,7 +191,7 @@ def add_arguments(parser):
     add_common_arguments(parser, "molecules", DEFAULTS, QUICK)
 
 
-def aggregations(method, degree_histogram):
+def aggregations(method, degree_histogram, laf_preset=None):
     """The neighbour and readout aggregations of a method, with the LAF
     preset of `molecule_network` for the LAF methods.
 
@@ -198,6 +199,9 @@ def aggregations(method, degree_histogram):
         method: one of `METHODS`.
         degree_histogram: the training molecules' in-degree histogram
             (`keras_laf.degree_histogram`), for PNA's scalers.
+        laf_preset: the preset of `"laf"` (`--laf-preset`);
+            `"laf_closed_forms"` is always `"closed_forms"`. Defaults to
+            `None`: the layer's default.
 
     Returns:
         A dict of `molecule_network` arguments: `aggregation`,
@@ -225,7 +229,7 @@ def aggregations(method, degree_histogram):
             "readout_aggregation": keras_laf.GenAggAggregation(),
         }
     if method in LAF_METHODS:
-        preset = "closed_forms" if method == "laf_closed_forms" else None
+        preset = "closed_forms" if method == "laf_closed_forms" else laf_preset
         return {
             "aggregation": "laf",
             "readout_aggregation": "laf",
@@ -386,7 +390,9 @@ def run(args):
             num_layers=args.num_layers,
             laf_units=args.laf_units,
             name=f"molecule_network_{key['method']}",
-            **aggregations(key["method"], degree_histogram(key)),
+            **aggregations(
+                key["method"], degree_histogram(key), args.laf_preset
+            ),
         )
 
     fitting = runner.fitting(

@@ -153,6 +153,26 @@ def test_table_and_figure_from_known_records(tmp_path):
     assert_png(path)
 
 
+def test_laf_preset_flag_reaches_the_laf_method():
+    from laf_experiments import cli
+
+    args = cli.build_parser().parse_args(["molecules", "--laf-preset", "paper"])
+    assert args.laf_preset == "paper"
+    assert molecules.aggregations("laf", None, args.laf_preset) == {
+        "aggregation": "laf",
+        "readout_aggregation": "laf",
+        "laf_preset": "paper",
+    }
+    assert (
+        molecules.aggregations("laf_closed_forms", None, "paper")["laf_preset"]
+        == "closed_forms"
+    )
+    assert molecules.aggregations("max", None, "paper") == {
+        "aggregation": "max",
+        "readout_aggregation": "max",
+    }
+
+
 def test_bad_arguments_are_one_line(tmp_path, capsys):
     status, _, err = run(
         ["molecules", "--targets", "boiling_point", "--output", str(tmp_path)],
