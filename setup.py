@@ -12,6 +12,9 @@ VERSION = re.search(
     re.M,
 ).group(1)
 TUNER = ["keras-tuner", "tensorboard"]
+# Molecules from SMILES (`keras_laf.datasets.smiles_to_graphs`) and the
+# NCI molecules that ship with it (`keras-laf molecules`).
+MOLECULES = ["rdkit"]
 EXPERIMENTS = [
     "matplotlib",
     "tensorflow-datasets",
@@ -23,6 +26,7 @@ EXPERIMENTS = [
     "mlxtend",
     "networkx",
     *TUNER,
+    *MOLECULES,
 ]
 # The API reference site (`mkdocs build`, `mkdocs serve`); its pages of the
 # hypermodels import keras-tuner.
@@ -81,6 +85,7 @@ setup(
         # imports tensorboard in every trial and TensorFlow 2.21 no longer
         # installs it.
         "tuner": TUNER,
+        "molecules": MOLECULES,
         # The `keras-laf` command: plots, MNIST through tensorflow-datasets
         # (which needs importlib_resources without declaring it), the
         # offline digits, the graph benchmark and `keras-laf tune`.

@@ -8,6 +8,7 @@
     keras-laf tune         # KerasTuner search of the LAF units
     keras-laf units        # test MAE against the LAF units (Appendix B)
     keras-laf expansion    # text-concept set expansion (DeepSets)
+    keras-laf molecules    # RDKit's molecules, small to large
 
 Every subcommand is a module of `laf_experiments.commands`, listed in
 `SUBCOMMANDS`, exposing `HELP` (one line),
@@ -37,6 +38,7 @@ SUBCOMMANDS = {
     "tune": "laf_experiments.commands.tune",
     "units": "laf_experiments.commands.units",
     "expansion": "laf_experiments.commands.expansion",
+    "molecules": "laf_experiments.commands.molecules",
 }
 
 PROG = "keras-laf"

@@ -7,6 +7,7 @@ The KerasTuner hypermodels (`DeepSetsHyperModel`,
 
 from keras_laf.models.deep_sets import deep_sets
 from keras_laf.models.graph_network import graph_network
+from keras_laf.models.molecule_network import molecule_network
 from keras_laf.models.point_cloud import point_cloud_classifier
 from keras_laf.models.set_expansion import set_expansion
 from keras_laf.models.set_transformer import set_transformer
@@ -23,6 +24,7 @@ __all__ = [
     "SetTransformerHyperModel",
     "deep_sets",
     "graph_network",
+    "molecule_network",
     "point_cloud_classifier",
     "set_expansion",
     "set_transformer",

@@ -8,6 +8,7 @@ skipped on the other backends."""
 
 import doctest
 import importlib
+import importlib.util
 import pkgutil
 
 import keras
@@ -35,6 +36,11 @@ TENSORFLOW_ONLY = {
         "ragged sets (tf.ragged.constant)"
     ),
 }
+
+
+# Examples that parse SMILES, which needs RDKit (the `molecules` extra).
+NEEDS_RDKIT = ("keras_laf.datasets.molecules.",)
+HAS_RDKIT = importlib.util.find_spec("rdkit") is not None
 
 
 def common_imports():
@@ -89,6 +95,8 @@ def example_param(test):
         marks.append(pytest.mark.xfail(reason=reason, strict=True))
     if test.name in TENSORFLOW_ONLY:
         marks.append(pytest.mark.tensorflow_only(TENSORFLOW_ONLY[test.name]))
+    if test.name.startswith(NEEDS_RDKIT) and not HAS_RDKIT:
+        marks.append(pytest.mark.skip(reason="parses SMILES: needs RDKit"))
     return pytest.param(test, id=test.name, marks=marks)
 
 

@@ -6,6 +6,7 @@ interpreter, as a user would, and checks that it exits cleanly and saves
 at least one figure.
 """
 
+import importlib.util
 import os
 import pathlib
 import subprocess
@@ -17,13 +18,23 @@ TUTORIALS_DIR = pathlib.Path(__file__).resolve().parent.parent / "tutorials"
 TUTORIALS = sorted(TUTORIALS_DIR.glob("*.py"))
 # Generous: a quick run takes 10 to 30 seconds on two CPU cores.
 TIMEOUT_SECONDS = 300
+# Tutorials that need an optional package, and the package.
+NEEDS = {"laf_on_molecules": "rdkit"}
+
+
+def tutorial_param(path):
+    package = NEEDS.get(path.stem)
+    marks = []
+    if package and importlib.util.find_spec(package) is None:
+        marks.append(pytest.mark.skip(reason=f"needs {package}"))
+    return pytest.param(path, id=path.stem, marks=marks)
 
 
 def test_tutorials_are_found():
     assert TUTORIALS, f"No tutorials found in {TUTORIALS_DIR}"
 
 
-@pytest.mark.parametrize("path", TUTORIALS, ids=lambda path: path.stem)
+@pytest.mark.parametrize("path", [tutorial_param(path) for path in TUTORIALS])
 @pytest.mark.slow
 def test_tutorial_runs_in_quick_mode(path, tmp_path):
     environment = {

@@ -1,7 +1,9 @@
 """Input pipelines for sets and graphs: sets padded with their mask (the
 inputs of the models of `keras_laf.models` on every backend), ragged
 `tf.data` batches of sets and their padded form, and batches of graphs as
-one disjoint union, padded to a few sizes for compiled models.
+one disjoint union, padded to a few sizes for compiled models; molecules
+from SMILES as graphs of their atoms and bonds (RDKit, the `molecules`
+extra, imported when SMILES are parsed).
 
 The data sets of the LAF paper's experiments (sets of digits with twelve
 targets, digit images, point clouds, the graph-properties benchmark) are
@@ -13,6 +15,10 @@ from keras_laf.datasets.graph_batches import adjacency_to_edges
 from keras_laf.datasets.graph_batches import bucket_size
 from keras_laf.datasets.graph_batches import disjoint_union
 from keras_laf.datasets.graph_batches import pad_graph_batch
+from keras_laf.datasets.molecules import MoleculeBatches
+from keras_laf.datasets.molecules import MoleculeGraphs
+from keras_laf.datasets.molecules import read_smiles_file
+from keras_laf.datasets.molecules import smiles_to_graphs
 from keras_laf.datasets.padded_sets import SetBatches
 from keras_laf.datasets.padded_sets import pad_sets
 from keras_laf.datasets.ragged_dataset import ragged_set_dataset
@@ -20,6 +26,8 @@ from keras_laf.datasets.ragged_dataset import to_padded_batches
 
 __all__ = [
     "GraphBatches",
+    "MoleculeBatches",
+    "MoleculeGraphs",
     "SetBatches",
     "adjacency_to_edges",
     "bucket_size",
@@ -27,5 +35,7 @@ __all__ = [
     "pad_graph_batch",
     "pad_sets",
     "ragged_set_dataset",
+    "read_smiles_file",
+    "smiles_to_graphs",
     "to_padded_batches",
 ]
