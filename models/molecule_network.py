@@ -11,9 +11,9 @@ aggregations are arguments, which is what `keras-laf molecules` compares.
 import keras
 
 from keras_laf.aggregations import former_shortcut_kwargs
+from keras_laf.core.validation import check_positive_int
 from keras_laf.graphs import AggregationConv
 from keras_laf.graphs import GraphReadout
-from keras_laf.validation import check_positive_int
 
 
 def _copy(aggregation):
