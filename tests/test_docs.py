@@ -356,3 +356,13 @@ def test_every_tutorial_figure_has_its_copy_in_the_figures_folder():
             assert (ROOT / figure).is_file(), figure
         markdown = hooks.tutorial_to_markdown(source, file.stem)
         assert markdown.count("](figures/") == len(figures)
+
+
+def test_the_results_page_stays_a_results_page():
+    # One table per claim: the page within 450 lines, its summary (the
+    # first table) within 15 rows.
+    text = (hooks.ROOT / "RESULTS.md").read_text(encoding="utf-8")
+    assert len(text.splitlines()) <= 450
+    summary = text.split("\n\n## ")[0]
+    rows = [line for line in summary.splitlines() if line.startswith("| ")]
+    assert 1 < len(rows) - 1 <= 15
