@@ -47,8 +47,9 @@ MODULE_PAGES = {
     "keras_laf.config": "api/config/index.html",
     "keras_laf.ops": "api/ops/index.html",
 }
-# A default that names a module constant: an upper-case name after `=`.
-CONSTANT_DEFAULT = re.compile(r"=[^,\n]*?\b([A-Z][A-Z0-9_]+)\b")
+# A default that names a module constant: an upper-case name after `=`,
+# not inside a quoted string.
+CONSTANT_DEFAULT = re.compile(r"=\s*(?![\"'])[^,\n]*?\b([A-Z][A-Z0-9_]+)\b")
 
 
 class PageParser(html.parser.HTMLParser):
