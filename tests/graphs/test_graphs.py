@@ -433,11 +433,11 @@ def test_laf_preset_reaches_the_layers():
     assert reloaded.aggregation_layer().preset == "closed_forms"
     reloaded = GraphReadout.from_config(readout.get_config())
     assert reloaded.aggregation_layer().preset == "paper"
+    # The readout is the layers' aggregation, with their arguments.
     model = graph_network(
         aggregation_kwargs={"units": 2, "preset": "closed_forms"},
         hidden_units=4,
         num_layers=1,
-        readout_aggregation="laf",
     )
     laf_layers = [
         sublayer
