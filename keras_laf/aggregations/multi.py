@@ -7,6 +7,7 @@ from keras_laf.aggregations.base import SetAggregation
 from keras_laf.aggregations.fixed import FixedAggregation
 from keras_laf.aggregations.fixed import fixed_aggregates
 from keras_laf.aggregations.pooling import SetPooling
+from keras_laf.aggregations.registry import checked_members_kwargs
 from keras_laf.aggregations.registry import get
 from keras_laf.aggregations.registry import register
 from keras_laf.core.validation import check_positive_int
@@ -102,21 +103,9 @@ class MultiAggregation(SetPooling):
                 f"Received: units={units!r} with mode={mode!r}"
             )
         self.identifiers = list(aggregations)
-        if aggregations_kwargs is None:
-            aggregations_kwargs = [{}] * len(self.identifiers)
-        if not (
-            isinstance(aggregations_kwargs, (list, tuple))
-            and len(aggregations_kwargs) == len(self.identifiers)
-            and all(isinstance(kwargs, dict) for kwargs in aggregations_kwargs)
-        ):
-            raise ValueError(
-                "`aggregations_kwargs` must be a list of dicts, one per "
-                f"aggregation ({len(self.identifiers)}). Received: "
-                f"aggregations_kwargs={aggregations_kwargs!r}"
-            )
-        self.aggregations_kwargs = [
-            dict(kwargs) for kwargs in aggregations_kwargs
-        ]
+        self.aggregations_kwargs = checked_members_kwargs(
+            aggregations_kwargs, len(self.identifiers)
+        )
         self.members = []
         for index, (identifier, kwargs) in enumerate(
             zip(self.identifiers, self.aggregations_kwargs, strict=True)

@@ -222,19 +222,9 @@ def get(identifier, **aggregation_kwargs):
         aggregation_kwargs = _former_units_and_preset(
             members, aggregation_kwargs
         )
-        members_kwargs = aggregation_kwargs.pop("aggregations_kwargs", None)
-        if members_kwargs is None:
-            members_kwargs = [{}] * len(members)
-        if not (
-            isinstance(members_kwargs, (list, tuple))
-            and len(members_kwargs) == len(members)
-            and all(isinstance(kwargs, dict) for kwargs in members_kwargs)
-        ):
-            raise ValueError(
-                "`aggregations_kwargs` must be a list of dicts, one per "
-                f"aggregation ({len(members)}). Received: "
-                f"aggregations_kwargs={members_kwargs!r}"
-            )
+        members_kwargs = checked_members_kwargs(
+            aggregation_kwargs.pop("aggregations_kwargs", None), len(members)
+        )
         # The members are built here, named after their names, and handed
         # over as layers: the weights of saved models are where those put
         # them.
@@ -259,6 +249,24 @@ def get(identifier, **aggregation_kwargs):
         f"aggregation layer. Expected one of {list(_REGISTRY)}, a list of "
         f"them or a `keras_laf.SetAggregation`. Received: {identifier!r}"
     )
+
+
+def checked_members_kwargs(aggregations_kwargs, num_members):
+    """The arguments of each member of a list, one dict each (empty ones
+    for None), or a ValueError naming what was received."""
+    if aggregations_kwargs is None:
+        return [{}] * num_members
+    if not (
+        isinstance(aggregations_kwargs, (list, tuple))
+        and len(aggregations_kwargs) == num_members
+        and all(isinstance(kwargs, dict) for kwargs in aggregations_kwargs)
+    ):
+        raise ValueError(
+            "`aggregations_kwargs` must be a list of dicts, one per "
+            f"aggregation ({num_members}). Received: "
+            f"aggregations_kwargs={aggregations_kwargs!r}"
+        )
+    return [dict(kwargs) for kwargs in aggregations_kwargs]
 
 
 def _build(name, arguments):
