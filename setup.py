@@ -16,7 +16,7 @@ TUNER = ["keras-tuner", "tensorboard"]
 # NCI molecules that ship with it (`keras-laf molecules`).
 MOLECULES = ["rdkit"]
 EXPERIMENTS = [
-    "matplotlib",
+    "matplotlib>=3.8",
     "tensorflow-datasets",
     "importlib_resources",
     # ModelNet40 is read from HDF5 files.

@@ -10,6 +10,8 @@ import math
 
 import numpy as np
 
+from laf_experiments.settings import QUICK_MARK
+
 METHOD_LABELS = {
     "laf": "LAF",
     "deepsets": "DeepSets",
@@ -70,6 +72,15 @@ def _figure(num_panels, max_columns, panel_size):
     for unused in axes.flat[num_panels:]:
         unused.set_visible(False)
     return figure, list(axes.flat)
+
+
+def save_figure(figure, path, quick=False):
+    """Writes `figure` to the PNG file `path`. The figure of a `--quick`
+    run says in its title that it is not a result (`QUICK_MARK`)."""
+    if quick:
+        title = f"{figure.get_suptitle()} ({QUICK_MARK})".strip()
+        figure.suptitle(title, fontsize="medium")
+    figure.savefig(path, dpi=_DPI)
 
 
 def _legend_columns(figure, num_entries):
@@ -169,11 +180,9 @@ def plot_error_by_size(
         axis.set_ylabel(ylabel)
         axis.grid(alpha=0.3)
     _figure_legend(figure, axes)
-    if quick:
-        title = f"{title or ''} (--quick: not a result)".strip()
     if title:
         figure.suptitle(title, fontsize="medium")
-    figure.savefig(path, dpi=_DPI)
+    save_figure(figure, path, quick)
 
 
 def plot_budget_curve(table, path, bounds=None, title=None):
@@ -229,7 +238,7 @@ def plot_budget_curve(table, path, bounds=None, title=None):
     _figure_legend(figure, axes)
     if title:
         figure.suptitle(title, fontsize="medium")
-    figure.savefig(path, dpi=_DPI)
+    save_figure(figure, path)
 
 
 def _figure_legend(figure, axes):
@@ -247,7 +256,7 @@ def _figure_legend(figure, axes):
     )
 
 
-def plot_scatter(panels, path, title=None, method_labels=None):
+def plot_scatter(panels, path, title=None, method_labels=None, quick=False):
     """Plots true against predicted values, one panel per target and method.
 
     Rows are targets and columns methods; the diagonal is the perfect
@@ -259,6 +268,8 @@ def plot_scatter(panels, path, title=None, method_labels=None):
         path: the PNG file to write.
         title: optional title of the figure.
         method_labels: optional dict of display names of methods.
+        quick: whether the panels come from a `--quick` run
+            (`save_figure`).
     """
     from matplotlib.figure import Figure
 
@@ -300,7 +311,7 @@ def plot_scatter(panels, path, title=None, method_labels=None):
             axis.grid(alpha=0.3)
     if title:
         figure.suptitle(title, fontsize="medium")
-    figure.savefig(path, dpi=_DPI)
+    save_figure(figure, path, quick)
 
 
 def accuracy_table(summary, method_labels=None):
@@ -362,7 +373,9 @@ def write_accuracy_table(
     markdown_path.write_text("\n".join(lines) + "\n")
 
 
-def plot_accuracy(records, path, title=None, method_labels=None, chance=None):
+def plot_accuracy(
+    records, path, title=None, method_labels=None, chance=None, quick=False
+):
     """Plots the test accuracy of each pooling, with its spread over seeds.
 
     One panel per number of points, one column per method: each seed's
@@ -375,6 +388,8 @@ def plot_accuracy(records, path, title=None, method_labels=None, chance=None):
         title: optional title of the figure.
         method_labels: optional dict of display names of methods.
         chance: optional accuracy of a uniform guess, in [0, 1].
+        quick: whether the records come from a `--quick` run
+            (`save_figure`).
     """
     sizes = sorted({record["num_points"] for record in records})
     methods = _ordered(record["method"] for record in records)
@@ -425,11 +440,11 @@ def plot_accuracy(records, path, title=None, method_labels=None, chance=None):
                 linewidth=0.8,
                 label="chance",
             )
-            axis.legend(loc="lower right", fontsize="small", frameon=False)
+            axis.legend(loc="best", fontsize="small", frameon=False)
         axis.set_ylim(0, 100)
         axis.set_ylabel("test accuracy (%)")
         axis.set_title(f"{size} points", fontsize="medium")
         axis.grid(axis="y", alpha=0.3)
     if title:
         figure.suptitle(title, fontsize="medium")
-    figure.savefig(path, dpi=_DPI)
+    save_figure(figure, path, quick)

@@ -274,9 +274,9 @@ def plot_regression(
         plots.plot_scatter(
             panels,
             store.directory / "scatter.png",
-            title=f"{experiment}: true and predicted values"
-            + (" (--quick: not a result)" if quick else ""),
+            title=f"{experiment}: true and predicted values",
             method_labels=method_labels,
+            quick=quick,
         )
         written.append("scatter.png")
     return written

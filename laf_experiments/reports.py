@@ -49,7 +49,8 @@ def write_results(args, store, table=None, figure=None):
         table: optional `(name, text)`: the table's file name and a
             function `()` returning its Markdown text.
         figure: optional `(name, draw)`: the figure's file name and a
-            function `(path)` drawing it there.
+            function `()` returning the matplotlib `Figure`, which is
+            saved with `plots.save_figure` (a `--quick` run's says so).
     """
     written = []
     if store.runs:
@@ -60,7 +61,7 @@ def write_results(args, store, table=None, figure=None):
         if figure is not None:
             name, draw = figure
             if plots.available():
-                draw(store.directory / name)
+                plots.save_figure(draw(), store.directory / name, args.quick)
                 written.append(name)
             else:
                 log(args.experiment, plots.MISSING)

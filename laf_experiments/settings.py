@@ -97,6 +97,9 @@ _SETTING_FLAGS = (
         "epochs without validation improvement before the decay",
     ),
 )
+# What the records and figures of a `--quick` run say of themselves.
+QUICK_MARK = "--quick: not a result"
+
 # The sizes of `--quick` runs of the set experiments: a smoke test.
 QUICK_SIZES = {
     "train_size": 128,
@@ -331,7 +334,8 @@ def resolve_settings(args, extra_names=()):
     Returns:
         Dict of the settings that determine the results (everything but
         the choice of methods, targets and seeds, with the LAF preset), as
-        recorded in `results.json`.
+        recorded in `results.json`; a `--quick` run's also holds
+        `"run": QUICK_MARK`.
     """
     chosen = args.quick_settings if args.quick else args.setting_defaults
     names = [name for name, *_ in _SETTING_FLAGS] + ["seeds", *extra_names]
@@ -346,6 +350,8 @@ def resolve_settings(args, extra_names=()):
     settings = {name: getattr(args, name) for name in names}
     del settings["seeds"]
     settings["laf_preset"] = args.laf_preset
+    if args.quick:
+        settings["run"] = QUICK_MARK
     return settings
 
 

@@ -454,7 +454,7 @@ def run(args):
         args,
         store,
         table=(TABLE, lambda: results_table(store.summary, settings)),
-        figure=(PLOT, lambda path: plot_results(store.summary, path)),
+        figure=(PLOT, lambda: plot_results(store.summary)),
     )
 
 
@@ -498,8 +498,9 @@ def results_table(summary, settings):
     return "\n".join(lines) + "\n"
 
 
-def plot_results(summary, path):
-    """Draws `metrics.png`: recall@k and MRR of every method, as bars."""
+def plot_results(summary):
+    """The figure of `metrics.png`: recall@k and MRR of every method, as
+    bars."""
     from matplotlib.figure import Figure
 
     methods = [m for m in METHODS if any(r["method"] == m for r in summary)]
@@ -531,4 +532,4 @@ def plot_results(summary, path):
     axis.set_title("Set expansion: higher is better")
     axis.grid(axis="y", alpha=0.3)
     figure.legend(loc="outside right upper", fontsize="small")
-    figure.savefig(path, dpi=100)
+    return figure

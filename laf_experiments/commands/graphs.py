@@ -746,7 +746,7 @@ def run(args):
             TABLE,
             lambda: results_table(store.summary, settings, store.runs),
         ),
-        figure=(PLOT, lambda path: plot_results(store.summary, path)),
+        figure=(PLOT, lambda: plot_results(store.summary)),
     )
 
 
@@ -904,8 +904,9 @@ def results_table(summary, settings, runs=()):
     return "\n".join(lines) + "\n"
 
 
-def plot_results(summary, path):
-    """Draws `log10_mse.png`: scores per task, and against graph size.
+def plot_results(summary):
+    """The figure of `log10_mse.png`: scores per task, and against graph
+    size.
 
     The left panel shows the log10 MSE of every task on the test graphs
     of the training sizes, one bar per method (with the paper's values as
@@ -1005,4 +1006,4 @@ def plot_results(summary, path):
         "Graph-properties benchmark: log10 MSE (lower is better)",
         fontsize="medium",
     )
-    figure.savefig(path, dpi=100)
+    return figure

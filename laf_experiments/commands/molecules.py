@@ -456,17 +456,14 @@ def run(args):
         evaluate=evaluate,
     )
     if store.runs and plots.available():
-        plot_validation_curves(
-            validation_curves(store), store.directory / CURVES, args.quick
-        )
+        figure = plot_validation_curves(validation_curves(store))
+        if figure is not None:
+            plots.save_figure(figure, store.directory / CURVES, args.quick)
     reports.write_results(
         args,
         store,
         table=(TABLE, lambda: results_table(store.records, settings)),
-        figure=(
-            PLOT,
-            lambda path: plot_results(store.records, path, quick=args.quick),
-        ),
+        figure=(PLOT, lambda: plot_results(store.records)),
     )
 
 
@@ -673,8 +670,8 @@ def results_table(records, settings):
     return "\n".join(lines)
 
 
-def plot_results(records, path, quick=False):
-    """Draws `mae_by_size.png`: per target, the MAE / label std against
+def plot_results(records):
+    """The figure of `mae_by_size.png`: per target, the MAE / label std against
     the heavy atoms of the test molecules, a line per method (a colour and
     a marker each), the training sizes shaded."""
     from matplotlib.figure import Figure
@@ -736,10 +733,8 @@ def plot_results(records, path, quick=False):
         f"Trained on molecules of {TRAIN_SIZES[1]}-{TRAIN_SIZES[2]} heavy "
         "atoms (RDKit NCI), tested on larger ones"
     )
-    if quick:
-        title += " (quick: not a result)"
     figure.suptitle(title, fontsize="medium")
-    figure.savefig(path, dpi=100)
+    return figure
 
 
 def validation_curves(store):
@@ -770,15 +765,16 @@ def validation_curves(store):
     return {key: np.array(value) for key, value in curves.items()}
 
 
-def plot_validation_curves(curves, path, quick=False):
-    """Draws `validation_by_epoch.png`: per target, the mean over seeds of
-    the validation MAE (standardised labels) at every epoch, a line per
-    method, to show where training levels off."""
+def plot_validation_curves(curves):
+    """The figure of `validation_by_epoch.png`, or None without curves: per
+    target, the mean over seeds of the validation MAE (standardised
+    labels) at every epoch, a line per method, to show where training
+    levels off."""
     from matplotlib.figure import Figure
 
     targets = [t for t in TARGETS if any(k[0] == t for k in curves)]
     if not targets:
-        return
+        return None
     columns = min(3, len(targets))
     rows = math.ceil(len(targets) / columns)
     figure = Figure(
@@ -817,7 +813,5 @@ def plot_validation_curves(curves, path, quick=False):
         frameon=False,
     )
     title = "Validation loss by epoch, mean over seeds"
-    if quick:
-        title += " (quick: not a result)"
     figure.suptitle(title, fontsize="medium")
-    figure.savefig(path, dpi=100)
+    return figure

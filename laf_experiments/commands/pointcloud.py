@@ -390,6 +390,7 @@ def run(args):
                 title=f"Test accuracy per pooling, each seed a dot; {data}",
                 method_labels=METHOD_LABELS,
                 chance=1 / store.runs[0]["num_classes"],
+                quick=args.quick,
             )
         written = ["accuracy.md", "accuracy.png"] if drawn else ["accuracy.md"]
     runner.report_written(args, store, written)

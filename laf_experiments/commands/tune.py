@@ -392,12 +392,13 @@ def run(args):
         if run["target"] == target and run["seed"] < args.seeds:
             _report(experiment, run)
     reports.write_results(
-        args, store, figure=(PLOT, lambda path: plot_trials(store.runs, path))
+        args, store, figure=(PLOT, lambda: plot_trials(store.runs))
     )
 
 
-def plot_trials(runs, path):
-    """Draws the validation MAE of every trial against its LAF units.
+def plot_trials(runs):
+    """The figure of the validation MAE of every trial against its LAF
+    units.
 
     One panel per target: a point per trial (a colour per seed), a line
     through the best validation MAE of each number of units, and a star
@@ -460,4 +461,4 @@ def plot_trials(runs, path):
         "KerasTuner search: validation MAE against LAF units",
         fontsize="medium",
     )
-    figure.savefig(path)
+    return figure

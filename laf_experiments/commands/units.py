@@ -228,12 +228,13 @@ def run(args):
         evaluate=evaluate,
     )
     reports.write_results(
-        args, store, figure=(PLOT, lambda path: plot_units(store.runs, path))
+        args, store, figure=(PLOT, lambda: plot_units(store.runs))
     )
 
 
-def plot_units(runs, path):
-    """Draws box plots of the test MAE of the restarts by number of units.
+def plot_units(runs):
+    """The figure of box plots of the test MAE of the restarts by number
+    of units.
 
     One panel per target, one box per number of units (the restarts), on a
     logarithmic MAE axis, as in the paper's Appendix B.
@@ -272,4 +273,4 @@ def plot_units(runs, path):
         "Test MAE of the restarts against the number of LAF units",
         fontsize="medium",
     )
-    figure.savefig(path, dpi=100)
+    return figure

@@ -64,6 +64,7 @@ def test_scalars_records_every_method_target_and_size(scalars_output):
     assert results["settings"]["epochs"] == 1
     assert results["settings"]["max_sizes"] == [5, 10]
     assert results["settings"]["laf_preset"] == "by_target"
+    assert results["settings"]["run"] == "--quick: not a result"
     records = results["records"]
     assert {record["method"] for record in records} == {
         "laf",
@@ -115,6 +116,26 @@ def test_scalars_writes_plots_and_predictions(scalars_output):
     assert set(saved["max_sizes"]) == {5, 10}
     # Training finished, so no backup is left behind.
     assert not any((scalars_output / "backups").glob("*"))
+
+
+def test_quick_figures_say_they_are_not_results(tmp_path):
+    from matplotlib.figure import Figure
+
+    titled = Figure()
+    titled.subplots().plot([0, 1])
+    titled.suptitle("MAE")
+    plots.save_figure(titled, tmp_path / "titled.png", quick=True)
+    assert titled.get_suptitle() == "MAE (--quick: not a result)"
+    assert_png(tmp_path / "titled.png")
+    untitled = Figure()
+    untitled.subplots().plot([0, 1])
+    plots.save_figure(untitled, tmp_path / "untitled.png", quick=True)
+    assert untitled.get_suptitle() == "(--quick: not a result)"
+    full_run = Figure()
+    full_run.subplots().plot([0, 1])
+    full_run.suptitle("MAE")
+    plots.save_figure(full_run, tmp_path / "full.png")
+    assert full_run.get_suptitle() == "MAE"
 
 
 @pytest.mark.slow

@@ -19,6 +19,7 @@ pytest.importorskip(
     reason="RDKit is not installed (pip install 'keras-laf[molecules]')",
 )
 
+from laf_experiments import plots  # noqa: E402
 from laf_experiments.commands import molecules  # noqa: E402
 from laf_experiments.data import nci_molecules  # noqa: E402
 
@@ -149,8 +150,10 @@ def test_table_and_figure_from_known_records(tmp_path):
     # Each method over the best of each target, and the largest.
     assert "| sum | 2.50 | 5.00 | 5.00 |" in table
     path = tmp_path / "figure.png"
-    molecules.plot_results(records(KNOWN), path, quick=True)
+    figure = molecules.plot_results(records(KNOWN))
+    plots.save_figure(figure, path, quick=True)
     assert_png(path)
+    assert figure.get_suptitle().endswith("(--quick: not a result)")
 
 
 def test_laf_preset_flag_reaches_the_laf_method():
