@@ -11,8 +11,6 @@ three graph properties of a batch of graphs jointly (the benchmark is in
 every task.
 """
 
-import warnings
-
 import keras
 
 from keras_laf import aggregations
@@ -66,27 +64,21 @@ def _mlp(inputs, hidden_units, num_outputs, num_layers, name):
 def _aggregation_arguments(
     aggregation, aggregation_kwargs, laf_units, laf_preset
 ):
-    # The aggregation's arguments, from the deprecated shortcuts too.
-    if laf_units is not None or laf_preset is not None:
-        warnings.warn(
-            "`graph_network(laf_units=..., laf_preset=...)` is deprecated: "
-            "pass `aggregation_kwargs={'units': ..., 'preset': ...}`.",
-            DeprecationWarning,
-            stacklevel=3,
-        )
-        if isinstance(aggregation, keras.layers.Layer):
-            raise ValueError(
-                "`laf_units` and `laf_preset` configure a LAF made from a "
-                "name; an aggregation layer has its own. Received: "
-                f"laf_units={laf_units!r}, laf_preset={laf_preset!r} with "
-                f"aggregation={type(aggregation).__name__}"
-            )
+    # The aggregation's arguments, from the deprecated shortcuts too; a
+    # LAF made from a name has the paper's units unless told.
+    arguments = aggregations.with_former_shortcuts(
+        aggregation,
+        aggregation_kwargs,
+        laf_units,
+        laf_preset,
+        caller="graph_network",
+        stacklevel=3,
+    )
     if isinstance(aggregation, keras.layers.Layer):
-        return {}
-    units = PAPER_LAF_UNITS if laf_units is None else laf_units
+        return arguments
     return {
-        **aggregations.former_shortcut_kwargs(aggregation, units, laf_preset),
-        **(aggregation_kwargs or {}),
+        **aggregations.former_shortcut_kwargs(aggregation, PAPER_LAF_UNITS),
+        **arguments,
     }
 
 

@@ -51,6 +51,7 @@ from keras_laf.aggregations.registry import names
 from keras_laf.aggregations.registry import output_width
 from keras_laf.aggregations.registry import register
 from keras_laf.aggregations.registry import registered
+from keras_laf.aggregations.registry import with_former_shortcuts
 from keras_laf.aggregations.scaler import SCALER_NAMES
 from keras_laf.aggregations.scaler import DegreeScalerAggregation
 from keras_laf.aggregations.scaler import degree_histogram
@@ -175,4 +176,5 @@ __all__ = [
     "output_width",
     "register",
     "registered",
+    "with_former_shortcuts",
 ]

@@ -324,6 +324,55 @@ def former_shortcut_kwargs(identifier, units=None, preset=None):
     return {}
 
 
+def with_former_shortcuts(
+    identifier, aggregation_kwargs, units, preset, caller, stacklevel=2
+):
+    """`aggregation_kwargs` with the deprecated `laf_units` and
+    `laf_preset` of `caller` folded in (`former_shortcut_kwargs`); the
+    arguments given in `aggregation_kwargs` win.
+
+    Args:
+        identifier: the aggregation: a name, a list or a layer.
+        aggregation_kwargs: None or the dict of the aggregation's
+            arguments.
+        units, preset: the values of the former shortcuts, None where not
+            given.
+        caller: what took them, for the warning (`"AggregationConv"`).
+        stacklevel: the `warnings.warn` stack level, counted from the
+            caller of this function.
+
+    Returns:
+        A new dict.
+
+    Raises:
+        ValueError: a shortcut is given with an aggregation layer, which
+            has its own.
+    """
+    aggregation_kwargs = dict(aggregation_kwargs or {})
+    if units is None and preset is None:
+        return aggregation_kwargs
+    if isinstance(identifier, keras.layers.Layer):
+        raise ValueError(
+            "`laf_units` and `laf_preset` configure a LAF made from a "
+            "name; an aggregation layer has its own, e.g. "
+            "`keras_laf.LAF(units=8, preset='closed_forms')`. Received: "
+            f"laf_units={units!r}, laf_preset={preset!r} with "
+            f"aggregation={type(identifier).__name__}"
+        )
+    warnings.warn(
+        f"`{caller}(laf_units=..., laf_preset=...)` is deprecated: pass "
+        "the aggregation's arguments as `aggregation_kwargs`, e.g. "
+        "`aggregation='laf', aggregation_kwargs={'units': 8, "
+        "'preset': 'closed_forms'}`.",
+        DeprecationWarning,
+        stacklevel=stacklevel + 1,
+    )
+    return {
+        **former_shortcut_kwargs(identifier, units, preset),
+        **aggregation_kwargs,
+    }
+
+
 def _without_former_shortcuts(name, cls, arguments):
     # `get("max", units=4)`: a shortcut the class has no use for, dropped
     # with a warning as the former `get` ignored it.

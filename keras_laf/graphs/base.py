@@ -14,7 +14,7 @@ convolutions subclass it, as every convolution of PyTorch Geometric
 subclasses its `MessagePassing` base.
 """
 
-import warnings
+import inspect
 
 import keras
 from keras import ops
@@ -28,7 +28,13 @@ from keras_laf.graphs.common import prepare_graph
 
 
 def resolve_aggregation(
-    aggregation, aggregation_kwargs, laf_units, laf_preset, dtype
+    aggregation,
+    aggregation_kwargs,
+    laf_units,
+    laf_preset,
+    dtype,
+    caller,
+    stacklevel=2,
 ):
     """The aggregation layer of a graph layer, and its arguments as kept.
 
@@ -40,6 +46,9 @@ def resolve_aggregation(
         laf_units, laf_preset: the former shortcuts for LAF's units and
             preset, deprecated: `aggregation_kwargs` takes them.
         dtype: the dtype policy of a layer made from a name.
+        caller: the graph layer's class name, for the deprecation warning.
+        stacklevel: the frame the warning names, counted from this
+            function's caller (1).
 
     Returns:
         A tuple `(aggregation_kwargs, layer)`: the arguments kept for the
@@ -53,30 +62,14 @@ def resolve_aggregation(
             "arguments, e.g. {'units': 8} for 'laf'. Received: "
             f"aggregation_kwargs={aggregation_kwargs!r}"
         )
-    aggregation_kwargs = dict(aggregation_kwargs or {})
-    if laf_units is not None or laf_preset is not None:
-        if isinstance(aggregation, keras.layers.Layer):
-            raise ValueError(
-                "`laf_units` and `laf_preset` configure a LAF made from a "
-                "name; an aggregation layer has its own, e.g. "
-                "`keras_laf.LAF(units=8, preset='closed_forms')`. Received: "
-                f"laf_units={laf_units!r}, laf_preset={laf_preset!r} with "
-                f"aggregation={type(aggregation).__name__}"
-            )
-        warnings.warn(
-            "`laf_units` and `laf_preset` are deprecated: pass the "
-            "aggregation's arguments as `aggregation_kwargs`, e.g. "
-            "`aggregation='laf', aggregation_kwargs={'units': 8, "
-            "'preset': 'closed_forms'}`.",
-            DeprecationWarning,
-            stacklevel=4,
-        )
-        aggregation_kwargs = {
-            **aggregations.former_shortcut_kwargs(
-                aggregation, laf_units, laf_preset
-            ),
-            **aggregation_kwargs,
-        }
+    aggregation_kwargs = aggregations.with_former_shortcuts(
+        aggregation,
+        aggregation_kwargs,
+        laf_units,
+        laf_preset,
+        caller=caller,
+        stacklevel=stacklevel + 1,
+    )
     if isinstance(aggregation, keras.layers.Layer):
         layer = aggregations.get(aggregation, **aggregation_kwargs)
     else:
@@ -91,6 +84,21 @@ def resolve_aggregation(
             f"output of shape {shape}; create it with `flatten=True`"
         )
     return aggregation_kwargs, layer
+
+
+def _constructor_depth(layer):
+    # How many frames of `layer`'s `__init__` chain (a subclass's
+    # `super().__init__`) lie above the caller, itself included.
+    frame = inspect.currentframe().f_back
+    depth = 0
+    while (
+        frame is not None
+        and frame.f_code.co_name == "__init__"
+        and frame.f_locals.get("self") is layer
+    ):
+        depth += 1
+        frame = frame.f_back
+    return depth
 
 
 def config_without_former_shortcuts(config):
@@ -149,6 +157,8 @@ class GraphLayer(keras.layers.Layer):
             laf_units,
             laf_preset,
             self.dtype_policy,
+            caller=type(self).__name__,
+            stacklevel=_constructor_depth(self) + 1,
         )
         # The node features; the indices are checked in call.
         self.input_spec = keras.layers.InputSpec(ndim=2)

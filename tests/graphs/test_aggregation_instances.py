@@ -8,6 +8,7 @@ ragged tensor on TensorFlow and with `keras.ops` elsewhere.
 """
 
 import os
+import pathlib
 
 import keras
 import numpy as np
@@ -20,6 +21,7 @@ from keras_laf import GCNConv
 from keras_laf import GINConv
 from keras_laf import GraphReadout
 from keras_laf.datasets import GraphBatches
+from keras_laf.models import graph_network
 
 pytestmark = pytest.mark.multi_backend
 
@@ -298,6 +300,31 @@ def test_names_resolve_to_the_same_layers_as_instances():
     with pytest.warns(DeprecationWarning, match="aggregation_kwargs"):
         former = AggregationConv(3, laf_units=4, laf_preset="closed_forms")
     assert former.get_config()["aggregation_kwargs"] == arguments
+
+
+@pytest.mark.parametrize(
+    "make_layer, name",
+    [
+        (lambda: AggregationConv(3, laf_units=4), "AggregationConv"),
+        (lambda: GINConv(3, laf_units=4), "GINConv"),
+        (lambda: GraphReadout(laf_units=4), "GraphReadout"),
+        (
+            lambda: graph_network(
+                num_node_features=2, laf_units=4, num_layers=1
+            ),
+            "graph_network",
+        ),
+    ],
+    ids=["aggregation_conv", "gin", "readout", "graph_network"],
+)
+def test_former_shortcut_warning_names_the_callers_line(make_layer, name):
+    # However deep the layer's `__init__` chain, the warning points at the
+    # line that passed the shortcut: the lambda above, in this file.
+    with pytest.warns(DeprecationWarning, match=f"`{name}\\(laf_units") as seen:
+        make_layer()
+    assert {pathlib.Path(w.filename).name for w in seen} == {
+        pathlib.Path(__file__).name
+    }
 
 
 @pytest.mark.parametrize(
