@@ -543,6 +543,35 @@ def as_set_batch(inputs, mask=None, segment_ids=None, num_segments=None):
     return values, PaddedSets(mask)
 
 
+def real_elements(values, sets):
+    """Padded sets as their real elements with segment ids, in the order
+    of the rows: `(num_elements, features)` and their `SegmentSets`, one
+    segment per row (empty for a row of padding only). Padding gets no
+    gradient. Eager only: the number of elements is the mask's count."""
+    num_sets, set_size, features = values.shape
+    (positions,) = ops.nonzero(ops.reshape(sets.mask, (-1,)))
+    elements = ops.take(
+        ops.reshape(values, (num_sets * set_size, features)), positions, 0
+    )
+    segment_ids = ops.cast(positions // max(set_size, 1), "int32")
+    return elements, SegmentSets(segment_ids, num_sets)
+
+
+def in_fastest_layout(values, sets):
+    """`values` and their `sets` in the layout the backend aggregates
+    faster: padded sets as their real elements with segment ids where the
+    backend's segment path skips the padding faster than its padded path
+    (`backend.prefers_segments_for_padded_sets`); as they are otherwise,
+    and in a trace, where the number of real elements is unknown."""
+    if (
+        isinstance(sets, PaddedSets)
+        and backend.prefers_segments_for_padded_sets()
+        and not is_traced(values)
+    ):
+        return real_elements(values, sets)
+    return values, sets
+
+
 def to_padded(inputs, mask=None):
     """Padded values for layers that keep the set axis (attention, ...).
 

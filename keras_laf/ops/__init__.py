@@ -86,6 +86,7 @@ import ml_dtypes
 
 from keras_laf.core import backend
 from keras_laf.core.sets import as_set_batch
+from keras_laf.core.sets import in_fastest_layout
 from keras_laf.core.validation import check_backend_supports
 from keras_laf.ops.formula import check_float_values
 from keras_laf.ops.formula import laf_math
@@ -204,7 +205,9 @@ def laf(
     array([[[0.5]]], dtype=float32)
     """
     check_backend_supports(inputs)
-    values, sets = as_set_batch(inputs, mask, segment_ids, num_segments)
+    values, sets = in_fastest_layout(
+        *as_set_batch(inputs, mask, segment_ids, num_segments)
+    )
     return laf_over_sets(
         values,
         sets,

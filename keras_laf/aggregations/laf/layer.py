@@ -15,30 +15,13 @@ from keras_laf.aggregations.laf.presets import DEFAULT_PRESET
 from keras_laf.aggregations.laf.presets import preset_arguments
 from keras_laf.aggregations.laf.presets import standardize_preset
 from keras_laf.aggregations.registry import register
-from keras_laf.core import backend
-from keras_laf.core.sets import PaddedSets
-from keras_laf.core.sets import SegmentSets
+from keras_laf.core.sets import in_fastest_layout
 from keras_laf.core.validation import check_number
 from keras_laf.core.validation import check_positive_int
 from keras_laf.core.validation import check_positive_number
 from keras_laf.core.validation import check_unit_interval
-from keras_laf.core.validation import is_traced
 from keras_laf.ops import laf_over_sets
 from keras_laf.ops import largest_finite
-
-
-def real_elements(values, sets):
-    """Padded sets as their real elements with segment ids, in the order
-    of the rows: `(num_elements, features)` and their `SegmentSets`, one
-    segment per row (empty for a row of padding only). Padding gets no
-    gradient. Eager only: the number of elements is the mask's count."""
-    num_sets, set_size, features = values.shape
-    (positions,) = ops.nonzero(ops.reshape(sets.mask, (-1,)))
-    elements = ops.take(
-        ops.reshape(values, (num_sets * set_size, features)), positions, 0
-    )
-    segment_ids = ops.cast(positions // max(set_size, 1), "int32")
-    return elements, SegmentSets(segment_ids, num_sets)
 
 
 @register("laf", units=9)
@@ -326,15 +309,7 @@ class LAF(SetAggregation):
         )
 
     def aggregate(self, values, sets):
-        # Padded sets as flat elements with segment ids where the backend's
-        # segment path is the faster (it skips the padding); not traced,
-        # where the number of real elements is unknown.
-        if (
-            isinstance(sets, PaddedSets)
-            and backend.prefers_segments_for_padded_sets()
-            and not is_traced(values)
-        ):
-            values, sets = real_elements(values, sets)
+        values, sets = in_fastest_layout(values, sets)
         check_unit_interval(self, values, sets)
         # `.value` reads the variables: the backend tensors go into the
         # compiled kernels, the Keras variables would not.

@@ -18,10 +18,10 @@ from backend_helpers import numpy
 from keras import ops
 
 import keras_laf
-from keras_laf.aggregations.laf.layer import real_elements
 from keras_laf.core import backend
 from keras_laf.core.sets import PaddedSets
 from keras_laf.core.sets import as_set_batch
+from keras_laf.core.sets import real_elements
 from keras_laf.ops import largest_finite
 from keras_laf.ops.formula import laf_math
 
@@ -202,3 +202,29 @@ def test_padded_sets_in_a_functional_model_equal_eager_calls():
 
 def test_only_pytorch_prefers_segments_for_padded_sets():
     assert backend.prefers_segments_for_padded_sets() == (BACKEND == "torch")
+
+
+def test_the_functional_laf_takes_the_layers_layout(monkeypatch):
+    # `keras_laf.ops.laf` on padded sets: the layer's outputs, through the
+    # segment path where the backend prefers it, as the layer does.
+    from keras_laf.core import sets as set_layouts
+
+    taken = []
+
+    def counted_real_elements(values, sets):
+        taken.append(values.shape)
+        return real_elements(values, sets)
+
+    monkeypatch.setattr(set_layouts, "real_elements", counted_real_elements)
+    values, mask, _, _ = make_sets(0.0)
+    layer = make_layer()
+    exponents, coefficients = layer.get_weights()
+    functional = keras_laf.ops.laf(values, exponents, coefficients, mask=mask)
+    assert len(taken) == (1 if BACKEND == "torch" else 0)
+    np.testing.assert_allclose(
+        numpy(functional),
+        numpy(layer(values, mask=mask)),
+        rtol=1e-6,
+        equal_nan=True,
+    )
+    assert len(taken) == (2 if BACKEND == "torch" else 0)
