@@ -67,9 +67,8 @@ summary.csv and mae.png give the mean and standard deviation over them.
 
 The default run (targets {", ".join(DEFAULT_TARGETS)}; \
 {DEFAULTS["train_size"]} training sets,
-{DEFAULTS["epochs"]} epochs, {DEFAULTS["seeds"]} seeds) takes about half an \
-hour on two CPU
-cores, a fiftieth of the paper's steps. The paper's scale:
+{DEFAULTS["epochs"]} epochs, {DEFAULTS["seeds"]} seeds) takes about 20 minutes
+on two CPU cores, a fiftieth of the paper's steps. The paper's scale:
 
   keras-laf scalars --targets all --train-size 100000 --epochs 100
 """
