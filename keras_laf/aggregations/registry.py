@@ -335,8 +335,8 @@ def with_former_shortcuts(
         identifier: the aggregation: a name, a list or a layer.
         aggregation_kwargs: None or the dict of the aggregation's
             arguments.
-        units, preset: the values of the former shortcuts, None where not
-            given.
+        units: the former `laf_units` shortcut, None where not given.
+        preset: the former `laf_preset` shortcut, None where not given.
         caller: what took them, for the warning (`"AggregationConv"`).
         stacklevel: the `warnings.warn` stack level, counted from the
             caller of this function.
