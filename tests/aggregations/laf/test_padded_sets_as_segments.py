@@ -20,7 +20,9 @@ from keras import ops
 import keras_laf
 from keras_laf.core import backend
 from keras_laf.core.sets import PaddedSets
+from keras_laf.core.sets import SegmentSets
 from keras_laf.core.sets import as_set_batch
+from keras_laf.core.sets import in_fastest_layout
 from keras_laf.core.sets import real_elements
 from keras_laf.ops import largest_finite
 from keras_laf.ops.formula import laf_math
@@ -204,27 +206,25 @@ def test_only_pytorch_prefers_segments_for_padded_sets():
     assert backend.prefers_segments_for_padded_sets() == (BACKEND == "torch")
 
 
-def test_the_functional_laf_takes_the_layers_layout(monkeypatch):
-    # `keras_laf.ops.laf` on padded sets: the layer's outputs, through the
-    # segment path where the backend prefers it, as the layer does.
-    from keras_laf.core import sets as set_layouts
-
-    taken = []
-
-    def counted_real_elements(values, sets):
-        taken.append(values.shape)
-        return real_elements(values, sets)
-
-    monkeypatch.setattr(set_layouts, "real_elements", counted_real_elements)
-    values, mask, _, _ = make_sets(0.0)
+def test_the_functional_laf_takes_the_layers_layout():
+    # `keras_laf.ops.laf` and the layer both go through
+    # `in_fastest_layout`: padded sets become segments where the backend
+    # prefers them, and the two give the same outputs.
+    values, mask, flat_values, segment_ids = make_sets(0.0)
+    values = ops.where(ops.expand_dims(mask, -1), values, 0.0)
+    laid_out, sets = in_fastest_layout(values, PaddedSets(ops.array(mask)))
+    if BACKEND == "torch":
+        assert isinstance(sets, SegmentSets)
+        np.testing.assert_array_equal(numpy(laid_out), flat_values)
+        np.testing.assert_array_equal(numpy(sets.segment_ids), segment_ids)
+    else:
+        assert isinstance(sets, PaddedSets) and laid_out is values
     layer = make_layer()
     exponents, coefficients = layer.get_weights()
     functional = keras_laf.ops.laf(values, exponents, coefficients, mask=mask)
-    assert len(taken) == (1 if BACKEND == "torch" else 0)
     np.testing.assert_allclose(
         numpy(functional),
         numpy(layer(values, mask=mask)),
         rtol=1e-6,
         equal_nan=True,
     )
-    assert len(taken) == (2 if BACKEND == "torch" else 0)
