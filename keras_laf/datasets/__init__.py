@@ -3,13 +3,17 @@ inputs of the models of `keras_laf.models` on every backend), ragged
 `tf.data` batches of sets and their padded form, and batches of graphs as
 one disjoint union, padded to a few sizes for compiled models; molecules
 from SMILES as graphs of their atoms and bonds (RDKit, the `molecules`
-extra, imported when SMILES are parsed).
+extra, imported when SMILES are parsed); MNIST's digit images from a
+user's own copy (Keras's `mnist.npz`, the IDX files, `mnist.pkl.gz`) or
+from a wheel, without a download.
 
 The data sets of the LAF paper's experiments (sets of digits with twelve
 targets, digit images, point clouds, the graph-properties benchmark) are
 in `laf_experiments.data`.
 """
 
+from keras_laf.datasets.digit_images import DigitImages
+from keras_laf.datasets.digit_images import load_digit_images
 from keras_laf.datasets.graph_batches import GraphBatches
 from keras_laf.datasets.graph_batches import adjacency_to_edges
 from keras_laf.datasets.graph_batches import bucket_size
@@ -25,6 +29,7 @@ from keras_laf.datasets.ragged_dataset import ragged_set_dataset
 from keras_laf.datasets.ragged_dataset import to_padded_batches
 
 __all__ = [
+    "DigitImages",
     "GraphBatches",
     "MoleculeBatches",
     "MoleculeGraphs",
@@ -32,6 +37,7 @@ __all__ = [
     "adjacency_to_edges",
     "bucket_size",
     "disjoint_union",
+    "load_digit_images",
     "pad_graph_batch",
     "pad_sets",
     "ragged_set_dataset",

@@ -102,7 +102,7 @@ def run(args):
     settings = resolve_settings(args, extra_names=("max_sizes",))
     prepare_output_directory(args.output)
     train_pool, test_pool = regression.load_digit_pools(args)
-    settings["image_source"] = train_pool.source
+    settings.update(regression.image_settings(train_pool, test_pool))
     store = open_regression_store(args, settings)
 
     def reduction(target):

