@@ -12,6 +12,12 @@ VERSION = re.search(
     re.M,
 ).group(1)
 TUNER = ["keras-tuner", "tensorboard"]
+# The other backends (`KERAS_BACKEND=jax` or `torch`). `jax[cpu]` is JAX's
+# CPU build; an unpinned `torch` from PyPI is a CUDA build of several GB,
+# so the README installs PyTorch's CPU build from PyTorch's own index
+# first, and this requirement is then already met.
+JAX = ["jax[cpu]"]
+TORCH = ["torch"]
 # Molecules from SMILES (`keras_laf.datasets.smiles_to_graphs`) and the
 # NCI molecules that ship with it (`keras-laf molecules`).
 MOLECULES = ["rdkit"]
@@ -86,6 +92,8 @@ setup(
         # installs it.
         "tuner": TUNER,
         "molecules": MOLECULES,
+        "jax": JAX,
+        "torch": TORCH,
         # The `keras-laf` command: plots, MNIST through tensorflow-datasets
         # (which needs importlib_resources without declaring it), the
         # offline digits, the graph benchmark and `keras-laf tune`.
@@ -104,9 +112,10 @@ setup(
             "pytest-rerunfailures",
             "ruff",
             "scipy",
-            "jax[cpu]",
-            # The CPU build that pip takes from disk here; an unpinned
-            # torch pulls a CUDA build of several GB.
+            *JAX,
+            *TORCH,
+            # The PyTorch version CI tests, whose CPU build pip takes from
+            # disk on the CI machine.
             "torch==2.13.0",
             *EXPERIMENTS,
             # The docs tests build the API site, as CI does.

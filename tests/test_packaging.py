@@ -100,3 +100,26 @@ def test_readme_says_to_import_keras_laf_before_loading():
     readme = read("README.md")
     assert "`import keras_laf` must come before" in readme
     assert "keras.models.load_model" in readme
+
+
+def extra_requirements(extra):
+    """The names a `pip install ".[extra]"` adds to the package's own."""
+    return {
+        requirement.name
+        for requirement in map(Requirement, metadata.requires("keras-laf"))
+        if requirement.marker is not None
+        and requirement.marker.evaluate({"extra": extra})
+    }
+
+
+def test_each_backend_beside_tensorflow_has_its_extra():
+    assert "jax" in extra_requirements("jax")
+    assert "torch" in extra_requirements("torch")
+    # The dev extra brings both through the same lists.
+    assert {"jax", "torch"} <= extra_requirements("dev")
+    readme = read("README.md")
+    installation = readme.split("## Installation")[1].split("\n## ")[0]
+    for extra in ("jax", "torch"):
+        assert f'pip install ".[{extra}]"' in installation
+    # An unpinned torch from PyPI is a CUDA build of several GB.
+    assert "--index-url https://download.pytorch.org/whl/cpu" in installation
