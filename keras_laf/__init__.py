@@ -5,8 +5,8 @@ The public names, flat: the layers and functions of the subpackages,
 - `laf_layer`: `LAF`, its presets, constraints, initializers, closed forms
   and callbacks;
 - `aggregations`: the other aggregations (fixed, softmax and power mean,
-  GenAgg, quantiles, variance-preserving, attentional, recurrent, GMT,
-  multi) and the registry of names;
+  GenAgg, Kolmogorov mean, quantiles, variance-preserving, attentional,
+  recurrent, GMT, multi) and the registry of names;
 - `layers`: the set layers `MAB`, `SAB`, `ISAB`, `PMA`, `PerElement`,
   `PermutationEquivariant`;
 - `graphs`: `AggregationConv`, `GraphReadout`, GIN, GCN and GAT;
@@ -24,6 +24,7 @@ from keras_laf.aggregations import FixedAggregation
 from keras_laf.aggregations import GenAggAggregation
 from keras_laf.aggregations import GraphMultisetTransformer
 from keras_laf.aggregations import GRUAggregation
+from keras_laf.aggregations import KolmogorovMeanAggregation
 from keras_laf.aggregations import LSTMAggregation
 from keras_laf.aggregations import MedianAggregation
 from keras_laf.aggregations import MultiAggregation
@@ -110,6 +111,7 @@ __all__ = [
     "GraphMultisetTransformer",
     "GraphReadout",
     "ISAB",
+    "KolmogorovMeanAggregation",
     "LAF",
     "LSTMAggregation",
     "MedianAggregation",

@@ -104,6 +104,11 @@ CASES = {
         {"units": 3, "channels": FEATURES},
         (BATCH, FEATURES),
     ),
+    "KolmogorovMeanAggregation": _set_case(
+        keras_laf.KolmogorovMeanAggregation,
+        {"hidden_units": 16},
+        (BATCH, FEATURES),
+    ),
     # No weights to train.
     "QuantileAggregation": {
         **_set_case(

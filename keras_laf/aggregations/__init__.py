@@ -16,6 +16,8 @@ per family.
 - `fixed`: `FixedAggregation` (sum, mean, max, moments);
 - `parametric`: `SoftmaxAggregation`, `PowerMeanAggregation`;
 - `genagg`: `GenAggAggregation`, the generalised f-mean;
+- `kolmogorov_mean`: `KolmogorovMeanAggregation`, the neuralized
+  Kolmogorov mean of vectors;
 - `quantile`: `QuantileAggregation`, `MedianAggregation`;
 - `variance_preserving`: `VariancePreservingAggregation`;
 - `attention`: `AttentionalAggregation`, `Set2Set`;
@@ -34,8 +36,10 @@ from keras_laf.aggregations.base import SetAggregation
 from keras_laf.aggregations.fixed import AGGREGATOR_NAMES
 from keras_laf.aggregations.fixed import AGGREGATOR_PRESETS
 from keras_laf.aggregations.fixed import FixedAggregation
+from keras_laf.aggregations.fixed import PNA_NEIGHBOURHOOD
 from keras_laf.aggregations.genagg import GenAggAggregation
 from keras_laf.aggregations.gmt import GraphMultisetTransformer
+from keras_laf.aggregations.kolmogorov_mean import KolmogorovMeanAggregation
 from keras_laf.aggregations.laf import LAF
 from keras_laf.aggregations.multi import MultiAggregation
 from keras_laf.aggregations.parametric import PowerMeanAggregation
@@ -67,10 +71,6 @@ PER_FEATURE_NAMES = tuple(
     name for name in NAMES if not issubclass(registered(name)[0], SetPooling)
 )
 POOLING_NAMES = tuple(name for name in NAMES if name not in PER_FEATURE_NAMES)
-# The four neighbourhood aggregators of PNA (Corso et al., "Principal
-# Neighbourhood Aggregation for Graph Nets", NeurIPS 2020), as its graph
-# and point-cloud models use them.
-PNA_NEIGHBOURHOOD = ("mean", "max", "min", "std")
 
 
 def num_aggregates(identifier, **aggregation_kwargs):
@@ -152,6 +152,7 @@ __all__ = [
     "GRUAggregation",
     "GenAggAggregation",
     "GraphMultisetTransformer",
+    "KolmogorovMeanAggregation",
     "LAF",
     "LSTMAggregation",
     "MedianAggregation",

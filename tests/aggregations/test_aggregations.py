@@ -17,6 +17,7 @@ EXPECTED_CLASSES = {
     "softmax": keras_laf.SoftmaxAggregation,
     "powermean": keras_laf.PowerMeanAggregation,
     "genagg": keras_laf.GenAggAggregation,
+    "kolmogorov_mean": keras_laf.KolmogorovMeanAggregation,
     "attention": keras_laf.AttentionalAggregation,
     "set2set": keras_laf.Set2Set,
     "gmt": keras_laf.GraphMultisetTransformer,
