@@ -105,13 +105,6 @@ def mean_std(values):
     return f"{values.mean():.3g} ± {values.std():.2g}"
 
 
-def markdown(header, rows):
-    """A Markdown table of `rows` (lists of strings) under `header`."""
-    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    lines += ["| " + " | ".join(row) + " |" for row in rows]
-    return "\n".join(lines)
-
-
 # Timing.
 
 

@@ -22,10 +22,10 @@ import pathlib
 import sys
 
 from benchmarks.common import RESULTS
-from benchmarks.common import markdown
 from benchmarks.common import mean_std
 from benchmarks.common import read_jsonl
 from benchmarks.common import write_record
+from laf_experiments.reports import markdown_table
 
 TARGETS = ("sum", "count", "mean", "max", "min", "kurtosis")
 # Row label -> the name in the point-cloud and the integer records.
@@ -159,7 +159,7 @@ def main(argv=None):
         *(f"{target}, MAE" for target in TARGETS),
         "× max, s per epoch",
     ]
-    print(markdown(header, rows))
+    print(markdown_table(header, rows))
     write_record(args.output, {"poolings": data})
     return 0
 

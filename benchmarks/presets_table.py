@@ -21,10 +21,10 @@ import sys
 import numpy as np
 
 from benchmarks.common import RESULTS
-from benchmarks.common import markdown
 from benchmarks.common import mean_std
 from benchmarks.common import read_jsonl
 from benchmarks.common import write_record
+from laf_experiments.reports import markdown_table
 
 PRESETS = ("pooling", "closed_forms")
 # MAE of LAF at M = 50 in the paper's Fig. D.1 (sets of MNIST digits,
@@ -87,7 +87,9 @@ def integer_targets(pipeline):
         if found:
             paper = PAPER_FIG_D1[target]
             rows.append([target, *cells, "–" if paper is None else f"{paper}"])
-    return markdown(["target", *columns, "LAF, paper (Fig. D.1)"], rows), data
+    return markdown_table(
+        ["target", *columns, "LAF, paper (Fig. D.1)"], rows
+    ), data
 
 
 def point_clouds():
@@ -101,7 +103,7 @@ def point_clouds():
         accuracies = [seeds[seed] for seed in sorted(seeds)]
         rows.append([pooling, str(len(accuracies)), mean_std(accuracies)])
         data.append({"pooling": pooling, "accuracy": accuracies})
-    return markdown(["pooling", "seeds", "test accuracy"], rows), data
+    return markdown_table(["pooling", "seeds", "test accuracy"], rows), data
 
 
 def command_summary(directory, key, value_key, select):
@@ -143,7 +145,7 @@ def sets_of_digits():
             )
             cells.append(summary.get((target,), "–"))
         rows.append([f"MNIST {target}", *cells])
-    mnist = markdown(["task (MAE at M = 50)", *sources], rows)
+    mnist = markdown_table(["task (MAE at M = 50)", *sources], rows)
     rows = []
     heads = {
         "ST-LAF pooling": "st-laf",
@@ -176,7 +178,7 @@ def sets_of_digits():
             )
             cells.append(summary.get(("unique_sum",), "–"))
         rows.append([f"unique sum, {budget}", *cells])
-    return mnist, markdown(["task (MAE at M = 50)", *heads], rows)
+    return mnist, markdown_table(["task (MAE at M = 50)", *heads], rows)
 
 
 def graphs_and_expansion():
@@ -204,7 +206,7 @@ def graphs_and_expansion():
             ]
             cells.append(f"{np.mean(values):.3g}" if values else "–")
         rows.append([f"graphs, mean log10 MSE, {label}", *cells])
-    graphs = markdown(["task", *graph_sources], rows)
+    graphs = markdown_table(["task", *graph_sources], rows)
     rows = []
     expansion_sources = {
         "LAF pooling": ("presets/expansion-pooling", "laf"),
@@ -220,7 +222,7 @@ def graphs_and_expansion():
             )
             cells.append(summary.get((metric,), "–"))
         rows.append([f"set expansion, {metric}", *cells])
-    return graphs, markdown(["task", *expansion_sources], rows)
+    return graphs, markdown_table(["task", *expansion_sources], rows)
 
 
 def main(argv=None):

@@ -26,8 +26,8 @@ import argparse
 import numpy as np
 
 from benchmarks import quiet_tensorflow_logs
-from benchmarks.common import markdown
 from benchmarks.common import write_record
+from laf_experiments.reports import markdown_table
 
 quiet_tensorflow_logs("3")
 
@@ -178,7 +178,7 @@ def main():
                 + ", ".join(f"{t} {row[f'{t}_mae_50']:.3g}" for t in TARGETS),
                 flush=True,
             )
-    table = markdown(
+    table = markdown_table(
         ["reader", "images", "misread", *(f"{t} at 50" for t in TARGETS)],
         [
             [

@@ -25,11 +25,13 @@ import pathlib
 
 import numpy as np
 
+from laf_experiments import methods
 from laf_experiments import plots
 from laf_experiments.data import TARGETS
 from laf_experiments.paper import FIG_D1
 from laf_experiments.paper import FIG_D1_SIZE
 from laf_experiments.regression import regression_records
+from laf_experiments.reports import markdown_table
 from laf_experiments.store import summarize
 
 METHODS = ("laf", "deepsets", "pna", "lstm")
@@ -73,14 +75,11 @@ def table(summary):
     targets = [t for t in TARGETS if any(k[0] == t for k in at_50)]
     header = [
         "target",
-        *(plots.METHOD_LABELS[m] for m in METHODS),
+        *(methods.METHODS[m].label for m in METHODS),
         "LAF, paper",
         "DeepSets, paper",
     ]
-    lines = [
-        "| " + " | ".join(header) + " |",
-        "|" + "---|" * len(header),
-    ]
+    rows = []
     for target in targets:
         cells = {
             method: at_50[target, method]
@@ -101,8 +100,8 @@ def table(summary):
             row.append(f"**{text}**" if method == best else text)
         paper = FIG_D1.get(target, {})
         row += [f"{paper[m]:g}" if m in paper else "–" for m in METHODS[:2]]
-        lines.append("| " + " | ".join(row) + " |")
-    return "\n".join(lines) + "\n"
+        rows.append(row)
+    return markdown_table(header, rows) + "\n"
 
 
 def scatter_panels(runs):

@@ -13,11 +13,13 @@ the parser is built without it. What they share sits beside `commands`:
 parsing, the training settings, the data seeds), `store` (the output
 directory and its recorded results), `runner` (the loop of every
 experiment: skip what is recorded, resume, seed, train, evaluate,
-record), `regression` (the set-regression experiments on sets of digits:
-their arguments, data and plots), `reports` (the method-by-seed loop and
-the tables and figures of `graphs`, `expansion` and `tune`), `plots`
-(figures and tables) and `data` (the paper's data sets, where
-`keras_laf.datasets` holds the package's input pipelines); each command
-is a module of `commands` (`commands.graphs`: the graph-properties
-experiment).
+record), `methods` (the one table of methods: names, labels, colours,
+markers and aggregations), `reports` (the method-by-seed loop, the
+Markdown tables and the files written after the runs), `plots` (the
+figures), `regression` (the set-regression experiments on sets of
+digits: their arguments, data and plots) and `data` (the paper's data
+sets, where `keras_laf.datasets` holds the package's input pipelines).
+A command's own model and table code sits beside them too:
+`graph_networks`, `graph_reports` and `early_stopping` for `graphs`,
+`word_ranking` for `expansion`, `unit_search` for `tune`.
 """

@@ -1,8 +1,11 @@
-"""Figures and tables of the experiments, in the style of the LAF paper.
+"""The figures of the experiments, in the style of the LAF paper.
 
 Drawn with matplotlib's object interface (`matplotlib.figure.Figure`,
 rendered by the Agg backend when saved as PNG), so no display is needed and
-the global state of `pyplot` is left alone.
+the global state of `pyplot` is left alone. Every method is drawn in its
+colour and marker of `laf_experiments.methods`. The `plot_*` functions
+write a PNG file; the `*_figure` functions return the figure, which
+`reports.write_results` saves.
 """
 
 import importlib.util
@@ -10,34 +13,11 @@ import math
 
 import numpy as np
 
+from laf_experiments.methods import METHODS
 from laf_experiments.settings import QUICK_MARK
 
-METHOD_LABELS = {
-    "laf": "LAF",
-    "deepsets": "DeepSets",
-    "pna": "PNA",
-    "lstm": "LSTM",
-    "st-pma": "SetTransformer (PMA)",
-    "st-laf": "SetTransformer (LAF)",
-}
-# One colour and marker per method, the same in every figure.
-_STYLES = {
-    "laf": ("tab:red", "o"),
-    "deepsets": ("tab:blue", "s"),
-    "pna": ("tab:green", "^"),
-    "lstm": ("tab:orange", "D"),
-    "st-pma": ("tab:purple", "s"),
-    "st-laf": ("tab:red", "o"),
-    "laf-paper": ("darkred", "o"),
-    "deepsets_sum": ("tab:brown", "v"),
-    "gru": ("tab:pink", "P"),
-    "softmax": ("tab:olive", "X"),
-    "powermean": ("tab:cyan", "h"),
-    "attention": ("tab:gray", "*"),
-    "set2set": ("tab:purple", "<"),
-    "gmt": ("black", ">"),
-    "laf+max": ("salmon", "d"),
-}
+# The labels of `laf_experiments.methods`, by name.
+METHOD_LABELS = {name: method.label for name, method in METHODS.items()}
 _DPI = 100
 # The narrowest figure, in inches, that holds a title of about 60
 # characters and a legend of two long method names on one row.
@@ -90,16 +70,27 @@ def _legend_columns(figure, num_entries):
 
 
 def _label(method, method_labels):
-    return {**METHOD_LABELS, **(method_labels or {})}.get(method, method)
+    return {**METHOD_LABELS, **(method_labels or {})}[method]
 
 
-def _style(method, index):
-    default_colors = [f"C{i}" for i in range(10)]
-    return _STYLES.get(method, (default_colors[index % 10], "o"))
+def _style(method):
+    return METHODS[method].color, METHODS[method].marker
 
 
 def _ordered(values):
     return list(dict.fromkeys(values))
+
+
+def _line(axis, method, x, means, stds, label):
+    # The method's line, and a band of one standard deviation unless
+    # `stds` is None (one seed).
+    color, marker = _style(method)
+    axis.plot(x, means, color=color, marker=marker, markersize=4, label=label)
+    if stds is not None:
+        means, stds = np.asarray(means), np.asarray(stds)
+        axis.fill_between(
+            x, means - stds, means + stds, color=color, alpha=0.15
+        )
 
 
 def plot_error_by_size(
@@ -136,7 +127,7 @@ def plot_error_by_size(
     figure, axes = _figure(len(targets), 4, (3.6, 2.8))
     paper_size, paper_values = paper_points or (None, {})
     for axis, target in zip(axes, targets, strict=False):
-        for index, method in enumerate(methods):
+        for method in methods:
             points = sorted(
                 (
                     record["max_size"],
@@ -150,19 +141,15 @@ def plot_error_by_size(
             if not points:
                 continue
             sizes, means, stds, seeds = (np.array(x) for x in zip(*points))
-            color, marker = _style(method, index)
-            axis.plot(
+            _line(
+                axis,
+                method,
                 sizes,
                 means,
-                color=color,
-                marker=marker,
-                markersize=4,
-                label=_label(method, method_labels),
+                stds if seeds.max() > 1 else None,
+                _label(method, method_labels),
             )
-            if seeds.max() > 1:
-                axis.fill_between(
-                    sizes, means - stds, means + stds, color=color, alpha=0.15
-                )
+            color, _ = _style(method)
             paper_value = paper_values.get(target, {}).get(method)
             if paper_value is not None and paper_size <= sizes.max():
                 axis.plot(
@@ -212,7 +199,7 @@ def plot_budget_curve(
     ladder = sorted({(r["train_size"], r["epochs"]) for r in table})
     figure, axes = _figure(len(targets), 4, (3.6, 2.8))
     for axis, target in zip(axes, targets, strict=False):
-        for index, method in enumerate(methods):
+        for method in methods:
             points = sorted(
                 (record["train_size"] * record["epochs"], record["mae_mean"])
                 for record in table
@@ -221,15 +208,7 @@ def plot_budget_curve(
             if not points:
                 continue
             budgets, maes = zip(*points, strict=True)
-            color, marker = _style(method, index)
-            axis.plot(
-                budgets,
-                maes,
-                color=color,
-                marker=marker,
-                markersize=4,
-                label=_label(method, None),
-            )
+            _line(axis, method, budgets, maes, None, METHOD_LABELS[method])
         if bounds and target in bounds:
             axis.axhline(
                 bounds[target],
@@ -317,7 +296,7 @@ def plot_scatter(panels, path, title=None, method_labels=None, quick=False):
             panel = found[0]
             labels = np.asarray(panel["labels"], dtype="float64")
             predictions = np.asarray(panel["predictions"], dtype="float64")
-            color, _ = _style(method, column)
+            color, _ = _style(method)
             axis.scatter(labels, predictions, s=6, alpha=0.4, color=color)
             finite = np.concatenate([labels, predictions])
             finite = finite[np.isfinite(finite)]
@@ -337,82 +316,17 @@ def plot_scatter(panels, path, title=None, method_labels=None, quick=False):
     save_figure(figure, path, quick)
 
 
-def accuracy_table(summary, method_labels=None):
-    """The accuracy table of the point-cloud experiment.
-
-    Args:
-        summary: records with `method`, `num_points`, `accuracy_mean`,
-            `accuracy_std` and `num_seeds`.
-        method_labels: optional dict of display names of methods.
-
-    Returns:
-        A tuple `(header, rows)` of strings: the header is `Method` then
-        one column per number of points; each cell is `mean ± std` in
-        percent.
-    """
-    sizes = sorted({record["num_points"] for record in summary})
-    methods = _ordered(record["method"] for record in summary)
-    header = ["Method"] + [f"{size} points" for size in sizes]
-    rows = []
-    for method in methods:
-        row = [_label(method, method_labels)]
-        for size in sizes:
-            found = [
-                record
-                for record in summary
-                if record["method"] == method and record["num_points"] == size
-            ]
-            if found:
-                record = found[0]
-                row.append(
-                    f"{100 * record['accuracy_mean']:.1f} ± "
-                    f"{100 * record['accuracy_std']:.1f} "
-                    f"(n={record['num_seeds']})"
-                )
-            else:
-                row.append("")
-        rows.append(row)
-    return header, rows
-
-
-def write_accuracy_table(
-    summary, markdown_path, title=None, method_labels=None
-):
-    """Writes the accuracy table as Markdown.
-
-    Args:
-        summary: see `accuracy_table`.
-        markdown_path: the `.md` file to write.
-        title: optional caption.
-        method_labels: optional dict of display names of methods.
-    """
-    header, rows = accuracy_table(summary, method_labels)
-    lines = []
-    if title:
-        lines += [f"{title}", ""]
-    lines.append("| " + " | ".join(header) + " |")
-    lines.append("|" + "|".join(" --- " for _ in header) + "|")
-    lines += ["| " + " | ".join(row) + " |" for row in rows]
-    markdown_path.write_text("\n".join(lines) + "\n")
-
-
-def plot_accuracy(
-    records, path, title=None, method_labels=None, chance=None, quick=False
-):
-    """Plots the test accuracy of each pooling, with its spread over seeds.
+def accuracy_figure(records, title, chance=None):
+    """The figure of each pooling's test accuracy and its spread over seeds.
 
     One panel per number of points, one column per method: each seed's
-    accuracy as a dot, the mean as a bar, and one standard deviation as
-    an error bar; chance, where given, as a dashed line.
+    accuracy as a marker, the mean as a bar, and one standard deviation
+    as an error bar; chance, where given, as a dashed line.
 
     Args:
         records: runs with `method`, `num_points`, `seed` and `accuracy`.
-        path: the PNG file to write.
-        title: optional title of the figure.
-        method_labels: optional dict of display names of methods.
+        title: the figure's title.
         chance: optional accuracy of a uniform guess, in [0, 1].
-        quick: whether the records come from a `--quick` run
-            (`save_figure`).
     """
     sizes = sorted({record["num_points"] for record in records})
     methods = _ordered(record["method"] for record in records)
@@ -430,7 +344,7 @@ def plot_accuracy(
             )
             if not accuracies.size:
                 continue
-            color, marker = _style(method, index)
+            color, marker = _style(method)
             axis.bar(
                 index,
                 accuracies.mean(),
@@ -451,7 +365,7 @@ def plot_accuracy(
             )
         axis.set_xticks(
             range(len(methods)),
-            [_label(method, method_labels) for method in methods],
+            [METHOD_LABELS[method] for method in methods],
             rotation=30,
             ha="right",
         )
@@ -468,6 +382,179 @@ def plot_accuracy(
         axis.set_ylabel("test accuracy (%)")
         axis.set_title(f"{size} points", fontsize="medium")
         axis.grid(axis="y", alpha=0.3)
-    if title:
-        figure.suptitle(title, fontsize="medium")
-    save_figure(figure, path, quick)
+    figure.suptitle(title, fontsize="medium")
+    return figure
+
+
+def _grouped_bars(axis, groups, scores, paper=None):
+    # A group of bars per entry of `groups`, a bar per method of `scores`
+    # ({method: (means, stds)}, one of each per group); the values of
+    # `paper` ({method: values}) as diamonds over their method's bars.
+    positions = np.arange(len(groups))
+    width = 0.8 / max(len(scores), 1)
+    for index, (method, (means, stds)) in enumerate(scores.items()):
+        color, _ = _style(method)
+        offsets = positions - 0.4 + width * (index + 0.5)
+        axis.bar(
+            offsets,
+            means,
+            width,
+            yerr=stds,
+            color=color,
+            label=METHOD_LABELS[method],
+        )
+        if paper and method in paper:
+            axis.scatter(
+                offsets,
+                paper[method],
+                marker="D",
+                s=28,
+                color=color,
+                edgecolor="black",
+                zorder=3,
+                label=f"{METHOD_LABELS[method]} (paper)",
+            )
+    axis.set_xticks(positions, groups)
+    axis.grid(axis="y", alpha=0.3)
+
+
+def graph_scores_figure(tasks, scores, paper, sizes, training_sizes, title):
+    """The figure of the graph-properties benchmark: scores per task, and
+    against the size of the test graphs.
+
+    The left panel shows a score of every task, one bar per method, the
+    paper's values as diamonds of the method's colour; the right one the
+    average score against the number of nodes of the test graphs, the
+    training sizes shaded.
+
+    Args:
+        tasks: the names of the groups of bars (the tasks and the average).
+        scores: `{method: (means, stds)}`, a value of each per task.
+        paper: `{method: values}`, the paper's score of each task.
+        sizes: `{method: (nodes, means, stds)}` of the average score, or
+            `stds` None for one seed.
+        training_sizes: `(low, high)`, the nodes of the training graphs.
+        title: `(figure title, left panel's title)`.
+    """
+    from matplotlib.figure import Figure
+
+    figure = Figure(figsize=(12, 4.4), layout="constrained")
+    tasks_axis, sizes_axis = figure.subplots(
+        1, 2, gridspec_kw={"width_ratios": (3, 2)}
+    )
+    _grouped_bars(tasks_axis, tasks, scores, paper)
+    tasks_axis.axhline(0, color="black", linewidth=0.8)
+    tasks_axis.set_ylabel("log10 MSE")
+    tasks_axis.set_title(title[1])
+    for method, (nodes, means, stds) in sizes.items():
+        _line(sizes_axis, method, nodes, means, stds, METHOD_LABELS[method])
+    sizes_axis.axvspan(*training_sizes, color="grey", alpha=0.15)
+    sizes_axis.set_xlabel("nodes of the test graphs (training sizes shaded)")
+    sizes_axis.set_ylabel("average log10 MSE")
+    sizes_axis.set_title("Extrapolation to larger graphs")
+    sizes_axis.grid(alpha=0.3)
+    _figure_legend(figure, [tasks_axis])
+    figure.suptitle(title[0], fontsize="medium")
+    return figure
+
+
+def metrics_figure(metrics, scores, ylabel, title):
+    """A figure of bars: a group per metric, a bar per method.
+
+    Args:
+        metrics: the names of the metrics.
+        scores: `{method: (means, stds)}`, a value of each per metric.
+        ylabel: the label of the vertical axis.
+        title: the figure's title.
+    """
+    from matplotlib.figure import Figure
+
+    figure = Figure(figsize=(9, 4.4), layout="constrained")
+    axis = figure.subplots()
+    _grouped_bars(axis, metrics, scores)
+    axis.set_ylim(0, 1)
+    axis.set_ylabel(ylabel)
+    _figure_legend(figure, [axis])
+    figure.suptitle(title, fontsize="medium")
+    return figure
+
+
+def units_figure(maes, title):
+    """Box plots of the test MAE of the restarts by number of LAF units.
+
+    Args:
+        maes: `{target: {units: [MAE of each restart]}}`; a panel per
+            target, a box per number of units, on a logarithmic MAE axis
+            (the LAF paper's Appendix B).
+        title: the figure's title.
+    """
+    figure, axes = _figure(len(maes), 3, (4.2, 3.2))
+    for axis, (target, by_units) in zip(axes, maes.items(), strict=False):
+        units = sorted(by_units)
+        axis.boxplot(
+            [by_units[count] for count in units],
+            tick_labels=[str(count) for count in units],
+        )
+        axis.set_yscale("log")
+        axis.set_title(target)
+        axis.set_xlabel("LAF units")
+        axis.set_ylabel("test MAE")
+        axis.grid(alpha=0.3, axis="y")
+    figure.suptitle(title, fontsize="medium")
+    return figure
+
+
+def trials_figure(searches, title):
+    """The validation MAE of every trial of searches against its LAF units.
+
+    One panel per target: a point per trial (a colour per seed), a star
+    on the best trial of each search, and a line through the best
+    validation MAE of each number of units.
+
+    Args:
+        searches: `{target: [(seed, trials, best), ...]}`: each search's
+            seed, its trials as `(units, validation MAE)` and its best
+            trial's.
+        title: the figure's title.
+    """
+    figure, axes = _figure(len(searches), 3, (4.5, 3.6))
+    for axis, (target, runs) in zip(axes, searches.items(), strict=False):
+        best_by_units = {}
+        for index, (seed, trials, best) in enumerate(runs):
+            color = f"C{index % 10}"
+            axis.scatter(
+                [units for units, _ in trials],
+                [loss for _, loss in trials],
+                s=18,
+                alpha=0.6,
+                color=color,
+                label=f"trials, seed {seed}",
+            )
+            axis.scatter(
+                *best,
+                s=160,
+                marker="*",
+                color=color,
+                edgecolor="black",
+                zorder=3,
+                label=f"best, seed {seed}",
+            )
+            for units, loss in trials:
+                best_by_units[units] = min(
+                    best_by_units.get(units, np.inf), loss
+                )
+        units = sorted(best_by_units)
+        axis.plot(
+            units,
+            [best_by_units[count] for count in units],
+            color="black",
+            linewidth=0.8,
+            label="best by units",
+        )
+        axis.set_title(f"target: {target}")
+        axis.set_xlabel("LAF units")
+        axis.set_ylabel("validation MAE")
+        axis.grid(alpha=0.3)
+        axis.legend(fontsize="small")
+    figure.suptitle(title, fontsize="medium")
+    return figure

@@ -260,9 +260,12 @@ class ResultStore:
             pass
 
     def save(self):
-        """Writes `results.json`, `results.csv` and `summary.csv`."""
-        records = self.records
-        summary = self.summary
+        """Writes `results.json`, `results.csv` and `summary.csv`; every
+        row of a `--quick` run says so in a `run` column (the settings'
+        `"run"`, `settings.QUICK_MARK`)."""
+        mark = {"run": self.settings["run"]} if "run" in self.settings else {}
+        records = [{**record, **mark} for record in self.records]
+        summary = [{**row, **mark} for row in self.summary]
         document = {
             "experiment": self.experiment,
             "settings": self.settings,

@@ -13,7 +13,7 @@ from keras_laf.models.building_blocks import set_inputs
 POOLINGS = (
     "max",
     "sum",
-    "pna",
+    "pna_neighbourhood",
     "lstm",
     "laf",
     "gru",
@@ -49,23 +49,23 @@ def point_cloud_classifier(
     giving logits. The pooling is `"laf"` by default (LAF with `laf_units`
     units, the LAF paper's choice, on the features mapped into [0, 1] by
     (1 + tanh) / 2), or `"max"` (DeepSets), `"sum"` (DeepSets' sum),
-    `"pna"` (PNA's mean, max, min and standard deviation concatenated),
-    `"lstm"` (an LSTM over the points in their given order, `hidden_units`
-    wide, the order-dependent baseline of the LAF paper). Points are expected
-    standardised per cloud (zero mean, unit variance), as
+    `"pna_neighbourhood"` (PNA's mean, max, min and standard deviation
+    concatenated), `"lstm"` (an LSTM over the points in their given order,
+    `hidden_units` wide, the order-dependent baseline of the LAF paper).
+    Points are expected standardised per cloud (zero mean, unit variance), as
     `laf_experiments.data` produces them; the model does not
     standardise.
 
     Args:
         num_classes: int. Number of classes. Defaults to `40`.
-        pooling: str. `"laf"`, `"max"`, `"sum"`, `"pna"` (here PNA's
-            neighbourhood aggregators: mean, max, min and std) or
-            `"lstm"`; or the learnable `"gru"`, `"softmax"`,
-            `"powermean"`, `"attention"`, `"set2set"`, `"gmt"`, or any
-            other registered name (`keras_laf.aggregations.names()`, a
-            user's own included) (`"gru"` and `"gmt"`
-            `hidden_units` wide; `"gmt"` needs a smaller learning rate
-            than the others, Adam 1e-3 rather than 3e-3); or a list of
+        pooling: str. `"laf"`, `"max"`, `"sum"`, `"pna_neighbourhood"`
+            (PNA's mean, max, min and std) or `"lstm"`; or the learnable
+            `"gru"`, `"softmax"`, `"powermean"`, `"attention"`,
+            `"set2set"`, `"gmt"`, or any other registered name
+            (`keras_laf.aggregations.names()`, a user's own included)
+            (`"gru"` and `"gmt"` `hidden_units` wide; `"gmt"` needs a
+            smaller learning rate than the others, Adam 1e-3 rather than
+            3e-3); or a list of
             aggregation names, e.g. `["laf", "max"]` (a
             `keras_laf.MultiAggregation`; when the list holds `"laf"`,
             every member pools the features mapped into [0, 1] as LAF
@@ -120,9 +120,6 @@ def point_cloud_classifier(
     check_number("dropout", dropout, minimum=0, below=1)
 
     inputs, points, mask = set_inputs((input_dim,), ragged)
-    aggregation = (
-        aggregations.PNA_NEIGHBOURHOOD if pooling == "pna" else pooling
-    )
     for index in range(num_equivariant_layers):
         points = PermutationEquivariant(
             hidden_units, activation="tanh", name=f"equivariant_{index}"
@@ -130,18 +127,16 @@ def point_cloud_classifier(
     # The pooling layer first: it says whether its elements must lie in
     # [0, 1]. A list holding LAF: every member gets the mapped features,
     # and the MultiAggregation does not squash LAF's again.
-    mixed = isinstance(aggregation, list) and "laf" in aggregation
+    mixed = isinstance(pooling, list) and "laf" in pooling
     units = hidden_units if pooling in _HIDDEN_WIDTH_POOLINGS else laf_units
     pooling_layer = aggregations.get(
-        aggregation,
+        pooling,
         **{
-            **aggregations.former_shortcut_kwargs(
-                aggregation, units, laf_preset
-            ),
+            **aggregations.former_shortcut_kwargs(pooling, units, laf_preset),
             **({"laf_activation": None} if mixed else {}),
             **(
                 {}
-                if isinstance(aggregation, keras.layers.Layer)
+                if isinstance(pooling, keras.layers.Layer)
                 else {"name": "laf" if pooling == "laf" else "pooling"}
             ),
             **(aggregation_kwargs or {}),

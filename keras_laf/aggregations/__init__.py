@@ -35,6 +35,7 @@ from keras_laf.aggregations.attention import Set2Set
 from keras_laf.aggregations.base import SetAggregation
 from keras_laf.aggregations.fixed import AGGREGATOR_NAMES
 from keras_laf.aggregations.fixed import AGGREGATOR_PRESETS
+from keras_laf.aggregations.fixed import PNA_NEIGHBOURHOOD
 from keras_laf.aggregations.fixed import FixedAggregation
 from keras_laf.aggregations.genagg import GenAggAggregation
 from keras_laf.aggregations.gmt import GraphMultisetTransformer
@@ -70,10 +71,6 @@ PER_FEATURE_NAMES = tuple(
     name for name in NAMES if not issubclass(registered(name)[0], SetPooling)
 )
 POOLING_NAMES = tuple(name for name in NAMES if name not in PER_FEATURE_NAMES)
-# The four neighbourhood aggregators of PNA (Corso et al., "Principal
-# Neighbourhood Aggregation for Graph Nets", NeurIPS 2020), as its graph
-# and point-cloud models use them.
-PNA_NEIGHBOURHOOD = ("mean", "max", "min", "std")
 
 
 def num_aggregates(identifier, **aggregation_kwargs):

@@ -11,6 +11,9 @@ DEEPSETS_AGGREGATORS = ("sum",) * 3 + ("max",) * 3 + ("mean",) * 3
 # The aggregators of PNA (Corso et al., "Principal Neighbourhood Aggregation
 # for Graph Nets", NeurIPS 2020) that the paper compares with.
 PNA_AGGREGATORS = ("mean", "max", "sum", "std", "var", "skewness", "kurtosis")
+# The four neighbourhood aggregators of PNA, as its graph and point-cloud
+# models use them.
+PNA_NEIGHBOURHOOD = ("mean", "max", "min", "std")
 # Every aggregator name, and the presets naming lists of them.
 AGGREGATOR_NAMES = (
     "sum",
@@ -23,7 +26,11 @@ AGGREGATOR_NAMES = (
     "skewness",
     "kurtosis",
 )
-AGGREGATOR_PRESETS = {"deepsets": DEEPSETS_AGGREGATORS, "pna": PNA_AGGREGATORS}
+AGGREGATOR_PRESETS = {
+    "deepsets": DEEPSETS_AGGREGATORS,
+    "pna": PNA_AGGREGATORS,
+    "pna_neighbourhood": PNA_NEIGHBOURHOOD,
+}
 
 
 def _standardized(moment, variance, power, epsilon):
@@ -138,8 +145,10 @@ class FixedAggregation(SetAggregation):
         aggregators: list of str, any of `"sum"`, `"mean"`, `"max"`,
             `"min"`, `"count"`, `"std"`, `"var"`, `"skewness"`,
             `"kurtosis"`, repeats allowed; or `"deepsets"` (3 sum, 3 max,
-            3 mean, as in the paper) or `"pna"` (mean, max, sum, std, var,
-            skewness, kurtosis). Defaults to `("sum",)`.
+            3 mean, as in the paper), `"pna"` (mean, max, sum, std, var,
+            skewness, kurtosis: the paper's PNA baseline) or
+            `"pna_neighbourhood"` (mean, max, min, std: PNA's graph
+            models). Defaults to `("sum",)`.
         flatten: bool. If True the output is `(batch, features *
             len(aggregators))`, else `(batch, features, len(aggregators))`.
             Defaults to `True`.

@@ -9,18 +9,11 @@ counted half) gives recall@10, @100 and @1000 (the share of test sets
 whose word ranks within k), the mean reciprocal rank (MRR) and the median
 rank.
 
-Methods:
-
-- `laf`, `deepsets`, `pna`: `keras_laf.models.set_expansion` with a LAF,
-  sum or PNA aggregation of the query, trained with a binary
-  cross-entropy on held-out words of the query's concept (positives) and
-  random words (negatives);
-- `random`: a random ranking;
-- cheap stand-ins on the fixed word vectors, named after DeepSets'
-  baselines but without training: `w2v_near` ranks by the Euclidean
-  distance to the mean vector of the query, `nn_max` by the largest
-  cosine similarity to a query word, `nn_sum_con` by the sum of the
-  cosine similarities to the query words.
+The methods: `keras_laf.models.set_expansion` with a LAF, sum or PNA
+aggregation of the query (`laf`, `deepsets`, `pna`), trained with a
+binary cross-entropy on held-out words of the query's concept and random
+words; and rankings without training (`laf_experiments.word_ranking`,
+which also scores the models and ranks the held-out words).
 
 The data are generated offline (`laf_experiments.data.concept_sets`:
 topic-mixture word vectors, concepts = topics), or read with `--data`
@@ -31,12 +24,15 @@ import argparse
 
 import numpy as np
 
+from laf_experiments import methods
+from laf_experiments import plots
 from laf_experiments import reports
 from laf_experiments import runner
 from laf_experiments.errors import ExperimentError
 from laf_experiments.errors import log
 from laf_experiments.runner import cached
 from laf_experiments.settings import PREDICT_BATCH_SIZE
+from laf_experiments.settings import VALIDATION_SEED
 from laf_experiments.settings import add_common_arguments
 from laf_experiments.settings import add_setting_flags
 from laf_experiments.settings import choice_list
@@ -44,26 +40,25 @@ from laf_experiments.settings import positive_float
 from laf_experiments.settings import positive_int
 from laf_experiments.settings import resolve_settings
 from laf_experiments.store import open_store
+from laf_experiments.word_ranking import METRICS
+from laf_experiments.word_ranking import UNTRAINED
+from laf_experiments.word_ranking import metrics
+from laf_experiments.word_ranking import model_scores
+from laf_experiments.word_ranking import ranks
+from laf_experiments.word_ranking import training_pairs
+from laf_experiments.word_ranking import untrained_scores
 
-TRAINED = {"laf": "laf", "deepsets": "sum", "pna": "pna"}
-CHEAP = ("random", "w2v_near", "nn_max", "nn_sum_con")
-METHODS = ("laf", "deepsets", "pna", *CHEAP)
-METHOD_LABELS = {
-    "laf": "LAF",
-    "deepsets": "DeepSets (sum)",
-    "pna": "PNA",
-    "random": "Random",
-    "w2v_near": "w2v Near",
-    "nn_max": "NN-max (untrained)",
-    "nn_sum_con": "NN-sum (untrained)",
+# The table of methods: the names of `laf_experiments.methods`, the
+# trained ones with the aggregation of their `set_expansion` model
+# (DeepSets' set expansion sums the query).
+TRAINED = {
+    "laf": methods.METHODS["laf"],
+    "deepsets": methods.method("deepsets", aggregation="sum"),
+    "pna": methods.METHODS["pna"],
 }
-RECALL_AT = (10, 100, 1000)
-METRICS = (*(f"recall@{k}" for k in RECALL_AT), "mrr", "median_rank")
+METHODS = (*TRAINED, *UNTRAINED)
 KEY_FIELDS = ("method", "seed")
 DATA_SEED = 0
-# Negatives per positive pair in the training data.
-NEGATIVES = 1
-SCORE_BATCH_SIZE = 8192
 PLOT = "metrics.png"
 TABLE = "table.md"
 
@@ -221,120 +216,6 @@ def load_data(args):
         ) from None
 
 
-def training_pairs(sets, num_words, seed):
-    """Query sets with a candidate and a label, for training.
-
-    Every word of a set is held out once: the other words are the query
-    and the word a positive candidate (label 1); `NEGATIVES` random words
-    per positive are negatives (label 0).
-
-    Args:
-        sets: int `(num_sets, query_size + 1)`.
-        num_words: the vocabulary size.
-        seed: seed of the negatives and of the order.
-
-    Returns:
-        `({"query": (n, query_size), "candidate": (n,)}, labels (n, 1))`.
-    """
-    rng = np.random.default_rng(seed)
-    size = sets.shape[1]
-    queries, candidates = [], []
-    for held_out in range(size):
-        keep = [index for index in range(size) if index != held_out]
-        queries.append(sets[:, keep])
-        candidates.append(sets[:, held_out])
-    queries = np.concatenate(queries)
-    positives = np.concatenate(candidates)
-    negatives = rng.integers(num_words, size=(NEGATIVES, len(positives)))
-    query = np.concatenate([queries] * (1 + NEGATIVES)).astype("int32")
-    candidate = np.concatenate([positives, *negatives]).astype("int32")
-    labels = np.concatenate(
-        [np.ones(len(positives)), np.zeros(NEGATIVES * len(positives))]
-    ).astype("float32")[:, None]
-    order = rng.permutation(len(labels))
-    return (
-        {"query": query[order], "candidate": candidate[order]},
-        labels[order],
-    )
-
-
-def ranks(scores, sets):
-    """The rank of the held-out word of each set among the vocabulary.
-
-    Args:
-        scores: float `(num_sets, num_words)`, higher is better.
-        sets: int `(num_sets, query_size + 1)`, the held-out word last.
-
-    Returns:
-        float `(num_sets,)`: 1 for the best; the query words are left
-        out and ties count half.
-    """
-    scores = np.array(scores, "float64", copy=True)
-    rows = np.arange(len(sets))
-    for column in range(sets.shape[1] - 1):
-        scores[rows, sets[:, column]] = -np.inf
-    target = scores[rows, sets[:, -1]][:, None]
-    greater = np.sum(scores > target, axis=1)
-    ties = np.sum(scores == target, axis=1) - 1
-    return 1.0 + greater + ties / 2.0
-
-
-def metrics(rank_values):
-    """recall@k, MRR and median rank of `ranks`."""
-    rank_values = np.asarray(rank_values, "float64")
-    result = {
-        f"recall@{k}": float(np.mean(rank_values <= k)) for k in RECALL_AT
-    }
-    result["mrr"] = float(np.mean(1.0 / rank_values))
-    result["median_rank"] = float(np.median(rank_values))
-    return result
-
-
-def _unit(vectors):
-    norms = np.linalg.norm(vectors, axis=-1, keepdims=True)
-    return vectors / np.maximum(norms, 1e-12)
-
-
-def cheap_scores(method, vectors, queries, seed):
-    """Scores `(num_sets, num_words)` of a method without training."""
-    if method == "random":
-        rng = np.random.default_rng(seed)
-        return rng.random((len(queries), len(vectors)))
-    if method == "w2v_near":
-        centres = vectors[queries].mean(axis=1)
-        # Minus the squared distance, up to a per-query constant.
-        return 2 * centres @ vectors.T - np.sum(vectors**2, axis=1)[None]
-    # (num_sets, query_size, num_words)
-    units = _unit(vectors)
-    similarities = np.einsum("sqd,wd->sqw", units[queries], units)
-    if method == "nn_max":
-        return similarities.max(axis=1)
-    if method == "nn_sum_con":
-        return similarities.sum(axis=1)
-    raise ValueError(f"Unknown method {method!r}.")
-
-
-def model_scores(model, queries, num_words):
-    """Scores `(num_sets, num_words)` of a `set_expansion` model."""
-    vectors = model.get_layer("word_embedding").embeddings.numpy()
-    encoder = model.get_layer("set_encoder")
-    scorer = model.get_layer("scorer")
-    aggregates = encoder.predict(vectors[queries], verbose=0)
-    scores = np.zeros((len(queries), num_words), "float32")
-    # Queries per chunk: about SCORE_BATCH_SIZE pairs at once.
-    step = max(1, SCORE_BATCH_SIZE // num_words)
-    for start in range(0, len(queries), step):
-        chunk = aggregates[start : start + step]
-        # (chunk * num_words, features): every query with every word.
-        pairs = [
-            np.repeat(chunk, num_words, axis=0),
-            np.tile(vectors, (len(chunk), 1)),
-        ]
-        logits = scorer.predict_on_batch(pairs)
-        scores[start : start + step] = np.reshape(logits, (-1, num_words))
-    return scores
-
-
 def expansion_records(runs):
     """One record per run and metric: method, metric, value, seed."""
     return [
@@ -358,7 +239,7 @@ def build_model(method, data, laf_units, laf_preset=None):
         embeddings=data.vectors,
         # Random starting vectors (no --vectors) are learned.
         train_embeddings=not data.given_vectors,
-        aggregation=TRAINED[method],
+        aggregation=TRAINED[method].aggregation,
         laf_units=laf_units,
         laf_preset=laf_preset,
         name=f"set_expansion_{method}",
@@ -413,7 +294,9 @@ def run(args):
         if len(validation_sets) == 0:
             validation_sets = data(key).sets["train"][:1]
         inputs, labels = training_pairs(
-            validation_sets, data(key).num_words, 10_000 + key["seed"]
+            validation_sets,
+            data(key).num_words,
+            VALIDATION_SEED + key["seed"],
         )
         validation = tf.data.Dataset.from_tensor_slices((inputs, labels))
         return train, validation.batch(PREDICT_BATCH_SIZE)
@@ -438,7 +321,7 @@ def run(args):
         test = data(key).sets["test"]
         queries = test[:, :-1]
         if model is None:
-            scores = cheap_scores(
+            scores = untrained_scores(
                 key["method"], data(key).vectors, queries, key["seed"]
             )
         else:
@@ -454,7 +337,7 @@ def run(args):
         args,
         store,
         table=(TABLE, lambda: results_table(store.summary, settings)),
-        figure=(PLOT, lambda: plot_results(store.summary)),
+        figure=(PLOT, lambda: results_figure(store.summary)),
     )
 
 
@@ -470,66 +353,46 @@ def results_table(summary, settings):
         The Markdown text, a row per method: the mean (± std over the
         seeds) of each metric.
     """
-    methods = [m for m in METHODS if any(r["method"] == m for r in summary)]
-    lines = [
-        "# Set expansion: recall@k, MRR (higher is better), median rank",
-        "",
-        f"Data: {settings['data'] or 'the generated benchmark'}; "
-        f"{settings['train_size']} training sets, {settings['epochs']} "
-        f"epochs, {settings['laf_units']} LAF units.",
-        "",
-        "| Method | " + " | ".join(METRICS) + " |",
-        "|" + "|".join(" --- " for _ in range(len(METRICS) + 1)) + "|",
-    ]
-    for method in methods:
-        cells = []
-        for metric in METRICS:
-            record = next(
-                r
-                for r in summary
-                if r["method"] == method and r["metric"] == metric
+    found = {(r["method"], r["metric"]): r for r in summary}
+    rows = [
+        [methods.METHODS[method].label]
+        + [
+            reports.mean_std(
+                found[method, metric],
+                "value",
+                0 if metric == "median_rank" else 3,
             )
-            digits = 0 if metric == "median_rank" else 3
-            text = f"{record['value_mean']:.{digits}f}"
-            if record["num_seeds"] > 1:
-                text += f" ± {record['value_std']:.{digits}f}"
-            cells.append(text)
-        lines.append(f"| {METHOD_LABELS[method]} | " + " | ".join(cells) + " |")
-    return "\n".join(lines) + "\n"
+            for metric in METRICS
+        ]
+        for method in dict.fromkeys(record["method"] for record in summary)
+    ]
+    seeds = reports.counted([r["num_seeds"] for r in summary], "seed")
+    return (
+        "# Set expansion: recall@k, MRR (higher is better), median rank\n\n"
+        f"Data: {settings['data'] or 'the generated benchmark'}; "
+        f"{settings['train_size']} training sets, "
+        f"{reports.counted([settings['epochs']], 'epoch')}, "
+        f"{settings['laf_units']} LAF units; mean (± std) over {seeds}.\n\n"
+        + reports.markdown_table(["Method", *METRICS], rows)
+        + "\n"
+    )
 
 
-def plot_results(summary):
+def results_figure(summary):
     """The figure of `metrics.png`: recall@k and MRR of every method, as
     bars."""
-    from matplotlib.figure import Figure
-
-    methods = [m for m in METHODS if any(r["method"] == m for r in summary)]
+    found = {(r["method"], r["metric"]): r for r in summary}
     shown = [metric for metric in METRICS if metric != "median_rank"]
-    figure = Figure(figsize=(9, 4), layout="constrained")
-    axis = figure.subplots()
-    positions = np.arange(len(shown))
-    width = 0.8 / len(methods)
-    for index, method in enumerate(methods):
-        means, stds = [], []
-        for metric in shown:
-            record = next(
-                r
-                for r in summary
-                if r["method"] == method and r["metric"] == metric
-            )
-            means.append(record["value_mean"])
-            stds.append(record["value_std"])
-        axis.bar(
-            positions - 0.4 + width * (index + 0.5),
-            means,
-            width,
-            yerr=stds,
-            label=METHOD_LABELS[method],
+    scores = {
+        method: (
+            [found[method, metric]["value_mean"] for metric in shown],
+            [found[method, metric]["value_std"] for metric in shown],
         )
-    axis.set_xticks(positions, shown)
-    axis.set_ylim(0, 1)
-    axis.set_ylabel("share of test sets (MRR: mean 1 / rank)")
-    axis.set_title("Set expansion: higher is better")
-    axis.grid(axis="y", alpha=0.3)
-    figure.legend(loc="outside right upper", fontsize="small")
-    return figure
+        for method in dict.fromkeys(record["method"] for record in summary)
+    }
+    return plots.metrics_figure(
+        shown,
+        scores,
+        ylabel="share of test sets (MRR: mean 1 / rank)",
+        title="Set expansion: higher is better",
+    )

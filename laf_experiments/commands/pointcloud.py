@@ -17,7 +17,9 @@ import pathlib
 
 import numpy as np
 
+from laf_experiments import methods
 from laf_experiments import plots
+from laf_experiments import reports
 from laf_experiments import runner
 from laf_experiments.data import SOLID_NAMES
 from laf_experiments.data.constants import MODELNET40_HELP
@@ -34,41 +36,27 @@ from laf_experiments.settings import positive_int_list
 from laf_experiments.settings import resolve_settings
 from laf_experiments.store import open_store
 
+# The table of methods: names of `laf_experiments.methods`. DeepSets'
+# point-cloud model pools with the maximum; the learnable poolings of
+# `keras_laf.aggregations` and LAF beside the maximum run only when named.
 METHODS = ("deepsets", "deepsets_sum", "pna", "lstm", "laf")
-# The learnable poolings of `keras_laf.aggregations`, run only when named.
-LEARNABLE_POOLINGS = (
+OPTIONAL_METHODS = (
     "gru",
     "softmax",
     "powermean",
     "attention",
     "set2set",
     "gmt",
+    "laf+max",
 )
-OPTIONAL_METHODS = (*LEARNABLE_POOLINGS, "laf+max")
 POOLINGS = {
-    "deepsets": "max",
-    "deepsets_sum": "sum",
-    "pna": "pna",
-    "lstm": "lstm",
-    "laf": "laf",
-    **{name: name for name in LEARNABLE_POOLINGS},
-    "laf+max": ["laf", "max"],
-}
-METHOD_LABELS = {
-    "deepsets": "DeepSets (max pooling)",
-    "deepsets_sum": "DeepSets (sum pooling)",
-    "pna": "PNA pooling",
-    "lstm": "LSTM pooling",
-    "laf": "LAF pooling",
-    "gru": "GRU pooling",
-    "softmax": "Softmax pooling",
-    "powermean": "Power-mean pooling",
-    "attention": "Attentional pooling",
-    "set2set": "Set2Set pooling",
-    "gmt": "GMT pooling",
-    "laf+max": "LAF and max pooling",
+    **{name: methods.METHODS[name] for name in METHODS + OPTIONAL_METHODS},
+    "deepsets": methods.method("deepsets", aggregation="max"),
+    "pna": methods.NEIGHBOURHOOD_PNA,
 }
 KEY_FIELDS = ("method", "num_points", "seed")
+TABLE = "accuracy.md"
+PLOT = "accuracy.png"
 # Seeds of the data: generated training clouds use the run's seed,
 # validation clouds `VALIDATION_SEED + seed`, test clouds
 # `TEST_SEED`; the ModelNet40 validation clouds are a fixed random part of
@@ -177,9 +165,11 @@ def build_model(method, num_classes, width=256, laf_preset=None):
     """The DeepSets point-cloud classifier with the method's pooling."""
     from keras_laf.models import point_cloud_classifier
 
+    pooling, aggregation_kwargs = POOLINGS[method].spec()
     return point_cloud_classifier(
         num_classes=num_classes,
-        pooling=POOLINGS[method],
+        pooling=pooling,
+        aggregation_kwargs=aggregation_kwargs,
         hidden_units=width,
         laf_units=10,
         laf_preset=laf_preset,
@@ -307,7 +297,6 @@ def run(args):
         group_fields=("method", "num_points"),
         value_field="accuracy",
     )
-    output = store.directory
     data_by_points = cached(
         lambda key: (
             _Solids(key["num_points"], args)
@@ -371,26 +360,22 @@ def run(args):
         ),
         evaluate=evaluate,
     )
-    written = []
-    if store.runs:
-        drawn = plots.available()
-        if not drawn:
-            log(experiment, plots.MISSING)
-        data = "ModelNet40" if args.data_dir else "generated solids"
-        plots.write_accuracy_table(
-            store.summary,
-            output / "accuracy.md",
-            title=f"Test accuracy (%), mean ± std over seeds; data: {data}",
-            method_labels=METHOD_LABELS,
-        )
-        if drawn:
-            plots.plot_accuracy(
+    data = "ModelNet40" if args.data_dir else "generated solids"
+    reports.write_results(
+        args,
+        store,
+        table=(
+            TABLE,
+            lambda: reports.accuracy_table(
+                store.summary, f"Point-cloud classification; data: {data}"
+            ),
+        ),
+        figure=(
+            PLOT,
+            lambda: plots.accuracy_figure(
                 store.records,
-                output / "accuracy.png",
-                title=f"Test accuracy per pooling, each seed a dot; {data}",
-                method_labels=METHOD_LABELS,
+                f"Test accuracy per pooling, each seed a marker; {data}",
                 chance=1 / store.runs[0]["num_classes"],
-                quick=args.quick,
-            )
-        written = ["accuracy.md", "accuracy.png"] if drawn else ["accuracy.md"]
-    runner.report_written(args, store, written)
+            ),
+        ),
+    )

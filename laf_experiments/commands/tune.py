@@ -3,21 +3,14 @@
 The LAF paper found one LAF unit able to learn some aggregation targets
 but unstable across restarts, and several units (6 to 9) reliable. This
 subcommand searches the number of units of the paper's DeepSets model of
-digit sets (`keras_laf.models.DeepSetsHyperModel`: an embedding of the
-digits, a sigmoid, LAF and a linear output) on one target of the `scalars`
-experiment, with KerasTuner's `RandomSearch` or `Hyperband` minimising the
-validation MAE; then it tests the best model on sets larger than the
-training ones and prints the best configuration and its MAE at the
-largest test size.
-
-The data are those of `keras-laf scalars`: training sets of 2 to 10
-digits drawn with the seed of the search, validation sets with 10000 +
-seed, and the same test sets for every search. KerasTuner keeps its
+digit sets (`keras_laf.models.DeepSetsHyperModel`) on one target of the
+`scalars` experiment (`laf_experiments.unit_search`), then tests the
+best model on sets larger than the training ones. KerasTuner keeps its
 trials in `<output>/tuner/<target>-seed<seed>`, so an interrupted search
 resumes where it stopped.
 
 Default search: target max, 1 to 12 units, 6 random trials of 10 epochs
-on 5000 training sets, one seed; a few minutes on two CPU cores.
+on 5000 training sets, one seed.
 """
 
 import shutil
@@ -26,6 +19,7 @@ import warnings
 
 import numpy as np
 
+from laf_experiments import plots
 from laf_experiments import reports
 from laf_experiments import runner
 from laf_experiments.data import TARGETS
@@ -42,13 +36,16 @@ from laf_experiments.settings import positive_int
 from laf_experiments.settings import resolve_settings
 from laf_experiments.settings import set_size_list
 from laf_experiments.store import open_store
+from laf_experiments.unit_search import HYPERBAND_FACTOR
+from laf_experiments.unit_search import TUNERS
+from laf_experiments.unit_search import make_tuner
+from laf_experiments.unit_search import trial_records
+from laf_experiments.unit_search import tuner_trials
 
-TUNERS = ("random", "hyperband")
 DEFAULT_TARGET = "max"
 KEY_FIELDS = ("target", "seed")
 TUNER_DIRECTORY = "tuner"
 PLOT = "val_loss.png"
-HYPERBAND_FACTOR = 3
 # Keras's warning when KerasTuner loads a checkpoint into a model whose
 # optimizer is not built yet (the best model, a Hyperband continuation):
 # only the weights are needed.
@@ -151,67 +148,6 @@ def add_arguments(parser):
         f"{','.join(map(str, QUICK['max_sizes']))})",
     )
     add_common_arguments(parser, "tune", DEFAULTS, QUICK)
-
-
-def trial_records(runs):
-    """One record per trial: its units and validation MAE."""
-    return [
-        {
-            "target": run["target"],
-            "seed": run["seed"],
-            "trial": trial["trial_id"],
-            "units": trial["units"],
-            "val_loss": trial["val_loss"],
-        }
-        for run in runs
-        for trial in run["trials"]
-    ]
-
-
-def make_tuner(hypermodel, args, directory, project_name, seed):
-    """The KerasTuner tuner of `args.tuner`, resuming from `directory`."""
-    import keras_tuner
-
-    options = {
-        "objective": "val_loss",
-        "executions_per_trial": args.executions_per_trial,
-        "directory": str(directory),
-        "project_name": project_name,
-        "overwrite": False,
-        "seed": seed,
-    }
-    if args.tuner == "hyperband":
-        return keras_tuner.Hyperband(
-            hypermodel,
-            max_epochs=args.epochs,
-            factor=HYPERBAND_FACTOR,
-            **options,
-        )
-    return keras_tuner.RandomSearch(
-        hypermodel, max_trials=args.max_trials, **options
-    )
-
-
-def _trials(tuner, epochs):
-    trials = []
-    for trial in sorted(
-        tuner.oracle.trials.values(), key=lambda trial: trial.trial_id
-    ):
-        values = trial.hyperparameters.values
-        if "laf_units" not in values:
-            continue
-        score = trial.score
-        trials.append(
-            {
-                "trial_id": trial.trial_id,
-                "units": int(values["laf_units"]),
-                "learning_rate": float(values["learning_rate"]),
-                "epochs": int(values.get("tuner/epochs", epochs)),
-                "status": str(trial.status),
-                "val_loss": float("nan") if score is None else float(score),
-            }
-        )
-    return trials
 
 
 def _test_errors(model, target, args):
@@ -369,7 +305,7 @@ def run(args):
             "best_trial": best_trial.trial_id,
             "best_val_loss": float(best_trial.score),
             "train_seconds": round(seconds, 3),
-            "trials": _trials(tuner, args.epochs),
+            "trials": tuner_trials(tuner, args.epochs),
         }
 
     def evaluate(key, model):
@@ -392,73 +328,24 @@ def run(args):
         if run["target"] == target and run["seed"] < args.seeds:
             _report(experiment, run)
     reports.write_results(
-        args, store, figure=(PLOT, lambda: plot_trials(store.runs))
+        args, store, figure=(PLOT, lambda: trials_figure(store.runs))
     )
 
 
-def plot_trials(runs):
-    """The figure of the validation MAE of every trial against its LAF
-    units.
-
-    One panel per target: a point per trial (a colour per seed), a line
-    through the best validation MAE of each number of units, and a star
-    on the best trial of each search.
-    """
-    from matplotlib.figure import Figure
-
-    targets = list(dict.fromkeys(run["target"] for run in runs))
-    figure = Figure(
-        figsize=(4.5 * len(targets), 3.6), layout="constrained", dpi=100
-    )
-    axes = figure.subplots(1, len(targets), squeeze=False)[0]
-    for axis, target in zip(axes, targets):
-        chosen = sorted(
-            (run for run in runs if run["target"] == target),
-            key=lambda run: run["seed"],
+def trials_figure(runs):
+    """The figure of `val_loss.png` (`plots.trials_figure`): the
+    validation MAE of every trial against its LAF units, a panel per
+    target."""
+    searches = {}
+    for run in sorted(runs, key=lambda run: run["seed"]):
+        trials = [
+            (trial["units"], trial["val_loss"])
+            for trial in run["trials"]
+            if np.isfinite(trial["val_loss"])
+        ]
+        searches.setdefault(run["target"], []).append(
+            (run["seed"], trials, (run["best_units"], run["best_val_loss"]))
         )
-        best_by_units = {}
-        for index, run in enumerate(chosen):
-            trials = [t for t in run["trials"] if np.isfinite(t["val_loss"])]
-            color = f"C{index % 10}"
-            axis.scatter(
-                [trial["units"] for trial in trials],
-                [trial["val_loss"] for trial in trials],
-                s=18,
-                alpha=0.6,
-                color=color,
-                label=f"trials, seed {run['seed']}",
-            )
-            axis.scatter(
-                [run["best_units"]],
-                [run["best_val_loss"]],
-                s=160,
-                marker="*",
-                color=color,
-                edgecolor="black",
-                zorder=3,
-                label=f"best, seed {run['seed']}",
-            )
-            for trial in trials:
-                units = trial["units"]
-                best_by_units[units] = min(
-                    best_by_units.get(units, np.inf), trial["val_loss"]
-                )
-        if best_by_units:
-            units = sorted(best_by_units)
-            axis.plot(
-                units,
-                [best_by_units[value] for value in units],
-                color="black",
-                linewidth=0.8,
-                label="best by units",
-            )
-        axis.set_title(f"target: {target}")
-        axis.set_xlabel("LAF units")
-        axis.set_ylabel("validation MAE")
-        axis.grid(alpha=0.3)
-        axis.legend(fontsize="small")
-    figure.suptitle(
-        "KerasTuner search: validation MAE against LAF units",
-        fontsize="medium",
+    return plots.trials_figure(
+        searches, "KerasTuner search: validation MAE against LAF units"
     )
-    return figure

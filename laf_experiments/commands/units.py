@@ -17,6 +17,7 @@ training sets of a restart are drawn with its seed, validation sets with
 
 import numpy as np
 
+from laf_experiments import plots
 from laf_experiments import reports
 from laf_experiments import runner
 from laf_experiments.runner import cached
@@ -228,49 +229,19 @@ def run(args):
         evaluate=evaluate,
     )
     reports.write_results(
-        args, store, figure=(PLOT, lambda: plot_units(store.runs))
+        args, store, figure=(PLOT, lambda: units_figure(store.runs))
     )
 
 
-def plot_units(runs):
-    """The figure of box plots of the test MAE of the restarts by number
-    of units.
-
-    One panel per target, one box per number of units (the restarts), on a
-    logarithmic MAE axis, as in the paper's Appendix B.
-    """
-    from matplotlib.figure import Figure
-
-    targets = list(dict.fromkeys(run["target"] for run in runs))
-    columns = min(len(targets), 3)
-    rows = -(-len(targets) // columns)
-    figure = Figure(
-        figsize=(max(4.2 * columns, 6.4), 3.2 * rows + 0.6),
-        layout="constrained",
-    )
-    axes = list(figure.subplots(rows, columns, squeeze=False).flat)
-    for axis, target in zip(axes, targets, strict=False):
-        units = sorted(
-            {run["units"] for run in runs if run["target"] == target}
+def units_figure(runs):
+    """The figure of `mae_by_units.png` (`plots.units_figure`): box plots
+    of the test MAE of the restarts by number of units, a panel per
+    target."""
+    maes = {}
+    for run in runs:
+        maes.setdefault(run["target"], {}).setdefault(run["units"], []).append(
+            run["mae"]
         )
-        maes = [
-            [
-                run["mae"]
-                for run in runs
-                if run["target"] == target and run["units"] == count
-            ]
-            for count in units
-        ]
-        axis.boxplot(maes, tick_labels=[str(count) for count in units])
-        axis.set_yscale("log")
-        axis.set_title(target)
-        axis.set_xlabel("LAF units")
-        axis.set_ylabel("test MAE")
-        axis.grid(alpha=0.3, axis="y")
-    for axis in axes[len(targets) :]:
-        axis.set_visible(False)
-    figure.suptitle(
-        "Test MAE of the restarts against the number of LAF units",
-        fontsize="medium",
+    return plots.units_figure(
+        maes, "Test MAE of the restarts against the number of LAF units"
     )
-    return figure

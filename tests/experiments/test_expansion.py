@@ -13,6 +13,7 @@ from experiment_helpers import read_json
 from experiment_helpers import run
 
 from keras_laf.models import set_expansion
+from laf_experiments import word_ranking
 from laf_experiments.commands import expansion
 from laf_experiments.data import concept_sets
 
@@ -103,11 +104,11 @@ def test_ranks_and_metrics_by_hand():
             [0.5, 0.0, 0.2, 9.0, 9.0],  # word 0 first: rank 1
         ]
     )
-    np.testing.assert_array_equal(expansion.ranks(scores, sets), [2, 1])
+    np.testing.assert_array_equal(word_ranking.ranks(scores, sets), [2, 1])
     # A tie with one other word counts half.
     tied = np.array([[0.0, 0.0, 3.0, 3.0, 1.0]])
-    assert expansion.ranks(tied, sets[:1])[0] == 1.5
-    values = expansion.metrics([1, 2, 50, 500, 2000])
+    assert word_ranking.ranks(tied, sets[:1])[0] == 1.5
+    values = word_ranking.metrics([1, 2, 50, 500, 2000])
     assert values["recall@10"] == pytest.approx(0.4)
     assert values["recall@100"] == pytest.approx(0.6)
     assert values["recall@1000"] == pytest.approx(0.8)
@@ -117,21 +118,21 @@ def test_ranks_and_metrics_by_hand():
     assert values["median_rank"] == 50
 
 
-def test_cheap_scores():
+def test_untrained_scores():
     vectors = np.array([[1.0, 0.0], [0.9, 0.1], [0.0, 1.0], [-1.0, 0.0]])
     queries = np.array([[0, 1]])
     for method in ("w2v_near", "nn_max", "nn_sum_con"):
-        scores = expansion.cheap_scores(method, vectors, queries, 0)
+        scores = word_ranking.untrained_scores(method, vectors, queries, 0)
         assert scores.shape == (1, 4)
         # Word 2 (orthogonal) before word 3 (opposite).
         assert scores[0, 2] > scores[0, 3]
-    random = expansion.cheap_scores("random", vectors, queries, 0)
+    random = word_ranking.untrained_scores("random", vectors, queries, 0)
     assert random.shape == (1, 4)
 
 
 def test_training_pairs():
     sets = np.array([[0, 1, 2], [3, 4, 5]])
-    inputs, labels = expansion.training_pairs(sets, 10, seed=0)
+    inputs, labels = word_ranking.training_pairs(sets, 10, seed=0)
     assert inputs["query"].shape == (12, 2)
     assert inputs["candidate"].shape == (12,)
     assert labels.shape == (12, 1) and labels.sum() == 6
@@ -276,11 +277,13 @@ def test_expansion_quick_writes_results_and_laf_beats_random(tmp_path, capsys):
     assert all(math.isfinite(value) for value in mrr.values())
     assert mrr["laf"] > mrr["random"]
     rows = read_csv(tmp_path / "results.csv")
-    assert list(rows[0]) == ["method", "metric", "value", "seed"]
+    assert list(rows[0]) == ["method", "metric", "value", "seed", "run"]
     assert {row["metric"] for row in rows} == set(expansion.METRICS)
     assert len(rows) == 3 * len(expansion.METRICS)
     assert (tmp_path / "summary.csv").exists()
     table = (tmp_path / expansion.TABLE).read_text()
+    assert table.startswith("# Set expansion") and "--quick" in table
+    assert "5 epochs" in table and "over 1 seed." in table
     assert "| LAF |" in table and "| Random |" in table
     assert_png(tmp_path / expansion.PLOT)
     assert not (tmp_path / "backups").exists()

@@ -26,15 +26,19 @@ from experiment_helpers import read_csv
 from experiment_helpers import read_json
 from experiment_helpers import run
 
+import keras_laf
 from laf_experiments import cli
+from laf_experiments import methods
 from laf_experiments import plots
 from laf_experiments import regression
+from laf_experiments import reports
 from laf_experiments import runner
 from laf_experiments.commands import scalars
 from laf_experiments.commands import units
 from laf_experiments.errors import ExperimentError
 from laf_experiments.regression import REGRESSION_KEY
 from laf_experiments.regression import regression_records
+from laf_experiments.settings import QUICK_MARK
 from laf_experiments.store import LOCK_FILE
 from laf_experiments.store import ResultStore
 from laf_experiments.store import prepare_output_directory
@@ -80,12 +84,21 @@ def test_scalars_records_every_method_target_and_size(scalars_output):
     assert all(math.isfinite(record["mae"]) for record in records)
 
     rows = read_csv(scalars_output / "results.csv")
-    assert list(rows[0]) == ["method", "target", "seed", "max_size", "mae"]
+    assert list(rows[0]) == [
+        "method",
+        "target",
+        "seed",
+        "max_size",
+        "mae",
+        "run",
+    ]
     assert len(rows) == len(records)
     assert all(math.isfinite(float(row["mae"])) for row in rows)
     summary = read_csv(scalars_output / "summary.csv")
     assert len(summary) == len(records)
     assert {"mae_mean", "mae_std", "num_seeds"} <= set(summary[0])
+    # Every row of a --quick run says it is not a result.
+    assert {row["run"] for row in rows + summary} == {QUICK_MARK}
     # Each LAF run says what its units found and its preset, the one of
     # its target; the others have no LAF.
     for run_record in results["runs"]:
@@ -366,7 +379,8 @@ def test_pointcloud_on_generated_solids(tmp_path, capsys):
     assert {row["num_seeds"] for row in summary} == {"1"}
     assert {row["num_points"] for row in summary} == {"16"}
     table = (tmp_path / "accuracy.md").read_text()
-    assert "| LAF pooling |" in table and "±" in table
+    assert table.splitlines()[0].endswith(f"({QUICK_MARK})")
+    assert "over 1 seed." in table and "| LAF |" in table
     assert_png(tmp_path / "accuracy.png")
 
 
@@ -505,6 +519,49 @@ def test_result_store_keeps_settings_apart(tmp_path):
     assert read_json(tmp_path)["settings"] == {"epochs": 2}
 
 
+def test_every_method_has_one_style_apart_from_those_beside_it():
+    from laf_experiments.commands import expansion
+    from laf_experiments.commands import graphs
+    from laf_experiments.commands import molecules
+    from laf_experiments.commands import pointcloud
+    from laf_experiments.commands import unique_sum
+
+    # No two methods of the table look alike.
+    styles = [(m.color, m.marker) for m in methods.METHODS.values()]
+    assert len(set(styles)) == len(styles)
+    for names in (
+        (*scalars.METHODS, *regression.OPTIONAL_METHODS),
+        (*pointcloud.METHODS, *pointcloud.OPTIONAL_METHODS),
+        graphs.METHODS,
+        expansion.METHODS,
+        molecules.METHODS,
+        unique_sum.METHODS,
+    ):
+        # The methods a figure can draw together differ in colour and
+        # marker.
+        found = [methods.METHODS[name] for name in names]
+        assert len({m.color for m in found}) == len(found), names
+        assert len({m.marker for m in found}) == len(found), names
+    # A name is an aggregation of the registry, or none.
+    for method in methods.METHODS.values():
+        if method.aggregation is not None:
+            identifier, kwargs = method.spec()
+            keras_laf.aggregations.get(identifier, **kwargs)
+    assert methods.NEIGHBOURHOOD_PNA.label == methods.METHODS["pna"].label
+
+
+def test_markdown_tables_and_counts():
+    assert reports.markdown_table(["a", "b"], [["1", "2"]]) == (
+        "| a | b |\n| --- | --- |\n| 1 | 2 |"
+    )
+    assert reports.counted([1], "seed") == "1 seed"
+    assert reports.counted([1, 1], "epoch") == "1 epoch"
+    assert reports.counted([2, 1], "seed") == "1/2 seeds"
+    assert reports.quick_marked("# Title\n\ntext") == (
+        f"# Title ({QUICK_MARK})\n\ntext"
+    )
+
+
 def test_plots_from_summaries(tmp_path):
     summary = summarize(
         [
@@ -525,7 +582,7 @@ def test_plots_from_summaries(tmp_path):
     )
     plots.plot_error_by_size(summary, tmp_path / "mae.png", title="MAE")
     assert_png(tmp_path / "mae.png")
-    header, rows = plots.accuracy_table(
+    table = reports.accuracy_table(
         [
             {
                 "method": "laf",
@@ -534,10 +591,14 @@ def test_plots_from_summaries(tmp_path):
                 "accuracy_std": 0.0125,
                 "num_seeds": 3,
             },
-        ]
+        ],
+        "Point clouds",
     )
-    assert header == ["Method", "100 points"]
-    assert rows == [["LAF", "87.5 ± 1.2 (n=3)"]]
+    assert table.startswith("# Point clouds\n")
+    assert "over 3 seeds." in table
+    assert "| Method | 100 points |\n| --- | --- |\n| LAF | 87.5 ± 1.2 |" in (
+        table
+    )
 
 
 def test_help_and_console_script(capsys):
@@ -741,8 +802,8 @@ def test_units_targets_match_numpy(target):
 
 def test_laf_preset_flag_reaches_every_experiment():
     from keras_laf.aggregations.laf.presets import PRESETS
+    from laf_experiments import graph_networks
     from laf_experiments.commands import expansion
-    from laf_experiments.commands import graphs
     from laf_experiments.commands import mnist
     from laf_experiments.commands import pointcloud
     from laf_experiments.commands import unique_sum
@@ -771,7 +832,7 @@ def test_laf_preset_flag_reaches_every_experiment():
     }
     for command, layer in laf_layers.items():
         assert layer.preset == preset, command
-    network = graphs.build_model("laf", 2, 4, 1, "method", 1.0, preset)
+    network = graph_networks.build_model("laf", 2, 4, 1, "method", 1.0, preset)
     message_passing = network.get_layer("message_passing_1")
     assert message_passing.aggregation_layer().preset == preset
     data = argparse.Namespace(num_words=10, vectors=None, given_vectors=False)

@@ -18,8 +18,11 @@ from experiment_helpers import run
 
 import keras_laf
 from laf_experiments import cli
+from laf_experiments import graph_networks
+from laf_experiments import graph_reports
 from laf_experiments.commands import graphs
 from laf_experiments.commands import tune
+from laf_experiments.settings import QUICK_MARK
 
 TASKS = {
     "shortest_path",
@@ -81,7 +84,7 @@ def test_graphs_records_every_method_split_and_task(graphs_output):
     for run_record in results["runs"]:
         for split in run_record["test"]:
             average = np.mean(
-                [split["log10_mse"][task] for task in graphs.TASKS]
+                [split["log10_mse"][task] for task in graph_networks.TASKS]
             )
             assert split["log10_mse"]["average"] == pytest.approx(average)
             assert split["mse"]["diameter"] == pytest.approx(
@@ -89,11 +92,20 @@ def test_graphs_records_every_method_split_and_task(graphs_output):
             )
 
     rows = read_csv(graphs_output / "results.csv")
-    assert list(rows[0]) == ["method", "split", "task", "seed", "log10_mse"]
+    assert list(rows[0]) == [
+        "method",
+        "split",
+        "task",
+        "seed",
+        "log10_mse",
+        "run",
+    ]
     assert len(rows) == len(records)
     summary = read_csv(graphs_output / "summary.csv")
     assert len(summary) == len(records)
     assert {"log10_mse_mean", "log10_mse_std", "num_seeds"} <= set(summary[0])
+    # Every row of a --quick run says it is not a result.
+    assert {row["run"] for row in rows + summary} == {QUICK_MARK}
     # Training finished, so no backup is left behind.
     assert not (graphs_output / "backups").exists()
 
@@ -101,6 +113,8 @@ def test_graphs_records_every_method_split_and_task(graphs_output):
 @pytest.mark.slow
 def test_graphs_writes_table_and_plot(graphs_output):
     table = (graphs_output / "table.md").read_text()
+    assert table.splitlines()[0].endswith(f"({QUICK_MARK})")
+    assert "1 epoch, " in table and "over 1 seed." in table
     assert "| PNA (paper) | -2.89 | -2.89 | -3.77 | -2.61 | -3.04 |" in table
     assert "| LAF (paper) | -2.13 | -2.20 | -1.67 | -2.35 | -2.77 |" in table
     assert "| LAF (ours) |" in table and "| PNA (ours) |" in table
@@ -124,32 +138,39 @@ def test_graphs_rerun_skips_recorded_runs(graphs_output, capsys):
     assert_one_line_error(status, err, "laf_units 2 -> 3")
 
 
-MESSAGE_PASSING_METHODS = [m for m in graphs.METHODS if m in graphs.SCALERS]
+MESSAGE_PASSING_METHODS = [
+    m
+    for m in graphs.METHODS
+    if m not in graph_networks.CONVOLUTIONS and m != graph_networks.BASELINE
+]
 
 
 @pytest.mark.parametrize("method", MESSAGE_PASSING_METHODS)
 def test_graphs_models_of_every_method(method):
     histogram = np.array([1, 3, 2])
-    model = graphs.build_model(method, 2, 4, 1, "mean", histogram)
+    model = graph_networks.build_model(method, 2, 4, 1, "mean", histogram)
     layer = model.get_layer("message_passing_1")
     aggregation = layer.aggregation
     if method == "pna":
         # PNA's scalers wrap its aggregators, with the histogram's delta.
         scaler = layer.aggregation_layer()
         assert isinstance(scaler, keras_laf.DegreeScalerAggregation)
-        assert scaler.scalers == list(graphs.SCALERS[method])
+        assert scaler.scalers == list(graph_networks.SCALERS[method])
         assert scaler.average_log_degree == pytest.approx(
             np.log([1.0, 2.0, 3.0]) @ histogram / histogram.sum()
         )
-        aggregation = scaler.aggregation_layer().aggregators
+        aggregation = scaler.aggregation
     else:
-        assert graphs.SCALERS[method] == ("identity",)
+        assert method not in graph_networks.SCALERS
     if method in ("pna", "pna_star"):
-        assert aggregation == ["mean", "max", "min", "std"]
+        # PNA's four neighbourhood aggregators, by their registered name.
+        assert aggregation == "pna_neighbourhood"
+        pooled = keras_laf.aggregations.get(aggregation)
+        assert pooled.aggregators == ["mean", "max", "min", "std"]
     else:
         assert aggregation == method
     assert model.get_layer("graph_readout").aggregation == "mean"
-    own = graphs.build_model(method, 2, 4, 1, "method", histogram)
+    own = graph_networks.build_model(method, 2, 4, 1, "method", histogram)
     assert own.get_layer("graph_readout").aggregation == aggregation
     keras.backend.clear_session()
 
@@ -158,7 +179,7 @@ def test_graphs_degree_histogram_counts_the_training_graphs():
     from laf_experiments.data.graph_properties import make_property_graphs
 
     train = make_property_graphs(6, sizes=(5, 8), seed=0)
-    histogram = graphs.training_degree_histogram(train)
+    histogram = graph_networks.training_degree_histogram(train)
     degrees = np.concatenate(
         [
             np.bincount(edges[:, 1], minlength=len(features))
@@ -180,10 +201,10 @@ def test_graphs_degree_histogram_counts_the_training_graphs():
     ],
 )
 def test_graphs_models_of_the_convolutions(method, layer_cls, readout):
-    model = graphs.build_model(method, 2, 4, 2, "max", 1.5)
+    model = graph_networks.build_model(method, 2, 4, 2, "max", 1.5)
     assert isinstance(model.get_layer(f"{method}_2"), layer_cls)
     assert model.get_layer("graph_readout").aggregation == "max"
-    own = graphs.build_model(method, 2, 4, 1, "method", 1.5)
+    own = graph_networks.build_model(method, 2, 4, 1, "method", 1.5)
     assert own.get_layer("graph_readout").aggregation == readout
     keras.backend.clear_session()
 
@@ -196,7 +217,7 @@ def test_graphs_baseline_predicts_the_training_means():
         ]
         graph_labels = np.array([[1.0, 1.0, 1.0], [3.0, 3.0, 5.0]])
 
-    model = graphs.baseline_model(Training)
+    model = graph_networks.baseline_model(Training)
     outputs = model(
         {
             "node_features": np.zeros((4, 2), "float32"),
@@ -253,10 +274,11 @@ def test_graphs_table_with_seeds():
         "num_layers": 1,
         "readout": "mean",
     }
-    table = graphs.results_table(summary, settings)
-    assert "| MPNN (sum) (ours) | -1.23 ± 0.05 |" in table
+    table = graph_reports.results_table(summary, settings)
+    assert "| Sum (ours) | -1.23 ± 0.05 |" in table
     assert "| Method | 15-24 | 20-24 | 95-99 |" in table
-    assert "over 2 seed(s)" in table
+    assert "1 epoch, " in table and "1 layer, " in table
+    assert "over 2 seeds." in table
 
 
 def test_graphs_size_flags():
@@ -302,7 +324,14 @@ def test_tune_records_the_best_configuration(tune_output):
     assert search["best_val_loss"] == min(t["val_loss"] for t in trials)
 
     rows = read_csv(tune_output / "results.csv")
-    assert list(rows[0]) == ["target", "seed", "trial", "units", "val_loss"]
+    assert list(rows[0]) == [
+        "target",
+        "seed",
+        "trial",
+        "units",
+        "val_loss",
+        "run",
+    ]
     assert len(rows) == 2
     assert (tune_output / "summary.csv").exists()
     assert_png(tune_output / "val_loss.png")

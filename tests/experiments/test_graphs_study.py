@@ -1,9 +1,9 @@
 """Tests of `keras-laf graphs --patience`: early stopping that resumes.
 
-`graphs.early_stopping` is driven epoch by epoch with chosen validation
-losses on a small model whose weights mark the epoch they were set at, so
-the epoch it stops at and the weights it restores are known by hand; the
-command's run with `--patience` is slow (it trains).
+`laf_experiments.early_stopping` is driven epoch by epoch with chosen
+validation losses on a small model whose weights mark the epoch they were
+set at, so the epoch it stops at and the weights it restores are known by
+hand; the command's run with `--patience` is slow (it trains).
 """
 
 import json
@@ -15,7 +15,10 @@ import keras
 import numpy as np
 import pytest
 
-from laf_experiments.commands import graphs
+from laf_experiments import graph_networks
+from laf_experiments import graph_reports
+from laf_experiments.early_stopping import EARLY_STOPPING_STATE
+from laf_experiments.early_stopping import early_stopping
 from tests.experiment_helpers import QUIET
 from tests.experiment_helpers import read_csv
 from tests.experiment_helpers import read_json
@@ -62,7 +65,7 @@ LOSSES = [3.0, 2.0, 2.5, 2.4, 2.0, 2.6, 1.0]
 
 def test_early_stopping_stops_after_patience_and_restores_the_best(tmp_path):
     model = marked_model()
-    stopping = graphs.early_stopping(3, tmp_path)
+    stopping = early_stopping(3, tmp_path)
     # Best at epoch 2 (2.0); 2.5, 2.4 and an equal 2.0 do not improve.
     assert drive(stopping, model, LOSSES) == [5]
     assert restored_epoch(model) == 2
@@ -72,12 +75,12 @@ def test_early_stopping_stops_after_patience_and_restores_the_best(tmp_path):
 
 def test_early_stopping_resumed_goes_on_counting(tmp_path):
     model = marked_model()
-    drive(graphs.early_stopping(3, tmp_path), model, LOSSES[:3])
-    state = json.loads((tmp_path / graphs.EARLY_STOPPING_STATE).read_text())
+    drive(early_stopping(3, tmp_path), model, LOSSES[:3])
+    state = json.loads((tmp_path / EARLY_STOPPING_STATE).read_text())
     assert state == {"epochs": 3, "best_epoch": 2, "best_loss": 2.0, "wait": 1}
     # What BackupAndRestore holds after 3 epochs.
     (tmp_path / "training_metadata.json").write_text('{"epoch": 3}')
-    resumed = graphs.early_stopping(3, tmp_path)
+    resumed = early_stopping(3, tmp_path)
     mark(model, 99)
     assert drive(resumed, model, LOSSES[3:], first_epoch=3) == [5]
     # The best weights were trained before the interruption.
@@ -86,11 +89,11 @@ def test_early_stopping_resumed_goes_on_counting(tmp_path):
 
 def test_early_stopping_counts_an_epoch_it_missed(tmp_path):
     model = marked_model()
-    drive(graphs.early_stopping(3, tmp_path), model, LOSSES[:3])
+    drive(early_stopping(3, tmp_path), model, LOSSES[:3])
     # Interrupted after BackupAndRestore saved epoch 4, before this
     # callback recorded it: epoch 4 counts as one without improvement.
     (tmp_path / "training_metadata.json").write_text('{"epoch": 4}')
-    resumed = graphs.early_stopping(3, tmp_path)
+    resumed = early_stopping(3, tmp_path)
     assert drive(resumed, model, LOSSES[4:], first_epoch=4) == [5]
     assert restored_epoch(model) == 2
 
@@ -99,7 +102,7 @@ def test_early_stopping_without_a_backup_starts_afresh(tmp_path):
     model = marked_model()
     # A NaN loss never improves.
     stops = drive(
-        graphs.early_stopping(2, tmp_path / "absent"),
+        early_stopping(2, tmp_path / "absent"),
         model,
         [1.0, float("nan"), 0.5, 0.7, 0.6],
     )
@@ -178,7 +181,7 @@ def test_table_gives_the_epochs_of_each_seed_with_early_stopping():
             "log10_mse_std": 0.1,
             "num_seeds": 2,
         }
-        for task in (*graphs.TASKS, graphs.AVERAGE)
+        for task in (*graph_networks.TASKS, graph_networks.AVERAGE)
     ]
     settings = {
         "train_size": 8,
@@ -206,10 +209,12 @@ def test_table_gives_the_epochs_of_each_seed_with_early_stopping():
         },
         {"method": "baseline", "seed": 0, "epochs": 0, "train_seconds": 0.0},
     ]
-    table = graphs.results_table(summary, settings, runs)
-    assert "up to 50 (early stopping) epochs" in table
+    table = graph_reports.results_table(summary, settings, runs)
+    assert "up to 50 epochs (early stopping)" in table
     assert "| GIN | 17, 50 | 12, 48 | 20 |" in table
     assert "Baseline" not in table.split("## Training")[1]
     # Without early stopping the epochs are the setting's.
     del settings["patience"]
-    assert "## Training" not in graphs.results_table(summary, settings, runs)
+    assert "## Training" not in graph_reports.results_table(
+        summary, settings, runs
+    )
