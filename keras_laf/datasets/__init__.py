@@ -19,8 +19,15 @@ from keras_laf.datasets.graph_batches import adjacency_to_edges
 from keras_laf.datasets.graph_batches import bucket_size
 from keras_laf.datasets.graph_batches import disjoint_union
 from keras_laf.datasets.graph_batches import pad_graph_batch
+from keras_laf.datasets.molecules import ATOM_FEATURES
+from keras_laf.datasets.molecules import BOND_FEATURES
+from keras_laf.datasets.molecules import NUM_ATOM_FEATURES
+from keras_laf.datasets.molecules import NUM_BOND_FEATURES
 from keras_laf.datasets.molecules import MoleculeBatches
 from keras_laf.datasets.molecules import MoleculeGraphs
+from keras_laf.datasets.molecules import SkippedMolecule
+from keras_laf.datasets.molecules import SkippedMoleculeWarning
+from keras_laf.datasets.molecules import read_molecule_table
 from keras_laf.datasets.molecules import read_smiles_file
 from keras_laf.datasets.molecules import smiles_to_graphs
 from keras_laf.datasets.padded_sets import SetBatches
@@ -29,11 +36,17 @@ from keras_laf.datasets.ragged_dataset import ragged_set_dataset
 from keras_laf.datasets.ragged_dataset import to_padded_batches
 
 __all__ = [
+    "ATOM_FEATURES",
+    "BOND_FEATURES",
     "DigitImages",
     "GraphBatches",
     "MoleculeBatches",
     "MoleculeGraphs",
+    "NUM_ATOM_FEATURES",
+    "NUM_BOND_FEATURES",
     "SetBatches",
+    "SkippedMolecule",
+    "SkippedMoleculeWarning",
     "adjacency_to_edges",
     "bucket_size",
     "disjoint_union",
@@ -41,6 +54,7 @@ __all__ = [
     "pad_graph_batch",
     "pad_sets",
     "ragged_set_dataset",
+    "read_molecule_table",
     "read_smiles_file",
     "smiles_to_graphs",
     "to_padded_batches",

@@ -137,7 +137,7 @@ def disjoint_union(
     share (nodes, edges, graphs), and Keras then fails while reporting it
     (`AttributeError: 'str' object has no attribute 'shape'`, its check
     of the arrays' lengths reading the dict's keys as arrays). Over many
-    graphs, `model.predict(GraphBatches(...))` and `GraphBatches.unpad`.
+    graphs, `GraphBatches(...).predict(model)`: one row per graph.
 
     Args:
         node_features: sequence of arrays `(num_nodes_i, features)`.
@@ -445,9 +445,10 @@ class GraphBatches(keras.utils.PyDataset):
 
     `fit`, `evaluate` and `predict` all take these batches. The
     predictions of `model.predict(batches)` hold the padding's rows too,
-    each batch's real rows first: `batches.unpad(predictions)` keeps the
-    real ones, in the graphs' order. (`model.predict` on one union, a
-    dict of arrays of different lengths, fails inside Keras: see
+    each batch's real rows first: `batches.predict(model)` gives one row
+    per graph (and per node), in the graphs' order, as
+    `batches.unpad(model.predict(batches))` does. (`model.predict` on one
+    union, a dict of arrays of different lengths, fails inside Keras: see
     `disjoint_union`.)
 
     Args:
@@ -488,7 +489,9 @@ class GraphBatches(keras.utils.PyDataset):
     >>> model = keras_laf.models.graph_network(
     ...     num_node_features=1, num_layers=1, aggregation="sum"
     ... )
-    >>> predictions = batches.unpad(model.predict(batches, verbose=0))
+    >>> model.predict(batches, verbose=0)["graph_outputs"].shape
+    (16, 3)
+    >>> predictions = batches.predict(model, verbose=0)
     >>> predictions["node_outputs"].shape, predictions["graph_outputs"].shape
     ((5, 3), (2, 3))
     """
@@ -568,6 +571,40 @@ class GraphBatches(keras.utils.PyDataset):
         )
         return inputs if targets is None else (inputs, targets, weights)
 
+    def predict(self, model, **kwargs):
+        """`model.predict` over these batches, without the padding's rows.
+
+        `self.unpad(model.predict(self, **kwargs))`: Keras concatenates
+        the outputs of the batches as they come, the padding's rows
+        included, and has no step that could drop them.
+
+        Args:
+            model: a model of these batches' inputs whose outputs are
+                among `"node_outputs"` and `"graph_outputs"`, e.g. of
+                `keras_laf.models.graph_network`.
+            **kwargs: arguments of `model.predict` (`verbose`, ...).
+
+        Returns:
+            A dict with the model's outputs: `"node_outputs"` `(num_nodes,
+            ...)`, the nodes of graph 0, then of graph 1, ..., and
+            `"graph_outputs"` `(num_graphs, ...)`, one row per graph.
+
+        Raises:
+            ValueError: as `unpad`, e.g. for shuffled batches.
+        """
+        self._check_in_order()
+        return self.unpad(model.predict(self, **kwargs))
+
+    def _check_in_order(self):
+        # Before predicting: the order of shuffled batches is gone once
+        # `model.predict` ends.
+        if self.shuffle:
+            raise ValueError(
+                "`unpad` and `predict` give the graphs' order only for "
+                "batches in that order: use a `GraphBatches` of the same "
+                "graphs made with `shuffle=False`. Received: shuffle=True"
+            )
+
     def unpad(self, predictions):
         """The rows of `model.predict(batches)` that belong to the graphs,
         in the graphs' order.
@@ -596,13 +633,7 @@ class GraphBatches(keras.utils.PyDataset):
                 the keys are not among the outputs above, or the rows do
                 not match these batches.
         """
-        if self.shuffle:
-            raise ValueError(
-                "`unpad` gives the graphs' order only for batches in that "
-                "order: call `model.predict` on a `GraphBatches` of the "
-                "same graphs made with `shuffle=False`. Received: "
-                "shuffle=True"
-            )
+        self._check_in_order()
         if (
             not isinstance(predictions, dict)
             or not predictions

@@ -2,22 +2,46 @@
 
 Each molecule is a graph whose nodes are its heavy atoms and whose edges
 are its bonds, each in both directions. Atoms and bonds are described by
-one-hot features with an "other" bucket (`ATOM_FEATURES`, `BOND_FEATURES`),
-so an element or a hybridisation never seen in a list still has a place.
-`smiles_to_graphs` parses and featurises, `MoleculeGraphs.batch` gives one
-disjoint union (the dict of `keras_laf.datasets.disjoint_union` with
-`"edge_features"` beside it) and `MoleculeBatches` the batches of
-`keras_laf.datasets.GraphBatches`, padded to buckets, with the bond
-features padded alike.
+one-hot features with an "other" bucket (`ATOM_FEATURES`, `BOND_FEATURES`,
+`NUM_ATOM_FEATURES` and `NUM_BOND_FEATURES` wide), so an element or a
+hybridisation never seen in a list still has a place. `smiles_to_graphs`
+parses and featurises, `read_molecule_table` does so for a CSV of SMILES
+and properties, `MoleculeGraphs.batch` gives one disjoint union (the dict
+of `keras_laf.datasets.disjoint_union` with `"edge_features"` beside it)
+and `MoleculeBatches` the batches of `keras_laf.datasets.GraphBatches`,
+padded to buckets, with the bond features padded alike;
+`MoleculeGraphs.predict` gives a model's predictions, one row per
+molecule.
+
+A row that gives no molecule (a SMILES RDKit cannot parse, an empty one,
+`None`, a target that is empty, not a number or not finite) is skipped
+and reported: a `SkippedMoleculeWarning` names its line and
+`MoleculeGraphs.skipped` lists it. Large inputs are featurised in worker
+processes, and `read_molecule_table` caches the graphs on disk, keyed by
+the file's content, the columns and the featuriser, so that reading the
+file again is a load and a changed file or featuriser is featurised
+afresh.
 
 RDKit (the `molecules` extra, `pip install "keras-laf[molecules]"`) is
 imported only when SMILES are parsed.
 """
 
+import concurrent.futures
+import csv
+import hashlib
+import io
+import json
+import multiprocessing
+import os
+import pathlib
+import typing
 import warnings
+import zipfile
 
+import keras
 import numpy as np
 
+from keras_laf.core.validation import check_positive_int
 from keras_laf.datasets.graph_batches import GraphBatches
 from keras_laf.datasets.graph_batches import disjoint_union
 
@@ -52,17 +76,79 @@ NUM_ATOM_FEATURES = len(ATOM_FEATURES)
 NUM_BOND_FEATURES = len(BOND_FEATURES)
 
 
-def _one_hot(categories, values, flags):
-    # One row: each categorical value's column (or its "other" column),
-    # then the flags.
-    row = []
+# Bumped whenever the features of an atom or a bond, or the layout of the
+# cache of `read_molecule_table`, change in a way the feature names do not
+# show: a cache keyed by another version is never read.
+FEATURISER_VERSION = 1
+# SMILES per task of a worker process; the progress bar moves once per
+# task.
+CHUNK_SIZE = 1000
+# With `workers=None`, at most one worker process per this many SMILES
+# (and one per core): the worker processes import Keras as they start,
+# which fewer SMILES do not repay.
+SMILES_PER_WORKER = 10_000
+# `SkippedMolecule.problem`: the SMILES cannot be parsed, there is no
+# SMILES (empty, None, not a string), or a target is not a finite number.
+PROBLEMS = ("unparsable", "no_smiles", "bad_target")
+
+
+def _columns(categories):
+    # Per categorical feature, its column of each choice and its "other"
+    # column; then the first column of the flags.
+    lookups, start = {}, 0
     for feature, choices in categories.items():
-        column = np.zeros(len(choices) + 1, "float32")
-        value = values[feature]
-        column[choices.index(value) if value in choices else -1] = 1.0
-        row.append(column)
-    row.append(np.asarray(flags, "float32"))
-    return np.concatenate(row)
+        lookups[feature] = (
+            {choice: start + index for index, choice in enumerate(choices)},
+            start + len(choices),
+        )
+        start += len(choices) + 1
+    return lookups, start
+
+
+_ATOM_COLUMNS = _columns(ATOM_CATEGORIES)
+_BOND_COLUMNS = _columns(BOND_CATEGORIES)
+
+
+def _hot_columns(columns, values, flags):
+    # The columns of one atom or bond set to 1: each categorical value's
+    # (or its "other" column), then those of the true flags.
+    lookups, first_flag = columns
+    hot = [
+        by_choice.get(values[feature], other)
+        for feature, (by_choice, other) in lookups.items()
+    ]
+    return hot + [
+        first_flag + index for index, flag in enumerate(flags) if flag
+    ]
+
+
+def _one_hot(hot_columns, width):
+    # float32 (len(hot_columns), width): 1 at the columns of each row.
+    features = np.zeros((len(hot_columns), width), "float32")
+    rows = np.repeat(np.arange(len(hot_columns)), [len(c) for c in hot_columns])
+    columns = np.array([c for row in hot_columns for c in row], "int64")
+    features[rows, columns] = 1.0
+    return features
+
+
+def _atom_columns(atom):
+    values = {
+        "element": atom.GetSymbol(),
+        "degree": atom.GetDegree(),
+        "formal_charge": atom.GetFormalCharge(),
+        "total_hydrogens": atom.GetTotalNumHs(),
+        "hybridisation": str(atom.GetHybridization()),
+    }
+    return _hot_columns(
+        _ATOM_COLUMNS, values, (atom.GetIsAromatic(), atom.IsInRing())
+    )
+
+
+def _bond_columns(bond):
+    values = {"bond_type": str(bond.GetBondType())}
+    return _hot_columns(
+        _BOND_COLUMNS, values, (bond.GetIsConjugated(), bond.IsInRing())
+    )
 
 
 def atom_features(atom):
@@ -74,16 +160,7 @@ def atom_features(atom):
     "other" column for values outside `ATOM_CATEGORIES`; then 1 or 0 for
     aromatic and in a ring. Column names: `ATOM_FEATURES`.
     """
-    values = {
-        "element": atom.GetSymbol(),
-        "degree": atom.GetDegree(),
-        "formal_charge": atom.GetFormalCharge(),
-        "total_hydrogens": atom.GetTotalNumHs(),
-        "hybridisation": str(atom.GetHybridization()),
-    }
-    return _one_hot(
-        ATOM_CATEGORIES, values, (atom.GetIsAromatic(), atom.IsInRing())
-    )
+    return _one_hot([_atom_columns(atom)], NUM_ATOM_FEATURES)[0]
 
 
 def bond_features(bond):
@@ -93,10 +170,7 @@ def bond_features(bond):
     other), then 1 or 0 for conjugated and in a ring. Column names:
     `BOND_FEATURES`.
     """
-    values = {"bond_type": str(bond.GetBondType())}
-    return _one_hot(
-        BOND_CATEGORIES, values, (bond.GetIsConjugated(), bond.IsInRing())
-    )
+    return _one_hot([_bond_columns(bond)], NUM_BOND_FEATURES)[0]
 
 
 def molecule_graph(molecule):
@@ -108,53 +182,81 @@ def molecule_graph(molecule):
 
     Returns:
         A tuple `(node_features, edges, edge_features)`: float32
-        `(num_atoms, NUM_ATOM_FEATURES)`, int32 `(2 * num_bonds, 2)` rows
-        (source, target), each bond in both directions, the bond `i` as
-        rows `2 i` and `2 i + 1`, and float32 `(2 * num_bonds,
-        NUM_BOND_FEATURES)`, the features of each row's bond.
+        `(num_atoms, NUM_ATOM_FEATURES)` (`atom_features` of each atom),
+        int32 `(2 * num_bonds, 2)` rows (source, target), each bond in
+        both directions, the bond `i` as rows `2 i` and `2 i + 1`, and
+        float32 `(2 * num_bonds, NUM_BOND_FEATURES)`, the `bond_features`
+        of each row's bond.
     """
-    node_features = np.zeros((molecule.GetNumAtoms(), NUM_ATOM_FEATURES))
-    for atom in molecule.GetAtoms():
-        node_features[atom.GetIdx()] = atom_features(atom)
-    edges, edge_features = [], []
-    for bond in molecule.GetBonds():
-        begin, end = bond.GetBeginAtomIdx(), bond.GetEndAtomIdx()
-        features = bond_features(bond)
-        edges += [(begin, end), (end, begin)]
-        edge_features += [features, features]
-    return (
-        node_features.astype("float32"),
-        np.array(edges, "int32").reshape(-1, 2),
-        np.array(edge_features, "float32").reshape(-1, NUM_BOND_FEATURES),
+    node_features = _one_hot(
+        [_atom_columns(atom) for atom in molecule.GetAtoms()],
+        NUM_ATOM_FEATURES,
     )
+    bonds = molecule.GetBonds()
+    pairs = np.array(
+        [(bond.GetBeginAtomIdx(), bond.GetEndAtomIdx()) for bond in bonds],
+        "int32",
+    ).reshape(-1, 2)
+    # (num_bonds, 2 directions, 2) rows, then one row per direction.
+    edges = np.stack([pairs, pairs[:, ::-1]], axis=1).reshape(-1, 2)
+    bond_rows = _one_hot([_bond_columns(b) for b in bonds], NUM_BOND_FEATURES)
+    return node_features, edges, np.repeat(bond_rows, 2, axis=0)
+
+
+class SkippedMolecule(typing.NamedTuple):
+    """A row of the input that gives no molecule, and why.
+
+    Attributes:
+        line_number: int, the row's line in its source (1-based).
+        smiles: the row's SMILES as given (a string, or what stood in its
+            place, e.g. `None`).
+        problem: str, one of `PROBLEMS`: `"unparsable"` (RDKit cannot
+            parse the SMILES), `"no_smiles"` (empty, `None` or not a
+            string) or `"bad_target"` (a target is empty, not a number or
+            not finite).
+        reason: str, the problem in words, e.g. `"RDKit cannot parse
+            'C1CC'"`.
+    """
+
+    line_number: int
+    smiles: object
+    problem: str
+    reason: str
+
+
+class SkippedMoleculeWarning(UserWarning):
+    """Warned once per row that gives no molecule, naming its line.
+
+    `MoleculeGraphs.skipped` lists the same rows; to read them there
+    instead, `warnings.simplefilter("ignore", SkippedMoleculeWarning)`.
+    """
 
 
 class MoleculeGraphs:
     """Molecules parsed from SMILES, as graphs of their heavy atoms.
 
-    Made by `smiles_to_graphs`. Every list holds one entry per molecule
-    that parsed, in the order of the SMILES; `skipped` lists those that
-    did not.
+    Made by `smiles_to_graphs` and `read_molecule_table`. Every list holds
+    one entry per molecule kept, in the order of the input; `skipped`
+    lists the rows that gave none.
 
     Attributes:
         smiles: list of str, the SMILES of each molecule.
         line_numbers: list of int, each molecule's line in its source
             (1-based).
-        molecules: list of RDKit `Mol`, for computing properties.
         node_features: list of float32 arrays `(num_atoms_i,
             NUM_ATOM_FEATURES)`.
         edges: list of int32 arrays `(num_edges_i, 2)`, both directions.
         edge_features: list of float32 arrays `(num_edges_i,
             NUM_BOND_FEATURES)`.
-        skipped: list of `(line_number, smiles)` that RDKit could not
-            parse.
+        skipped: list of `SkippedMolecule`, in the order of their lines.
+        molecules: list of RDKit `Mol`, parsed from `smiles` when first
+            read (for computing properties).
     """
 
     def __init__(
         self,
         smiles,
         line_numbers,
-        molecules,
         node_features,
         edges,
         edge_features,
@@ -162,14 +264,21 @@ class MoleculeGraphs:
     ):
         self.smiles = list(smiles)
         self.line_numbers = list(line_numbers)
-        self.molecules = list(molecules)
         self.node_features = list(node_features)
         self.edges = list(edges)
         self.edge_features = list(edge_features)
         self.skipped = list(skipped)
+        self._molecules = None
 
     def __len__(self):
         return len(self.smiles)
+
+    @property
+    def molecules(self):
+        if self._molecules is None:
+            Chem, _ = _rdkit()
+            self._molecules = [Chem.MolFromSmiles(text) for text in self.smiles]
+        return self._molecules
 
     @property
     def num_atoms(self):
@@ -186,7 +295,6 @@ class MoleculeGraphs:
                 for values in (
                     self.smiles,
                     self.line_numbers,
-                    self.molecules,
                     self.node_features,
                     self.edges,
                     self.edge_features,
@@ -197,8 +305,14 @@ class MoleculeGraphs:
     def batch(self, graph_labels=None):
         """All the molecules as one disjoint union, not padded.
 
+        The input of `model(inputs)` and `model.predict_on_batch(inputs)`.
+        `model.predict(inputs)` fails inside Keras on a union (see
+        `keras_laf.datasets.disjoint_union`): `predict` below gives a
+        model's predictions, one row per molecule.
+
         Args:
-            graph_labels: optional array-like `(num_molecules, tasks)`.
+            graph_labels: optional array-like `(num_molecules, tasks)`,
+                finite.
 
         Returns:
             The inputs of `keras_laf.datasets.disjoint_union` (float32
@@ -207,15 +321,66 @@ class MoleculeGraphs:
             `"edge_features"` `(num_edges, NUM_BOND_FEATURES)`, the
             features of each edge's bond; with labels, a tuple `(inputs,
             {"graph_outputs": labels})`.
+
+        Raises:
+            ValueError: a label is NaN or infinite, naming its molecule.
         """
         union = disjoint_union(
             self.node_features, self.edges, graph_labels=graph_labels, pad=False
         )
         inputs, targets = union if isinstance(union, tuple) else (union, None)
+        if targets is not None:
+            _check_finite_labels(self, targets["graph_outputs"])
         inputs["edge_features"] = _edge_features(
             self.edge_features, len(inputs["edge_source"])
         )
         return inputs if targets is None else (inputs, targets)
+
+    def predict(self, model, batch_size=256, **kwargs):
+        """A model's predictions for the molecules, one row per molecule.
+
+        `model.predict` over the padded batches of `MoleculeBatches`, the
+        padding's rows dropped (`MoleculeBatches.predict`).
+
+        Args:
+            model: a model of these molecules' inputs with a
+                `"graph_outputs"` output, e.g. of
+                `keras_laf.models.molecule_network`.
+            batch_size: int, molecules per batch. Defaults to `256`.
+            **kwargs: arguments of `model.predict` (`verbose`, ...).
+
+        Returns:
+            A dict of NumPy arrays: `"graph_outputs"` `(num_molecules,
+            ...)`, in the molecules' order (and `"node_outputs"`, one row
+            per atom, for a model with that output).
+
+        Example:
+
+        >>> graphs = smiles_to_graphs(["CCO", "c1ccccc1", "CC(=O)O"])
+        >>> model = keras_laf.models.molecule_network(
+        ...     NUM_ATOM_FEATURES, NUM_BOND_FEATURES, hidden_units=4
+        ... )
+        >>> graphs.predict(model, verbose=0)["graph_outputs"].shape
+        (3, 1)
+        """
+        batches = MoleculeBatches(self, batch_size=batch_size)
+        return batches.predict(model, **kwargs)
+
+
+def _check_finite_labels(graphs, graph_labels):
+    # Before any training step: a NaN label makes every loss after it NaN.
+    labels = np.asarray(graph_labels, "float64").reshape(len(graphs), -1)
+    bad = np.flatnonzero(~np.isfinite(labels).all(axis=1))
+    if bad.size:
+        first = bad[0]
+        raise ValueError(
+            "`graph_labels` must be finite. Received: NaN or infinite labels "
+            f"for {bad.size} of {len(graphs)} molecules, the first molecule "
+            f"{first} (line {graphs.line_numbers[first]}, "
+            f"{graphs.smiles[first]!r}): {labels[first].tolist()}. Leave "
+            "them out, e.g. `keep = np.isfinite(labels).all(axis=1)`, then "
+            "`graphs.subset(keep)` and `labels[keep]`"
+        )
 
 
 def _edge_features(edge_features, num_edges):
@@ -239,26 +404,149 @@ def _rdkit():
     return Chem, RDLogger
 
 
-def smiles_to_graphs(smiles, line_numbers=None, source="SMILES"):
+def _featurise_smiles(Chem, text):
+    # `(problem, reason, None)` for a SMILES that gives no molecule, else
+    # `(None, None, molecule_graph(...))`.
+    if not isinstance(text, str):
+        return "no_smiles", f"{text!r} is not a SMILES string", None
+    if not text.strip():
+        return "no_smiles", "the SMILES is empty", None
+    molecule = Chem.MolFromSmiles(text)
+    if molecule is None:
+        return "unparsable", f"RDKit cannot parse {text!r}", None
+    return None, None, molecule_graph(molecule)
+
+
+def _featurise_chunk(smiles):
+    # The work of one task, in a worker process or in this one.
+    Chem, RDLogger = _rdkit()
+    # RDKit's own message for each SMILES it cannot parse would repeat the
+    # warnings of the skipped molecules.
+    RDLogger.DisableLog("rdApp.*")
+    try:
+        return [_featurise_smiles(Chem, text) for text in smiles]
+    finally:
+        RDLogger.EnableLog("rdApp.*")
+
+
+def _num_workers(workers, num_smiles):
+    if workers is not None:
+        return check_positive_int("workers", workers)
+    if hasattr(os, "sched_getaffinity"):
+        cores = len(os.sched_getaffinity(0))
+    else:
+        cores = os.cpu_count() or 1
+    return max(1, min(cores, num_smiles // SMILES_PER_WORKER))
+
+
+def _process_context():
+    # Workers forked from this process would inherit the threads of JAX
+    # and TensorFlow, which fork() can leave deadlocked; a fork server
+    # starts clean, imports this module once and forks each worker from
+    # there. Where there is none (Windows), workers are spawned.
+    if "forkserver" in multiprocessing.get_all_start_methods():
+        context = multiprocessing.get_context("forkserver")
+        context.set_forkserver_preload([__name__])
+        return context
+    return multiprocessing.get_context("spawn")
+
+
+def _featurise_all(smiles, workers, verbose):
+    # `_featurise_smiles` of every SMILES, in order, in chunks of at most
+    # `CHUNK_SIZE`, shared among the worker processes.
+    workers = _num_workers(workers, len(smiles))
+    size = max(1, min(CHUNK_SIZE, -(-len(smiles) // workers)))
+    chunks = [smiles[i : i + size] for i in range(0, len(smiles), size)]
+    progress = keras.utils.Progbar(
+        len(smiles), verbose=verbose, unit_name="molecule"
+    )
+    results = []
+
+    def collect(done_chunks):
+        for done in done_chunks:
+            results.extend(done)
+            progress.add(len(done))
+        return results
+
+    if workers == 1:
+        return collect(map(_featurise_chunk, chunks))
+    with concurrent.futures.ProcessPoolExecutor(
+        min(workers, len(chunks)), mp_context=_process_context()
+    ) as executor:
+        return collect(executor.map(_featurise_chunk, chunks))
+
+
+def _graphs(smiles, line_numbers, workers, verbose):
+    # The molecules of `smiles` that give a graph and the skipped rows, as
+    # a `MoleculeGraphs`, and a boolean array of the SMILES kept.
+    graphs, skipped, kept = [], [], []
+    results = _featurise_all(smiles, workers, verbose)
+    for text, line, (problem, reason, graph) in zip(
+        smiles, line_numbers, results
+    ):
+        kept.append(graph is not None)
+        if graph is None:
+            skipped.append(SkippedMolecule(line, text, problem, reason))
+        else:
+            graphs.append((text, line, *graph))
+    columns = [list(column) for column in zip(*graphs)] or [[]] * 5
+    return MoleculeGraphs(*columns, skipped), np.array(kept, bool)
+
+
+def _report(graphs, source):
+    # Warns of each skipped row, or raises where no molecule is left.
+    if not len(graphs):
+        counts = {problem: 0 for problem in PROBLEMS}
+        for item in graphs.skipped:
+            counts[item.problem] += 1
+        summary = ", ".join(f"{n} {p}" for p, n in counts.items() if n)
+        first = graphs.skipped[0]
+        raise ValueError(
+            f"No row of {source} gives a molecule: all {len(graphs.skipped)} "
+            f"were skipped ({summary}), e.g. line {first.line_number}: "
+            f"{first.reason}. Check that the SMILES (and the targets) are "
+            "read from the right column"
+        )
+    for item in graphs.skipped:
+        warnings.warn(
+            f"{source} line {item.line_number}: {item.reason}; the molecule "
+            "is skipped",
+            SkippedMoleculeWarning,
+            stacklevel=3,
+        )
+
+
+def smiles_to_graphs(
+    smiles, line_numbers=None, source="SMILES", workers=None, verbose=0
+):
     """Parses SMILES with RDKit and featurises each molecule as a graph.
 
-    A SMILES that RDKit cannot parse is skipped and reported: a warning
-    names its line, and `MoleculeGraphs.skipped` lists it. RDKit's own
-    error messages are silenced meanwhile.
+    A SMILES that gives no molecule (RDKit cannot parse it, it is empty,
+    or it is `None` or another object than a string) is skipped and
+    reported: a `SkippedMoleculeWarning` names its line, and
+    `MoleculeGraphs.skipped` lists it. RDKit's own error messages are
+    silenced meanwhile.
 
     Args:
         smiles: sequence of str, one SMILES per molecule.
         line_numbers: optional sequence of int, the line of each SMILES in
             its source, for the warnings. Defaults to `None`: 1, 2, ...
         source: str. What the SMILES came from, named in the warnings
-            (a file name). Defaults to `"SMILES"`.
+            and errors (a file name). Defaults to `"SMILES"`.
+        workers: int, the processes that featurise, each `CHUNK_SIZE`
+            SMILES at a time; `1` featurises in this process. Defaults
+            to `None`: one per core, and at most one per
+            `SMILES_PER_WORKER` SMILES.
+        verbose: int, `1` shows a progress bar (`keras.utils.Progbar`),
+            `2` one line at the end, `0` nothing. Defaults to `0`.
 
     Returns:
-        A `MoleculeGraphs` of the molecules that parsed, in order.
+        A `MoleculeGraphs` of the molecules kept, in order.
 
     Raises:
-        ValueError: `smiles` is a single string, or `line_numbers` does
-            not have one entry per SMILES.
+        ValueError: `smiles` is a single string or empty, `line_numbers`
+            does not have one entry per SMILES, or no SMILES gives a
+            molecule (the error names `source` and the problems).
         ImportError: RDKit is not installed.
 
     Example:
@@ -267,8 +555,8 @@ def smiles_to_graphs(smiles, line_numbers=None, source="SMILES"):
     >>> with warnings.catch_warnings(record=True) as caught:
     ...     warnings.simplefilter("always")
     ...     graphs = smiles_to_graphs(["CCO", "C1CC", "CC(=O)O"])
-    >>> len(graphs), graphs.num_atoms, graphs.skipped
-    (2, array([3, 4]), [(2, 'C1CC')])
+    >>> len(graphs), graphs.num_atoms, graphs.skipped[0].line_number
+    (2, array([3, 4]), 2)
     >>> str(caught[0].message)
     "SMILES line 2: RDKit cannot parse 'C1CC'; the molecule is skipped"
     >>> graphs.edges[0]
@@ -284,6 +572,11 @@ def smiles_to_graphs(smiles, line_numbers=None, source="SMILES"):
             "it in a list"
         )
     smiles = list(smiles)
+    if not smiles:
+        raise ValueError(
+            f"`smiles` must hold at least one SMILES. Received: none from "
+            f"{source}"
+        )
     if line_numbers is None:
         line_numbers = range(1, len(smiles) + 1)
     line_numbers = list(line_numbers)
@@ -292,62 +585,315 @@ def smiles_to_graphs(smiles, line_numbers=None, source="SMILES"):
             "`line_numbers` must hold one entry per SMILES. Received: "
             f"{len(line_numbers)} line numbers for {len(smiles)} SMILES"
         )
-    Chem, RDLogger = _rdkit()
-    kept = {name: [] for name in ("smiles", "lines", "molecules", "graphs")}
-    skipped = []
-    RDLogger.DisableLog("rdApp.*")
-    try:
-        for text, line in zip(smiles, line_numbers):
-            molecule = Chem.MolFromSmiles(text)
-            if molecule is None:
-                skipped.append((line, text))
-                continue
-            kept["smiles"].append(text)
-            kept["lines"].append(line)
-            kept["molecules"].append(molecule)
-            kept["graphs"].append(molecule_graph(molecule))
-    finally:
-        RDLogger.EnableLog("rdApp.*")
-    for line, text in skipped:
-        warnings.warn(
-            f"{source} line {line}: RDKit cannot parse {text!r}; the "
-            "molecule is skipped",
-            stacklevel=2,
-        )
-    node_features, edges, edge_features = (
-        [graph[i] for graph in kept["graphs"]] for i in range(3)
-    )
-    return MoleculeGraphs(
-        kept["smiles"],
-        kept["lines"],
-        kept["molecules"],
-        node_features,
-        edges,
-        edge_features,
-        skipped,
-    )
+    graphs, _ = _graphs(smiles, line_numbers, workers, verbose)
+    _report(graphs, source)
+    return graphs
 
 
 def read_smiles_file(path):
     """Reads a SMILES file: the first column of each line, and its line.
 
     Blank lines and lines starting with `#` are passed over; the other
-    columns (a name, a value) are ignored.
+    columns (a name, a value), separated by spaces or tabs, are ignored.
 
     Args:
         path: the file, e.g. RDKit's `Data/NCI/first_5K.smi`.
 
     Returns:
         A tuple `(smiles, line_numbers)` of lists, for `smiles_to_graphs`.
+
+    Raises:
+        ValueError: a first column holds a comma, which no SMILES does:
+            the file is a CSV, which `read_molecule_table` reads.
     """
     smiles, line_numbers = [], []
     with open(path, encoding="utf-8") as file:
         for number, line in enumerate(file, start=1):
             fields = line.split()
-            if fields and not fields[0].startswith("#"):
-                smiles.append(fields[0])
-                line_numbers.append(number)
+            if not fields or fields[0].startswith("#"):
+                continue
+            if "," in fields[0]:
+                raise ValueError(
+                    f"{path} line {number} is no SMILES file line: its first "
+                    f"column {fields[0]!r} holds commas, which no SMILES "
+                    "does. The file looks like a CSV: read it with "
+                    "`keras_laf.datasets.read_molecule_table(path, "
+                    "smiles_column=..., target_columns=[...])`"
+                )
+            smiles.append(fields[0])
+            line_numbers.append(number)
     return smiles, line_numbers
+
+
+def default_cache_dir():
+    """The folder of the cache of `read_molecule_table`:
+    `$XDG_CACHE_HOME/keras-laf/molecules`, `~/.cache/keras-laf/molecules`
+    without `XDG_CACHE_HOME`. Deleting it only costs a featurisation."""
+    home = os.environ.get("XDG_CACHE_HOME") or pathlib.Path.home() / ".cache"
+    return pathlib.Path(home) / "keras-laf" / "molecules"
+
+
+def _target_problem(column, text):
+    # Why a target's field is no finite number, or None; and its value.
+    text = text.strip()
+    if not text:
+        return f"target {column!r} is empty", None
+    try:
+        value = float(text)
+    except ValueError:
+        return f"target {column!r} is not a number: {text!r}", None
+    if not np.isfinite(value):
+        return f"target {column!r} is not finite: {text!r}", None
+    return None, value
+
+
+def _read_table(path, text, smiles_column, target_columns, delimiter):
+    # The SMILES, lines and targets of the rows whose targets are finite
+    # numbers, and the other rows as `SkippedMolecule`s.
+    reader = csv.reader(io.StringIO(text), delimiter=delimiter)
+    header = next(reader, None)
+    if header is None:
+        raise ValueError(
+            f"{path} is empty: expected a header row naming its columns"
+        )
+    for column in (smiles_column, *target_columns):
+        if column not in header:
+            raise ValueError(
+                f"{path} has no column {column!r}. Its columns "
+                f"(delimiter {delimiter!r}): {', '.join(header)}"
+            )
+    smiles_index = header.index(smiles_column)
+    target_indices = [header.index(column) for column in target_columns]
+    smiles, lines, targets, skipped = [], [], [], []
+    try:
+        for row in reader:
+            if not row:
+                continue
+            # `line_num` counts the lines read, so the row's last line.
+            line = reader.line_num
+            fields = row + [""] * (len(header) - len(row))
+            values = []
+            for column, index in zip(target_columns, target_indices):
+                reason, value = _target_problem(column, fields[index])
+                if reason is not None:
+                    skipped.append(
+                        SkippedMolecule(
+                            line, fields[smiles_index], "bad_target", reason
+                        )
+                    )
+                    break
+                values.append(value)
+            else:
+                smiles.append(fields[smiles_index])
+                lines.append(line)
+                targets.append(values)
+    except csv.Error as error:
+        raise ValueError(
+            f"{path} line {reader.line_num} is no CSV row: {error}"
+        ) from None
+    targets = np.array(targets, "float64").reshape(-1, len(target_columns))
+    return smiles, lines, targets, skipped
+
+
+def _pack_strings(strings):
+    # Strings as arrays for `np.savez` without pickling: their UTF-8
+    # bytes, one after the other, and the length of each.
+    encoded = [str(text).encode() for text in strings]
+    return (
+        np.frombuffer(b"".join(encoded), "uint8"),
+        np.array([len(e) for e in encoded], "int64"),
+    )
+
+
+def _unpack_strings(data, lengths):
+    ends = np.cumsum(lengths)
+    raw = data.tobytes()
+    return [raw[e - n : e].decode() for e, n in zip(ends, lengths)]
+
+
+def _save_cache(path, graphs, targets):
+    # One array per field; the features, one-hot and flags, are 0 or 1.
+    smiles = _pack_strings(graphs.smiles)
+    skipped = [_pack_strings(field) for field in zip(*graphs.skipped)]
+    if not skipped:
+        skipped = [_pack_strings([])] * 4
+    arrays = {
+        "smiles": smiles[0],
+        "smiles_lengths": smiles[1],
+        "line_numbers": np.array(graphs.line_numbers, "int64"),
+        "num_atoms": graphs.num_atoms,
+        "num_edges": np.array([len(e) for e in graphs.edges], "int64"),
+        "node_features": np.concatenate(graphs.node_features).astype("uint8"),
+        "edges": np.concatenate(graphs.edges).astype("int32"),
+        "edge_features": np.concatenate(graphs.edge_features).astype("uint8"),
+        "targets": targets,
+    }
+    for name, (data, lengths) in zip(
+        SkippedMolecule._fields, skipped, strict=True
+    ):
+        arrays[f"skipped_{name}"] = data
+        arrays[f"skipped_{name}_lengths"] = lengths
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temporary = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+    with open(temporary, "wb") as file:
+        np.savez(file, **arrays)
+    os.replace(temporary, path)
+
+
+def _load_cache(path):
+    # `(graphs, targets)` from `_save_cache`'s file, None if unreadable.
+    try:
+        with np.load(path) as data:
+            arrays = {name: data[name] for name in data.files}
+    except (OSError, KeyError, ValueError, zipfile.BadZipFile):
+        return None
+    atoms = np.cumsum(arrays["num_atoms"])[:-1]
+    edges = np.cumsum(arrays["num_edges"])[:-1]
+    skipped = [
+        _unpack_strings(
+            arrays[f"skipped_{name}"], arrays[f"skipped_{name}_lengths"]
+        )
+        for name in SkippedMolecule._fields
+    ]
+    graphs = MoleculeGraphs(
+        _unpack_strings(arrays["smiles"], arrays["smiles_lengths"]),
+        arrays["line_numbers"].tolist(),
+        np.split(arrays["node_features"].astype("float32"), atoms),
+        np.split(arrays["edges"], edges),
+        np.split(arrays["edge_features"].astype("float32"), edges),
+        [
+            SkippedMolecule(int(line), smiles, problem, reason)
+            for line, smiles, problem, reason in zip(*skipped)
+        ],
+    )
+    return graphs, arrays["targets"]
+
+
+def _cache_key(content, smiles_column, target_columns, delimiter):
+    # The file's content, the columns and the featuriser: what the cached
+    # graphs and targets depend on.
+    from rdkit import __version__ as rdkit_version
+
+    digest = hashlib.sha256(content)
+    settings = {
+        "smiles_column": smiles_column,
+        "target_columns": list(target_columns),
+        "delimiter": delimiter,
+        "featuriser_version": FEATURISER_VERSION,
+        "atom_features": ATOM_FEATURES,
+        "bond_features": BOND_FEATURES,
+        "rdkit": rdkit_version,
+    }
+    digest.update(json.dumps(settings).encode())
+    return digest.hexdigest()
+
+
+def read_molecule_table(
+    path,
+    smiles_column,
+    target_columns,
+    delimiter=",",
+    workers=None,
+    cache_dir=None,
+    verbose=0,
+):
+    """Reads a CSV of SMILES and properties: molecules as graphs, with targets.
+
+    The file has a header row naming its columns; each further row is a
+    molecule. A row is skipped and reported (a `SkippedMoleculeWarning`
+    naming its line, listed in `MoleculeGraphs.skipped`) when a target is
+    empty, not a number or not finite, or the SMILES gives no molecule
+    (`smiles_to_graphs`); no row is dropped silently. Rows are featurised
+    in worker processes (`workers`).
+
+    The graphs, the targets and the skipped rows are cached in
+    `cache_dir`, in an `.npz` file keyed by a hash of the file's content,
+    the columns, `FEATURISER_VERSION`, the feature names and RDKit's
+    version: reading the same file again loads them (and warns of the
+    same rows), and a changed file or featuriser is featurised afresh.
+
+    Args:
+        path: the CSV file.
+        smiles_column: str, the name of the column of the SMILES.
+        target_columns: sequence of str, the names of the columns of the
+            targets, in the order of the targets' columns.
+        delimiter: str, the character between fields. Defaults to `","`.
+        workers: int, the processes that featurise, as
+            `smiles_to_graphs`. Defaults to `None`: one per core, and at
+            most one per `SMILES_PER_WORKER` rows.
+        cache_dir: the cache's folder, or `False` to featurise without a
+            cache. Defaults to `None`: `default_cache_dir()`.
+        verbose: int, `1` shows a progress bar of the featurisation, `2`
+            one line at its end, `0` nothing. Defaults to `0`.
+
+    Returns:
+        A tuple `(graphs, targets)`: a `MoleculeGraphs` of the molecules
+        kept, in the file's order, and float64 `(len(graphs),
+        len(target_columns))`, their targets.
+
+    Raises:
+        ValueError: the file is not UTF-8 text or not a CSV, a column is
+            missing (the error lists those there are), or no row gives a
+            molecule.
+
+    Example:
+
+    >>> import tempfile, pathlib
+    >>> folder = pathlib.Path(tempfile.mkdtemp())
+    >>> _ = (folder / "mine.csv").write_text(
+    ...     "smiles,logp\\nCCO,-0.31\\nc1ccccc1,1.69\\nCCN,n/a\\n"
+    ... )
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     graphs, targets = read_molecule_table(
+    ...         folder / "mine.csv", "smiles", ["logp"], cache_dir=folder
+    ...     )
+    >>> graphs.smiles, targets[:, 0]
+    (['CCO', 'c1ccccc1'], array([-0.31,  1.69]))
+    >>> graphs.skipped[0].line_number, graphs.skipped[0].reason
+    (4, "target 'logp' is not a number: 'n/a'")
+    """
+    if isinstance(target_columns, str):
+        raise ValueError(
+            "`target_columns` must be a sequence of column names. "
+            f"Received: a single string target_columns={target_columns!r}; "
+            "wrap it in a list"
+        )
+    target_columns = list(target_columns)
+    path = pathlib.Path(path)
+    content = path.read_bytes()
+    cache = None
+    if cache_dir is not False:
+        key = _cache_key(content, smiles_column, target_columns, delimiter)
+        folder = default_cache_dir() if cache_dir is None else cache_dir
+        cache = pathlib.Path(folder) / f"{path.stem}-{key[:20]}.npz"
+        loaded = _load_cache(cache) if cache.exists() else None
+        if loaded is not None:
+            _report(loaded[0], path.name)
+            return loaded
+    try:
+        text = content.decode("utf-8-sig")
+    except UnicodeDecodeError as error:
+        raise ValueError(
+            f"{path} is not UTF-8 text ({error.reason} at byte "
+            f"{error.start}): expected a CSV of SMILES and targets"
+        ) from None
+    smiles, lines, targets, bad_targets = _read_table(
+        path, text, smiles_column, target_columns, delimiter
+    )
+    if not smiles and not bad_targets:
+        raise ValueError(f"{path} has a header but no rows")
+    graphs, kept = (
+        _graphs(smiles, lines, workers, verbose)
+        if smiles
+        else (MoleculeGraphs([], [], [], [], []), np.zeros(0, bool))
+    )
+    graphs.skipped = sorted(graphs.skipped + bad_targets)
+    targets = targets[kept]
+    _report(graphs, path.name)
+    if cache is not None:
+        _save_cache(cache, graphs, targets)
+    return graphs, targets
 
 
 class MoleculeBatches(GraphBatches):
@@ -358,15 +904,19 @@ class MoleculeBatches(GraphBatches):
     that keep padding out of the loss), each with `"edge_features"`
     `(num_edges, NUM_BOND_FEATURES)` beside the other inputs: the bond of
     every real edge, zeros for the padding edges (which join padding
-    nodes only). `unpad` drops the padding's predictions as
-    `GraphBatches.unpad` does.
+    nodes only). `predict(model)` gives one row per molecule, as
+    `GraphBatches.predict` does.
 
     Args:
         graphs: a `MoleculeGraphs`.
         graph_labels: optional array-like `(num_molecules, tasks)`, the
-            targets of `"graph_outputs"`.
+            targets of `"graph_outputs"`, finite.
         **kwargs: the arguments of `GraphBatches` (`batch_size`,
             `shuffle`, `seed`, `pad`, ...).
+
+    Raises:
+        ValueError: a label is NaN or infinite (naming its molecule), or
+            as `GraphBatches`.
 
     Example:
 
@@ -386,6 +936,8 @@ class MoleculeBatches(GraphBatches):
             graph_labels=graph_labels,
             **kwargs,
         )
+        if self.graph_labels is not None:
+            _check_finite_labels(graphs, self.graph_labels)
         self.edge_features = list(graphs.edge_features)
 
     def __getitem__(self, index):

@@ -1,9 +1,11 @@
 """Molecules from SMILES as graphs: the features against RDKit's own
-counts and a hand-checked molecule, unparsable SMILES reported with their
-line, the bond features through padded batches, and `molecule_network`
-giving the same outputs on padded and unpadded batches, on every
-backend."""
+counts and a hand-checked molecule, unparsable, empty and missing SMILES
+reported with their line, a CSV of SMILES and targets with its bad rows
+and its cache, the bond features through padded batches, predictions one
+row per molecule, and `molecule_network` giving the same outputs on
+padded and unpadded batches, on every backend."""
 
+import csv
 import warnings
 
 import keras
@@ -19,7 +21,9 @@ from rdkit import Chem  # noqa: E402
 
 import keras_laf  # noqa: E402
 from keras_laf.datasets import MoleculeBatches  # noqa: E402
+from keras_laf.datasets import SkippedMoleculeWarning  # noqa: E402
 from keras_laf.datasets import molecules as molecule_features  # noqa: E402
+from keras_laf.datasets import read_molecule_table  # noqa: E402
 from keras_laf.datasets import read_smiles_file  # noqa: E402
 from keras_laf.datasets import smiles_to_graphs  # noqa: E402
 from keras_laf.models import molecule_network  # noqa: E402
@@ -149,9 +153,52 @@ def test_unparsable_smiles_are_reported_with_their_line():
         "mine.smi line 11: RDKit cannot parse 'C1CC'; the molecule is skipped",
         "mine.smi line 12: RDKit cannot parse 'c1cc'; the molecule is skipped",
     ]
-    assert graphs.skipped == [(11, "C1CC"), (12, "c1cc")]
+    assert [(s.line_number, s.smiles, s.problem) for s in graphs.skipped] == [
+        (11, "C1CC", "unparsable"),
+        (12, "c1cc", "unparsable"),
+    ]
     assert graphs.smiles == ["CCO", "CCN"]
     assert graphs.line_numbers == [10, 13]
+
+
+def test_empty_and_missing_smiles_are_reported_like_unparsable_ones():
+    with pytest.warns(SkippedMoleculeWarning) as caught:
+        graphs = smiles_to_graphs(["CCO", "", None, "  ", float("nan"), "C"])
+    assert [str(warning.message) for warning in caught] == [
+        "SMILES line 2: the SMILES is empty; the molecule is skipped",
+        "SMILES line 3: None is not a SMILES string; the molecule is skipped",
+        "SMILES line 4: the SMILES is empty; the molecule is skipped",
+        "SMILES line 5: nan is not a SMILES string; the molecule is skipped",
+    ]
+    assert graphs.smiles == ["CCO", "C"]
+    assert {s.problem for s in graphs.skipped} == {"no_smiles"}
+    assert graphs.num_atoms.tolist() == [3, 1]
+
+
+def test_input_without_any_molecule_is_an_error_that_names_it():
+    with pytest.raises(ValueError, match="No row of mine.smi gives a molecule"):
+        smiles_to_graphs(["C1CC", "", None], source="mine.smi")
+    with pytest.raises(ValueError, match="2 unparsable, 1 no_smiles"):
+        smiles_to_graphs(["C1CC", "", "c1cc"])
+    with pytest.raises(ValueError, match="at least one SMILES"):
+        smiles_to_graphs([])
+
+
+def test_a_csv_given_as_a_smiles_file_is_an_error_with_a_hint(tmp_path):
+    path = tmp_path / "table.csv"
+    path.write_text("smiles,logp\nCCO,-0.31\n")
+    with pytest.raises(ValueError, match="line 1 .* holds commas") as error:
+        read_smiles_file(path)
+    assert "read_molecule_table" in str(error.value)
+
+
+def test_feature_widths_are_public():
+    datasets = keras_laf.datasets
+    assert datasets.NUM_ATOM_FEATURES == len(datasets.ATOM_FEATURES) == 35
+    assert datasets.NUM_BOND_FEATURES == len(datasets.BOND_FEATURES) == 7
+    graphs = parse(["CCO"])
+    assert graphs.node_features[0].shape[1] == datasets.NUM_ATOM_FEATURES
+    assert graphs.edge_features[0].shape[1] == datasets.NUM_BOND_FEATURES
 
 
 def test_smiles_file_lines_are_counted_with_comments_and_blanks(tmp_path):
@@ -323,3 +370,168 @@ def test_without_bond_features_there_is_no_edge_input():
         2,
         1,
     )
+
+
+def write_table(path, rows, header=("id", "smiles", "logp", "weight")):
+    with open(path, "w", newline="") as file:
+        csv.writer(file).writerows([header, *rows])
+    return path
+
+
+# Lines 2-9 of a table: good rows, then one of each problem.
+ROWS = [
+    (1, "CCO", "-0.31", "46.07"),
+    (2, "c1ccccc1", "1.69", "78.11"),
+    (3, "C1CC", "1.0", "1.0"),
+    (4, "", "1.0", "1.0"),
+    (5, "CCN", "", "45.08"),
+    (6, "CCC", "n/a", "44.10"),
+    (7, "CCCC", "2.89", "inf"),
+    (8, "CC(=O)O", "-0.17", "60.05"),
+]
+
+
+def read(path, **kwargs):
+    with pytest.warns(SkippedMoleculeWarning) as caught:
+        graphs, targets = read_molecule_table(
+            path, "smiles", ["logp", "weight"], **kwargs
+        )
+    return graphs, targets, [str(warning.message) for warning in caught]
+
+
+def test_table_rows_and_their_problems_by_line(tmp_path):
+    path = write_table(tmp_path / "mine.csv", ROWS)
+    graphs, targets, messages = read(path, cache_dir=False)
+    assert graphs.smiles == ["CCO", "c1ccccc1", "CC(=O)O"]
+    assert graphs.line_numbers == [2, 3, 9]
+    np.testing.assert_array_equal(
+        targets, [[-0.31, 46.07], [1.69, 78.11], [-0.17, 60.05]]
+    )
+    assert messages == [
+        f"mine.csv line {line}: {reason}; the molecule is skipped"
+        for line, reason in [
+            (4, "RDKit cannot parse 'C1CC'"),
+            (5, "the SMILES is empty"),
+            (6, "target 'logp' is empty"),
+            (7, "target 'logp' is not a number: 'n/a'"),
+            (8, "target 'weight' is not finite: 'inf'"),
+        ]
+    ]
+    assert [s.problem for s in graphs.skipped] == [
+        "unparsable",
+        "no_smiles",
+        *["bad_target"] * 3,
+    ]
+    # The same molecules as their SMILES alone.
+    alone = parse(graphs.smiles)
+    for ours, theirs in zip(graphs.node_features, alone.node_features):
+        np.testing.assert_array_equal(ours, theirs)
+
+
+def test_table_errors_name_the_file_and_the_columns(tmp_path):
+    path = write_table(tmp_path / "mine.csv", ROWS)
+    with pytest.raises(ValueError, match="no column 'SMILES'.*id, smiles"):
+        read_molecule_table(path, "SMILES", ["logp"], cache_dir=False)
+    with pytest.raises(ValueError, match="wrap it in a list"):
+        read_molecule_table(path, "smiles", "logp", cache_dir=False)
+    bad = write_table(tmp_path / "bad.csv", [(1, "CCO", "x", "1")])
+    with pytest.raises(ValueError, match="No row of bad.csv gives a molecule"):
+        read_molecule_table(bad, "smiles", ["logp"], cache_dir=False)
+    binary = tmp_path / "binary.csv"
+    binary.write_bytes(b"smiles,logp\n\xff\xfe,1\n")
+    with pytest.raises(ValueError, match="binary.csv is not UTF-8 text"):
+        read_molecule_table(binary, "smiles", ["logp"], cache_dir=False)
+
+
+def test_the_cache_is_read_again_and_never_stale(tmp_path, monkeypatch):
+    path = write_table(tmp_path / "mine.csv", ROWS)
+    cache = tmp_path / "cache"
+    graphs, targets, messages = read(path, cache_dir=cache)
+    (cached,) = cache.iterdir()
+    # Doubled targets in the cache show whether a read comes from it.
+    with np.load(cached) as data:
+        arrays = dict(data)
+    np.savez(cached, **{**arrays, "targets": 2 * arrays["targets"]})
+    again, doubled, repeated = read(path, cache_dir=cache)
+    np.testing.assert_array_equal(doubled, 2 * targets)
+    assert repeated == messages
+    assert again.skipped == graphs.skipped
+    assert again.line_numbers == graphs.line_numbers
+    for name in ("node_features", "edges", "edge_features"):
+        for ours, theirs in zip(getattr(again, name), getattr(graphs, name)):
+            assert ours.dtype == theirs.dtype
+            np.testing.assert_array_equal(ours, theirs)
+    # Other columns, another featuriser or a changed file: read afresh.
+    with pytest.warns(SkippedMoleculeWarning):
+        _, logp = read_molecule_table(path, "smiles", ["logp"], cache_dir=cache)
+    np.testing.assert_array_equal(logp[:, 0], [-0.31, 1.69, 2.89, -0.17])
+    monkeypatch.setattr(molecule_features, "FEATURISER_VERSION", 2)
+    _, fresh, _ = read(path, cache_dir=cache)
+    np.testing.assert_array_equal(fresh, targets)
+    monkeypatch.undo()
+    write_table(path, ROWS[:2] + [(9, "CCCl", "1.5", "64.5")])
+    changed, changed_targets = read_molecule_table(
+        path, "smiles", ["logp", "weight"], cache_dir=cache
+    )
+    assert changed.smiles == ["CCO", "c1ccccc1", "CCCl"]
+    np.testing.assert_array_equal(changed_targets[:, 0], [-0.31, 1.69, 1.5])
+    assert len(list(cache.iterdir())) == 4
+
+
+def test_non_finite_labels_are_an_error_before_training():
+    graphs = parse(SMILES)
+    labels = np.arange(6.0)[:, None]
+    labels[4, 0] = np.nan
+    message = "molecule 4 \\(line 5, 'CCC\\(=O\\)\\[O-\\]'\\)"
+    with pytest.raises(ValueError, match=message):
+        MoleculeBatches(graphs, labels)
+    with pytest.raises(ValueError, match="NaN or infinite labels for 1 of 6"):
+        graphs.batch(labels)
+
+
+def test_predict_gives_one_row_per_molecule():
+    # 60 molecules in one batch of 64 graph rows.
+    smiles = [SMILES[i % len(SMILES)] for i in range(60)]
+    graphs = parse(smiles)
+    model = molecule_network(
+        molecule_features.NUM_ATOM_FEATURES,
+        molecule_features.NUM_BOND_FEATURES,
+        aggregation="sum",
+        hidden_units=4,
+    )
+    expected = keras.ops.convert_to_numpy(
+        model.predict_on_batch(graphs.batch())["graph_outputs"]
+    )
+    batches = MoleculeBatches(graphs, batch_size=64)
+    assert model.predict(batches, verbose=0)["graph_outputs"].shape == (64, 1)
+    for predictions in (
+        batches.predict(model, verbose=0),
+        graphs.predict(model, batch_size=16, verbose=0),
+    ):
+        assert predictions["graph_outputs"].shape == (60, 1)
+        np.testing.assert_allclose(
+            predictions["graph_outputs"], expected, rtol=1e-4, atol=1e-5
+        )
+    shuffled = MoleculeBatches(graphs, batch_size=16, shuffle=True)
+    with pytest.raises(ValueError, match="shuffle=False"):
+        shuffled.predict(model, verbose=0)
+
+
+@pytest.mark.slow
+def test_worker_processes_give_the_same_graphs_in_order():
+    from laf_experiments.data.nci_molecules import nci_directory
+
+    smiles, lines = read_smiles_file(nci_directory() / "first_5K.smi")
+    smiles, lines = smiles[2000:2400], lines[2000:2400]
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", SkippedMoleculeWarning)
+        alone = smiles_to_graphs(smiles, lines, workers=1)
+        shared = smiles_to_graphs(smiles, lines, workers=2, verbose=0)
+    messages = [str(warning.message) for warning in caught]
+    # Line 2098 does not parse: warned once by each.
+    assert len(messages) == 2 and messages[0] == messages[1]
+    assert shared.smiles == alone.smiles and shared.skipped == alone.skipped
+    for ours, theirs in zip(shared.node_features, alone.node_features):
+        np.testing.assert_array_equal(ours, theirs)
+    for ours, theirs in zip(shared.edge_features, alone.edge_features):
+        np.testing.assert_array_equal(ours, theirs)
