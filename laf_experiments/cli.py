@@ -83,15 +83,20 @@ def _version():
 
 def _import_tensorflow_quietly():
     # TensorFlow's shared libraries print their start-up messages (CUDA
-    # probing, oneDNN, CPU features) from C++ while they load, before any
-    # log level applies, so file descriptor 2 goes to a temporary file
-    # meanwhile; it is replayed if the import fails.
+    # probing, oneDNN, CPU features) from C++ while they load, whatever
+    # TF_CPP_MIN_LOG_LEVEL says, so file descriptor 2 goes to a temporary
+    # file meanwhile; it is replayed if the import fails. On JAX and
+    # PyTorch, Keras imports TensorFlow, where it is installed, the first
+    # time it saves a model (`serialize_keras_object` looks for
+    # `tf.TensorShape`): it is imported here too, rather than mid-run.
     sys.stderr.flush()
     saved = os.dup(2)
     with tempfile.TemporaryFile() as captured:
         os.dup2(captured.fileno(), 2)
         try:
             import keras_laf  # noqa: F401
+
+            _import_tensorflow_if_installed()
         except BaseException:
             os.dup2(saved, 2)
             captured.seek(0)
@@ -102,10 +107,19 @@ def _import_tensorflow_quietly():
             os.close(saved)
 
 
+def _import_tensorflow_if_installed():
+    try:
+        import tensorflow  # noqa: F401
+    except ImportError:
+        # Keras then runs without it, as on an accelerator image with JAX
+        # alone.
+        pass
+
+
 def _set_verbosity(args):
     # TensorFlow is imported here, after parsing, so that `--help` and bad
     # arguments do not wait for it; its start-up logging shows only with
-    # --verbose 3.
+    # --verbose 3, on every backend. A user's TF_CPP_MIN_LOG_LEVEL is kept.
     if args.verbose < 3:
         os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
         _import_tensorflow_quietly()
