@@ -67,8 +67,13 @@ def steps_per_execution(requested, train_data):
 
     Keras runs `steps_per_execution` batches per call and its progress bar
     counts them, so more than an epoch holds would draw a bar past its end
-    (`16/4`) before the epoch's real one.
+    (`16/4`) before the epoch's real one. Keras's PyTorch trainer runs one
+    batch per call and refuses more.
     """
+    import keras
+
+    if keras.config.backend() == "torch":
+        return 1
     cardinality = getattr(train_data, "cardinality", None)
     if cardinality is not None:
         num_batches = int(cardinality())
