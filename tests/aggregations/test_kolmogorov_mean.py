@@ -259,7 +259,7 @@ def test_one_fit_step_on_nan_padding_keeps_the_weights_finite():
     values, mask = padded(SETS)
     inputs = keras.Input((None, FEATURES))
     mask_input = keras.Input((None,), dtype="bool")
-    layer = KolmogorovMeanAggregation(hidden_units=16)
+    layer = KolmogorovMeanAggregation()
     model = keras.Model([inputs, mask_input], layer(inputs, mask=mask_input))
     model.compile(optimizer=keras.optimizers.SGD(0.01), loss="mse")
     before = [ops.convert_to_numpy(w) for w in model.trainable_weights]
@@ -333,13 +333,13 @@ def test_one_feature_is_refused_with_the_alternative():
         KolmogorovMeanAggregation().build((None, 1))
 
 
-@pytest.mark.parametrize(
-    "init_kwargs", [{"hidden_units": 16}, {"hidden_units": 8, "num_blocks": 3}]
-)
+@pytest.mark.parametrize("init_kwargs", [{}, {"num_blocks": 3}])
 def test_run_layer_test_on_every_backend(init_kwargs, tmp_path):
     # The shared checks of tests/test_every_layer.py (config, symbolic
     # call, .keras round trip, a training step, mixed precision, masks),
-    # here on every backend.
+    # here on every backend. With the default 128 ReLU units, kinks of
+    # every coupling fall among the elements of a set, so that every
+    # weight has a gradient.
     from layer_test_case import run_layer_test
 
     values = np.random.default_rng(0).uniform(-1.0, 1.0, (2, 3, FEATURES))
