@@ -1,7 +1,10 @@
-"""`keras-laf molecules`: RDKit's NCI molecules and their targets, the
-table and the figure from known records, bad input in one line, and the
-command's `--quick` run end to end."""
+"""`keras-laf molecules`: RDKit's NCI molecules and their targets, a
+user's CSV with its bad rows and its own size splits, the table and the
+figure from known records, bad input in one line, and the command's
+`--quick` run end to end on both."""
 
+import csv
+import hashlib
 import math
 import sys
 import warnings
@@ -19,8 +22,10 @@ pytest.importorskip(
     reason="RDKit is not installed (pip install 'keras-laf[molecules]')",
 )
 
+from laf_experiments import molecule_methods  # noqa: E402
+from laf_experiments import molecule_reports  # noqa: E402
 from laf_experiments import plots  # noqa: E402
-from laf_experiments.commands import molecules  # noqa: E402
+from laf_experiments.data import molecule_tables  # noqa: E402
 from laf_experiments.data import nci_molecules  # noqa: E402
 
 
@@ -38,7 +43,7 @@ def nci():
 def test_nci_molecules_and_their_targets(nci):
     # 4,999 SMILES, of which RDKit parses 4,991.
     assert len(nci.graphs) == 4991
-    assert [line for line, _ in nci.skipped] == [
+    assert [item.line_number for item in nci.skipped] == [
         2098,
         2898,
         3227,
@@ -61,7 +66,9 @@ def test_nci_molecules_and_their_targets(nci):
 
 
 def test_splits_by_heavy_atoms(nci):
-    splits = nci.split_indices()
+    splits = nci.split_indices(
+        nci_molecules.TRAIN_SIZES, nci_molecules.TEST_SIZES
+    )
     sizes = nci.graphs.num_atoms
     assert len(splits["train"]) + len(splits["validation"]) == 2739
     assert len(splits["validation"]) == 548
@@ -117,7 +124,7 @@ KNOWN = {
 
 
 def test_comparisons_name_the_best_fixed_aggregation():
-    found = molecules.comparisons(records(KNOWN))
+    found = molecule_reports.comparisons(records(KNOWN), "26-40")
     assert set(found) == {"tpsa", "max_gasteiger_charge"}
     tpsa = found["tpsa"]
     assert (tpsa["best"], tpsa["best_fixed"]) == ("laf_closed_forms", "sum")
@@ -132,25 +139,37 @@ def test_comparisons_on_each_set_of_five_seeds():
     # LAF ran seeds 0 and 5, the sum seeds 0, 5 and 6.
     known = records({("tpsa", "laf"): 1.0}, seeds=(0, 5))
     known += records({("tpsa", "sum"): 2.0}, seeds=(0, 5, 6))
-    found = molecules.comparisons(known)["tpsa"]
+    found = molecule_reports.comparisons(known, "26-40")["tpsa"]
     # Seed set 0-4: 1 / 2; 5-9: 1.1 / mean(2.2, 2.4).
     by_set = found["to_best_fixed_by_set"]["laf"]
     assert by_set == [(0, pytest.approx(0.5)), (5, pytest.approx(1.1 / 2.3))]
 
 
 def test_table_and_figure_from_known_records(tmp_path):
-    settings = {"epochs": 20, "hidden_units": 16, "laf_units": 8}
-    table = molecules.results_table(records(KNOWN), settings)
-    assert "## TPSA" in table
+    settings = {
+        "epochs": 20,
+        "hidden_units": 16,
+        "laf_units": 8,
+        "source": nci_molecules.SOURCE,
+        "train_sizes": "1-15",
+        "claim_split": "26-40",
+    }
+    labels = nci_molecules.TARGET_LABELS
+    table = molecule_reports.results_table(records(KNOWN), settings, labels)
+    assert table.startswith(
+        "# Molecules: trained on small, tested on large (RDKit Data/NCI"
+    )
+    assert "## TPSA (Å², shipped file)" in table
+    assert "## Each aggregation against the best at 26-40 atoms" in table
     # Mean and population std of 10 and 11; the best of a column in bold.
-    assert "| sum | 5.25 ± 0.25 | 10.5 ± 0.5 | 21 ± 1 |" in table
-    assert "| LAF closed_forms | **2.1 ± 0.1** |" in table
-    assert "| tpsa | sum (10.5) | 1.20 | 0.40 | LAF closed_forms |" in table
-    assert "| max_gasteiger_charge | max (0.105) | 2.00 |  | max |" in table
+    assert "| Sum | 5.25 ± 0.25 | 10.5 ± 0.5 | 21 ± 1 |" in table
+    assert "| LAF (closed_forms) | **2.1 ± 0.1** |" in table
+    assert "| tpsa | Sum (10.5) | 1.20 | 0.40 | LAF (closed_forms) |" in table
+    assert "| max_gasteiger_charge | Max (0.105) | 2.00 |  | Max |" in table
     # Each method over the best of each target, and the largest.
-    assert "| sum | 2.50 | 5.00 | 5.00 |" in table
+    assert "| Sum | 2.50 | 5.00 | 5.00 |" in table
     path = tmp_path / "figure.png"
-    figure = molecules.plot_results(records(KNOWN))
+    figure = molecule_reports.plot_results(records(KNOWN), settings, labels)
     plots.save_figure(figure, path, quick=True)
     assert_png(path)
     assert figure.get_suptitle().endswith("(--quick: not a result)")
@@ -161,16 +180,18 @@ def test_laf_preset_flag_reaches_the_laf_method():
 
     args = cli.build_parser().parse_args(["molecules", "--laf-preset", "paper"])
     assert args.laf_preset == "paper"
-    assert molecules.aggregations("laf", None, args.laf_preset) == {
+    assert molecule_methods.aggregations("laf", None, args.laf_preset) == {
         "aggregation": "laf",
         "readout_aggregation": "laf",
         "laf_preset": "paper",
     }
     assert (
-        molecules.aggregations("laf_closed_forms", None, "paper")["laf_preset"]
+        molecule_methods.aggregations("laf_closed_forms", None, "paper")[
+            "laf_preset"
+        ]
         == "closed_forms"
     )
-    assert molecules.aggregations("max", None, "paper") == {
+    assert molecule_methods.aggregations("max", None, "paper") == {
         "aggregation": "max",
         "readout_aggregation": "max",
     }
@@ -195,6 +216,145 @@ def test_missing_rdkit_is_one_line(tmp_path, capsys, monkeypatch):
     assert "keras-laf molecules needs rdkit" in err
     assert "Traceback" not in err
     assert err.strip().splitlines()[-1].startswith("keras-laf: error:")
+
+
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("16-25", ("16-25", 16, 25)),
+        ("41+", ("41+", 41, math.inf)),
+        (" 7 ", ("7", 7, 7)),
+    ],
+)
+def test_size_ranges(text, expected):
+    assert molecule_tables.parse_size_range(text) == expected
+
+
+@pytest.mark.parametrize("text", ["0-3", "5-2", "a-b", "", "-3", "3-", "+"])
+def test_bad_size_ranges(text):
+    with pytest.raises(ValueError, match="expected heavy atoms"):
+        molecule_tables.parse_size_range(text)
+
+
+def test_overlapping_size_ranges():
+    train = ("1-15", 1, 15)
+    test = molecule_tables.parse_size_ranges("16-25,26+")
+    molecule_tables.check_size_ranges(train, test)
+    with pytest.raises(ValueError, match="1-15 and 15-25 overlap"):
+        molecule_tables.check_size_ranges(train, [("15-25", 15, 25)])
+    with pytest.raises(ValueError, match="16-25 and 20\\+ overlap"):
+        molecule_tables.check_size_ranges(train, [*test[:1], ("20+", 20, 99)])
+
+
+# Each end group and its heavy atoms.
+END_GROUPS = {"": 0, "O": 1, "N": 1, "Cl": 1, "C(=O)O": 3}
+# After the molecules: one row of each problem, lines 102 to 105.
+BAD_ROWS = [("C1CC", "1"), ("", "2"), ("CCO", "n/a"), ("CCN", "inf")]
+
+
+def write_molecules(path):
+    """A CSV of chains of 1 to 20 carbons with an end group, lines 2 to
+    101, labelled with 1.5 times their heavy atoms, then `BAD_ROWS`."""
+    rows = [
+        ("C" * length + end, f"{1.5 * (length + atoms):.1f}")
+        for length in range(1, 21)
+        for end, atoms in END_GROUPS.items()
+    ]
+    with open(path, "w", newline="") as file:
+        csv.writer(file).writerows([("smiles", "atoms"), *rows, *BAD_ROWS])
+    return path
+
+
+@pytest.mark.parametrize(
+    "flags, message",
+    [
+        (["--data", "missing.csv", "--targets", "y"], "cannot read missing"),
+        (["--data", "{csv}", "--targets", "y"], "has no column 'y'"),
+        (["--data", "{csv}"], "--data needs --targets"),
+        (["--train-sizes", "1-20", "--test-sizes", "15-30"], "overlap"),
+        (["--train-sizes", "1-5,6-7"], "--train-sizes takes one range"),
+        (["--test-sizes", "20-10"], "expected heavy atoms"),
+    ],
+)
+def test_bad_data_flags_are_one_line(tmp_path, capsys, flags, message):
+    path = write_molecules(tmp_path / "mine.csv")
+    flags = [flag.format(csv=path) for flag in flags]
+    argv = ["molecules", *QUIET, *flags, "--output", str(tmp_path / "out")]
+    status, _, err = run(argv, capsys)
+    assert status == 2
+    assert "Traceback" not in err
+    # The error is one line, after argparse's usage for a bad flag.
+    assert message in err.strip().splitlines()[-1]
+    assert "error:" in err.strip().splitlines()[-1]
+
+
+@pytest.mark.slow
+def test_quick_run_on_a_csv_records_its_rows_and_splits(tmp_path, capsys):
+    path = write_molecules(tmp_path / "mine.csv")
+    output = tmp_path / "out"
+    argv = [
+        "molecules",
+        *QUIET,
+        "--data",
+        str(path),
+        "--targets",
+        "atoms",
+        "--train-sizes",
+        "1-10",
+        "--test-sizes",
+        "11-15,16+",
+        "--methods",
+        "sum",
+        "--cache-dir",
+        str(tmp_path / "cache"),
+        "--output",
+        str(output),
+    ]
+    status, out, err = run(argv, capsys)
+    assert status == 0, err
+    settings = read_json(output)["settings"]
+    assert settings["source"] == "mine.csv"
+    assert (
+        settings["data_sha256"] == hashlib.sha256(path.read_bytes()).hexdigest()
+    )
+    assert settings["num_molecules"] == 100
+    assert settings["skipped_rows"] == {
+        "unparsable": 1,
+        "no_smiles": 1,
+        "bad_target": 2,
+    }
+    assert (settings["train_sizes"], settings["test_sizes"]) == (
+        "1-10",
+        ["11-15", "16+"],
+    )
+    assert settings["claim_split"] == "16+"
+    # Heavy atoms 1-10: 10 + 3 * 9 + 7 molecules, a fifth for validation.
+    assert settings["split_molecules"] == {
+        "train": 35,
+        "validation": 9,
+        "11-15": 25,
+        "16+": 31,
+    }
+    (item,) = read_json(output)["runs"]
+    assert [t["num_molecules"] for t in item["test"]] == [25, 31]
+    skipped = read_csv(output / "skipped_rows.csv")
+    assert [(row["line"], row["problem"]) for row in skipped] == [
+        ("102", "unparsable"),
+        ("103", "no_smiles"),
+        ("104", "bad_target"),
+        ("105", "bad_target"),
+    ]
+    assert "skipped line 104: target 'atoms' is not a number: 'n/a'" in out
+    table = (output / "table.md").read_text()
+    assert table.startswith("# Molecules: trained on small, tested on large")
+    assert "(mine.csv)" in table.splitlines()[0]
+    assert "## atoms" in table and "| 11-15 atoms | 16+ atoms |" in table
+    assert_png(output / "mae_by_size.png")
+    assert len(list((tmp_path / "cache").iterdir())) == 1
+    # Again: the molecules from the cache, every run recorded.
+    status, out, _ = run(argv, capsys)
+    assert status == 0
+    assert "already recorded" in out
 
 
 @pytest.mark.slow
@@ -229,7 +389,9 @@ def test_quick_run_writes_its_records(tmp_path, capsys):
         "seed",
         "mae",
         "mae_over_std",
+        "run",
     }
+    assert rows[0]["run"] == "--quick: not a result"
     assert (output / "table.md").read_text().startswith("# Molecules")
     assert_png(output / "mae_by_size.png")
     assert_png(output / "validation_by_epoch.png")
