@@ -31,6 +31,17 @@
 #       scikit-learn beside JAX. Results, figures and the table go to DIR
 #       (default: results/mnist-gpu); resumable per epoch like table4.
 #
+#   benchmarks/gpu.sh mnist-quann [--output DIR] [keras-laf mnist flags]
+#       QUANN's MNIST benchmark at its full protocol: `keras-laf mnist
+#       --protocol quann` on the 70,000 MNIST images of Keras's cache
+#       (--source keras, downloaded once where the network is reachable;
+#       --source PATH takes a copy), sets of 2 to 16 digits, its five
+#       targets, LAF, DeepSets (sum), the Kolmogorov mean, GenAgg and the
+#       Set Transformer, 20,000 / 2,000 / 3,000 sets, 50 epochs in
+#       batches of 32, 4 seeds, tested on up to 16, 30 and 50 digits.
+#       Results, table.md and mse.png go to DIR (default:
+#       results/mnist-quann-gpu); resumable per epoch like table4.
+#
 # PYTHON names the interpreter (default: python3).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -38,7 +49,7 @@ export KERAS_BACKEND=jax
 PYTHON="${PYTHON:-python3}"
 
 usage() {
-    sed -n '2,33s/^# \{0,1\}//p' "$0"
+    sed -n '2,44s/^# \{0,1\}//p' "$0"
 }
 
 benchmark=laf-layer
@@ -47,7 +58,7 @@ case "${1:-}" in
         usage
         exit 0
         ;;
-    laf-layer | table4 | mnist)
+    laf-layer | table4 | mnist | mnist-quann)
         benchmark="$1"
         shift
         ;;
@@ -83,6 +94,16 @@ if [[ "$benchmark" == mnist ]]; then
         --seeds 3
         --verbose 2
         --output results/mnist-gpu
+    )
+elif [[ "$benchmark" == mnist-quann ]]; then
+    full_scale=(
+        mnist
+        --protocol quann
+        --source keras
+        --methods laf,deepsets_sum,kolmogorov_mean,genagg,st-pma
+        --seeds 4
+        --verbose 2
+        --output results/mnist-quann-gpu
     )
 else
     full_scale=(

@@ -1,4 +1,5 @@
-"""The twelve aggregation targets of the LAF scalar experiments.
+"""The twelve aggregation targets of the LAF scalar experiments, and two
+more of QUANN's MNIST benchmark.
 
 Each target maps a set (a multiset of real numbers, here the digits 0..9)
 `x_1, ..., x_n` to one real number. With `mean = (x_1 + ... + x_n) / n` and
@@ -24,11 +25,19 @@ the population central moments `m_k = ((x_1 - mean)^k + ... +
 |                 | standardized fourth central moment, NOT the excess     |
 |                 | kurtosis (a normal distribution has kurtosis 3)        |
 
+`EXTRA_TARGETS`, beyond the paper's twelve (the MNIST benchmark of QUANN,
+"Neuralized Kolmogorov Mean", ICLR 2026, has them):
+
+| name            | definition                                             |
+| --------------- | ------------------------------------------------------ |
+| `variance`      | population variance `m_2` (divides by `n`)             |
+| `mode`          | the most frequent element; of several, the smallest    |
+
 Conventions:
 
-- Constant sets (all elements equal, `m_2 = 0`): `std`, `skewness` and
-  `kurtosis` are 0. Constancy is tested exactly as `max == min`, so
-  rounding in `m_2` cannot produce huge values.
+- Constant sets (all elements equal, `m_2 = 0`): `std`, `variance`,
+  `skewness` and `kurtosis` are 0. Constancy is tested exactly as
+  `max == min`, so rounding in `m_2` cannot produce huge values.
 - The empty set: every target, `count` included, is 0 (so are `1 / n`
   and the undefined mean, extrema, median and moments).
 - A set containing 0: nothing special, except that `min_over_max` is 0
@@ -53,10 +62,12 @@ TARGETS = (
     "skewness",
     "kurtosis",
 )
+EXTRA_TARGETS = ("variance", "mode")
 
 
 def check_target(name):
-    """Raises `ValueError` unless `name` is one of `TARGETS`.
+    """Raises `ValueError` unless `name` is one of `TARGETS` or
+    `EXTRA_TARGETS`.
 
     Args:
         name: the target name to check.
@@ -69,10 +80,10 @@ def check_target(name):
     >>> check_target("median")
     'median'
     """
-    if name not in TARGETS:
+    if name not in _TARGET_FUNCTIONS:
         raise ValueError(
             f"Unknown aggregation target. Expected one of "
-            f"{', '.join(TARGETS)}. Received: {name!r}"
+            f"{', '.join(_TARGET_FUNCTIONS)}. Received: {name!r}"
         )
     return name
 
@@ -84,7 +95,7 @@ def target_values(name, sets):
     the conventions for empty and constant sets.
 
     Args:
-        name: one of `TARGETS`.
+        name: one of `TARGETS` or `EXTRA_TARGETS`.
         sets: sequence of 1-D array-likes of numbers, one per set; the sets
             may have different sizes.
 
@@ -121,7 +132,7 @@ def target_value(name, elements):
     definitions and conventions.
 
     Args:
-        name: one of `TARGETS`.
+        name: one of `TARGETS` or `EXTRA_TARGETS`.
         elements: 1-D array-like of numbers, the elements of the set.
 
     Returns:
@@ -197,9 +208,24 @@ def _central_moment(values, mask, sizes, order):
     return _per_set(np.where(mask, deviations**order, 0.0).sum(1), sizes)
 
 
-def _std(values, mask, sizes):
+def _variance(values, mask, sizes):
     variance = _central_moment(values, mask, sizes, 2)
-    return np.where(_is_constant(values, mask, sizes), 0, np.sqrt(variance))
+    return np.where(_is_constant(values, mask, sizes), 0, variance)
+
+
+def _std(values, mask, sizes):
+    return np.sqrt(_variance(values, mask, sizes))
+
+
+def _mode(values, mask, sizes):
+    # (sets, width, width): the count of each element's value in its set.
+    counts = (
+        (values[:, :, None] == values[:, None, :]) & mask[:, None, :]
+    ).sum(axis=2)
+    counts = np.where(mask, counts, 0)
+    most = counts == counts.max(axis=1, keepdims=True)
+    smallest = np.where(mask & most, values, np.inf).min(axis=1)
+    return np.where(sizes > 0, smallest, 0.0)
 
 
 def _standardized_moment(values, mask, sizes, order):
@@ -238,4 +264,6 @@ _TARGET_FUNCTIONS = {
     "std": _std,
     "skewness": _skewness,
     "kurtosis": _kurtosis,
+    "variance": _variance,
+    "mode": _mode,
 }
