@@ -92,7 +92,7 @@ METHODS = {
     "attention": Method("Attention", "tab:gray", "*", "attention"),
     "set2set": Method("Set2Set", "tab:purple", "<", "set2set"),
     "gmt": Method("GMT", "tab:brown", ">", "gmt"),
-    "genagg": Method("GenAgg", _LIGHT_BROWN, "8", "genagg"),
+    "genagg": Method("GenAgg", _LIGHT_BROWN, "p", "genagg"),
     "kolmogorov_mean": Method(
         "Kolmogorov mean", "tab:cyan", "v", "kolmogorov_mean"
     ),
