@@ -100,7 +100,7 @@ the MSE loss and no learning-rate decay. Methods: laf, deepsets_sum
 20,000 training, 2,000 validation and 3,000 test sets, 50 epochs and the
 learning rate 5e-4 (of QUANN's 1e-4, 5e-4 and 1e-3, the best for QUANN-1
 on four of the five targets in QUANN's records), but one seed of its
-four: the {QUANN_RUNS} runs take about 9 hours on two CPU cores. The test
+four: its {QUANN_RUNS} runs take 9 hours or more on two CPU cores. The test
 sets have 2..M digits for M = 16 (QUANN's), 30 and 50; table.md sets the
 MSE at 16 beside QUANN's table, mse.png draws it against M. All of QUANN's
 protocol, four seeds, on a GPU:
