@@ -822,7 +822,8 @@ def read_molecule_table(
             `smiles_to_graphs`. Defaults to `None`: one per core, and at
             most one per `SMILES_PER_WORKER` rows.
         cache_dir: the cache's folder, or `False` to featurise without a
-            cache. Defaults to `None`: `default_cache_dir()`.
+            cache. Defaults to `None`: `default_cache_dir()`. A folder
+            that cannot be written is warned about, not an error.
         verbose: int, `1` shows a progress bar of the featurisation, `2`
             one line at its end, `0` nothing. Defaults to `0`.
 
@@ -892,7 +893,15 @@ def read_molecule_table(
     targets = targets[kept]
     _report(graphs, path.name)
     if cache is not None:
-        _save_cache(cache, graphs, targets)
+        try:
+            _save_cache(cache, graphs, targets)
+        except OSError as error:
+            warnings.warn(
+                f"The graphs of {path} cannot be cached in {cache.parent} "
+                f"({error}); they will be featurised again next time. Pass "
+                "a writable `cache_dir`, or `cache_dir=False`",
+                stacklevel=2,
+            )
     return graphs, targets
 
 

@@ -478,6 +478,17 @@ def test_the_cache_is_read_again_and_never_stale(tmp_path, monkeypatch):
     assert len(list(cache.iterdir())) == 4
 
 
+def test_a_cache_that_cannot_be_written_is_a_warning(tmp_path):
+    path = write_table(tmp_path / "mine.csv", ROWS[:2])
+    not_a_folder = tmp_path / "file"
+    not_a_folder.write_text("")
+    with pytest.warns(UserWarning, match="cannot be cached in .*file"):
+        graphs, _ = read_molecule_table(
+            path, "smiles", ["logp"], cache_dir=not_a_folder
+        )
+    assert graphs.smiles == ["CCO", "c1ccccc1"]
+
+
 def test_non_finite_labels_are_an_error_before_training():
     graphs = parse(SMILES)
     labels = np.arange(6.0)[:, None]
