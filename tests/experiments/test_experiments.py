@@ -520,6 +520,7 @@ def test_result_store_keeps_settings_apart(tmp_path):
 
 
 def test_every_method_has_one_style_apart_from_those_beside_it():
+    from laf_experiments import quann_protocol
     from laf_experiments.commands import expansion
     from laf_experiments.commands import graphs
     from laf_experiments.commands import molecules
@@ -536,6 +537,7 @@ def test_every_method_has_one_style_apart_from_those_beside_it():
         expansion.METHODS,
         molecules.METHODS,
         unique_sum.METHODS,
+        (*quann_protocol.METHODS, *quann_protocol.OPTIONAL_METHODS),
     ):
         # The methods a figure can draw together differ in colour and
         # marker.
