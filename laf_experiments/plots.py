@@ -16,8 +16,6 @@ import numpy as np
 from laf_experiments.methods import METHODS
 from laf_experiments.settings import QUICK_MARK
 
-# The labels of `laf_experiments.methods`, by name.
-METHOD_LABELS = {name: method.label for name, method in METHODS.items()}
 _DPI = 100
 # The narrowest figure, in inches, that holds a title of about 60
 # characters and a legend of two long method names on one row.
@@ -69,8 +67,8 @@ def _legend_columns(figure, num_entries):
     return max(1, min(num_entries, fitting))
 
 
-def _label(method, method_labels):
-    return {**METHOD_LABELS, **(method_labels or {})}[method]
+def _label(method, method_labels=None):
+    return (method_labels or {}).get(method, METHODS[method].label)
 
 
 def _style(method):
@@ -208,7 +206,7 @@ def plot_budget_curve(
             if not points:
                 continue
             budgets, maes = zip(*points, strict=True)
-            _line(axis, method, budgets, maes, None, METHOD_LABELS[method])
+            _line(axis, method, budgets, maes, None, _label(method))
         if bounds and target in bounds:
             axis.axhline(
                 bounds[target],
@@ -365,7 +363,7 @@ def accuracy_figure(records, title, chance=None):
             )
         axis.set_xticks(
             range(len(methods)),
-            [METHOD_LABELS[method] for method in methods],
+            [_label(method) for method in methods],
             rotation=30,
             ha="right",
         )
@@ -401,7 +399,7 @@ def _grouped_bars(axis, groups, scores, paper=None):
             width,
             yerr=stds,
             color=color,
-            label=METHOD_LABELS[method],
+            label=_label(method),
         )
         if paper and method in paper:
             axis.scatter(
@@ -412,7 +410,7 @@ def _grouped_bars(axis, groups, scores, paper=None):
                 color=color,
                 edgecolor="black",
                 zorder=3,
-                label=f"{METHOD_LABELS[method]} (paper)",
+                label=f"{_label(method)} (paper)",
             )
     axis.set_xticks(positions, groups)
     axis.grid(axis="y", alpha=0.3)
@@ -447,7 +445,7 @@ def graph_scores_figure(tasks, scores, paper, sizes, training_sizes, title):
     tasks_axis.set_ylabel("log10 MSE")
     tasks_axis.set_title(title[1])
     for method, (nodes, means, stds) in sizes.items():
-        _line(sizes_axis, method, nodes, means, stds, METHOD_LABELS[method])
+        _line(sizes_axis, method, nodes, means, stds, _label(method))
     sizes_axis.axvspan(*training_sizes, color="grey", alpha=0.15)
     sizes_axis.set_xlabel("nodes of the test graphs (training sizes shaded)")
     sizes_axis.set_ylabel("average log10 MSE")
