@@ -711,7 +711,7 @@ def _unpack_strings(data, lengths):
     return [raw[e - n : e].decode() for e, n in zip(ends, lengths)]
 
 
-def _save_cache(path, graphs, targets):
+def _save_cache(path, settings, graphs, targets):
     # One array per field; the features, one-hot and flags, are 0 or 1.
     smiles = _pack_strings(graphs.smiles)
     skipped = [_pack_strings(field) for field in zip(*graphs.skipped)]
@@ -727,6 +727,7 @@ def _save_cache(path, graphs, targets):
         "edges": np.concatenate(graphs.edges).astype("int32"),
         "edge_features": np.concatenate(graphs.edge_features).astype("uint8"),
         "targets": targets,
+        "settings": np.array(settings),
     }
     for name, (data, lengths) in zip(
         SkippedMolecule._fields, skipped, strict=True
@@ -740,12 +741,16 @@ def _save_cache(path, graphs, targets):
     os.replace(temporary, path)
 
 
-def _load_cache(path):
-    # `(graphs, targets)` from `_save_cache`'s file, None if unreadable.
+def _load_cache(path, settings):
+    # `(graphs, targets)` from `_save_cache`'s file, None if it cannot be
+    # read or holds the graphs of other settings (the file's name is a
+    # part of their hash).
     try:
         with np.load(path) as data:
             arrays = {name: data[name] for name in data.files}
-    except (OSError, KeyError, ValueError, zipfile.BadZipFile):
+    except (OSError, ValueError, zipfile.BadZipFile):
+        return None
+    if str(arrays.get("settings")) != settings:
         return None
     atoms = np.cumsum(arrays["num_atoms"])[:-1]
     edges = np.cumsum(arrays["num_edges"])[:-1]
@@ -769,23 +774,22 @@ def _load_cache(path):
     return graphs, arrays["targets"]
 
 
-def _cache_key(content, smiles_column, target_columns, delimiter):
-    # The file's content, the columns and the featuriser: what the cached
-    # graphs and targets depend on.
+def _cache_settings(smiles_column, target_columns, delimiter):
+    # Beside the file's content, what the cached graphs and targets
+    # depend on: the columns and the featuriser, as JSON.
     from rdkit import __version__ as rdkit_version
 
-    digest = hashlib.sha256(content)
-    settings = {
-        "smiles_column": smiles_column,
-        "target_columns": list(target_columns),
-        "delimiter": delimiter,
-        "featuriser_version": FEATURISER_VERSION,
-        "atom_features": ATOM_FEATURES,
-        "bond_features": BOND_FEATURES,
-        "rdkit": rdkit_version,
-    }
-    digest.update(json.dumps(settings).encode())
-    return digest.hexdigest()
+    return json.dumps(
+        {
+            "smiles_column": smiles_column,
+            "target_columns": list(target_columns),
+            "delimiter": delimiter,
+            "featuriser_version": FEATURISER_VERSION,
+            "atom_features": ATOM_FEATURES,
+            "bond_features": BOND_FEATURES,
+            "rdkit": rdkit_version,
+        }
+    )
 
 
 def read_molecule_table(
@@ -865,10 +869,11 @@ def read_molecule_table(
     content = path.read_bytes()
     cache = None
     if cache_dir is not False:
-        key = _cache_key(content, smiles_column, target_columns, delimiter)
+        settings = _cache_settings(smiles_column, target_columns, delimiter)
+        key = hashlib.sha256(content + settings.encode()).hexdigest()
         folder = default_cache_dir() if cache_dir is None else cache_dir
         cache = pathlib.Path(folder) / f"{path.stem}-{key[:20]}.npz"
-        loaded = _load_cache(cache) if cache.exists() else None
+        loaded = _load_cache(cache, settings) if cache.exists() else None
         if loaded is not None:
             _report(loaded[0], path.name)
             return loaded
@@ -894,7 +899,7 @@ def read_molecule_table(
     _report(graphs, path.name)
     if cache is not None:
         try:
-            _save_cache(cache, graphs, targets)
+            _save_cache(cache, settings, graphs, targets)
         except OSError as error:
             warnings.warn(
                 f"The graphs of {path} cannot be cached in {cache.parent} "
