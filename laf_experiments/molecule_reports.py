@@ -19,7 +19,6 @@ from laf_experiments.molecule_methods import LAF_METHODS
 from laf_experiments.molecule_methods import METHODS
 from laf_experiments.reports import counted
 from laf_experiments.reports import markdown_table
-from laf_experiments.reports import quick_marked
 
 # How close to the best counts as close.
 CLOSE_RATIO = 1.5
@@ -281,8 +280,7 @@ def results_table(records, settings, target_labels=None):
             markdown_table(header, rows),
         ]
     lines += _comparison_lines(records, settings["claim_split"])
-    text = "\n".join(lines) + "\n"
-    return quick_marked(text) if "run" in settings else text
+    return "\n".join(lines) + "\n"
 
 
 def plot_results(records, settings, target_labels=None):

@@ -347,7 +347,7 @@ def test_quick_run_on_a_csv_records_its_rows_and_splits(tmp_path, capsys):
     assert "skipped line 104: target 'atoms' is not a number: 'n/a'" in out
     table = (output / "table.md").read_text()
     assert table.startswith("# Molecules: trained on small, tested on large")
-    assert "(mine.csv)" in table.splitlines()[0]
+    assert table.splitlines()[0].endswith("(mine.csv) (--quick: not a result)")
     assert "## atoms" in table and "| 11-15 atoms | 16+ atoms |" in table
     assert_png(output / "mae_by_size.png")
     assert len(list((tmp_path / "cache").iterdir())) == 1
