@@ -35,7 +35,7 @@ POOLINGS = {
     "mean": (None, "mean"),
     # PNA's neighbourhood aggregators on point clouds; the LAF paper's PNA
     # set (mean, max, sum, std, var, skewness, kurtosis) on integers.
-    "PNA": ("pna", "pna"),
+    "PNA": ("pna_neighbourhood", "pna"),
     "DeepSets (3 sums, 3 max, 3 means)": (None, "deepsets"),
     "LSTM": ("lstm", "lstm"),
     "LAF, `pooling` (default)": ("laf:pooling", "pooling"),

@@ -264,7 +264,7 @@ def run_one(candidate, target, seed, settings):
 
 # The point-cloud task's poolings: a candidate's LAF(10), or these fixed
 # ones.
-POINT_CLOUD_POOLINGS = {"max": "max", "pna": "pna"}
+POINT_CLOUD_POOLINGS = {"max": "max", "pna": "pna_neighbourhood"}
 
 
 def run_point_clouds(candidate, seed, label):

@@ -66,7 +66,7 @@ CONFIGS = {
             },
             False,
         )
-        for pooling in ("max", "sum", "pna", "lstm", "laf")
+        for pooling in ("max", "sum", "pna", "pna_neighbourhood", "lstm", "laf")
     },
 }
 
