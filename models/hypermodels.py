@@ -388,8 +388,7 @@ class DeepSetsHyperModel(SetHyperModel):
             input_dim=self.input_dim,
             output_dim=self.output_dim,
             aggregation=aggregation,
-            laf_units=units,
-            laf_preset=preset,
+            aggregation_kwargs=_laf_kwargs(aggregation, units, preset),
             vocabulary_size=self.vocabulary_size,
             **self.model_kwargs,
         )
@@ -440,11 +439,21 @@ class SetTransformerHyperModel(SetHyperModel):
         return set_transformer(
             input_dim=self.input_dim,
             output_dim=self.output_dim,
-            head=aggregation,
-            laf_units=units,
-            laf_preset=preset,
+            aggregation=aggregation,
+            aggregation_kwargs=_laf_kwargs(aggregation, units, preset),
             **self.model_kwargs,
         )
+
+
+def _laf_kwargs(aggregation, units, preset):
+    # The hyperparameters `laf_units` and `laf_preset` are LAF's arguments.
+    if aggregation != "laf":
+        return None
+    return {
+        key: value
+        for key, value in (("units", units), ("preset", preset))
+        if value is not None
+    }
 
 
 def _check_learning_rates(learning_rates):

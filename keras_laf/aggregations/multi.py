@@ -8,7 +8,7 @@ from keras_laf.aggregations.fixed import FixedAggregation
 from keras_laf.aggregations.fixed import fixed_aggregates
 from keras_laf.aggregations.pooling import SetPooling
 from keras_laf.aggregations.registry import checked_members_kwargs
-from keras_laf.aggregations.registry import get
+from keras_laf.aggregations.registry import resolved_with
 from keras_laf.aggregations.registry import register
 from keras_laf.core.validation import check_positive_int
 
@@ -106,22 +106,14 @@ class MultiAggregation(SetPooling):
         self.aggregations_kwargs = checked_members_kwargs(
             aggregations_kwargs, len(self.identifiers)
         )
-        self.members = []
-        for index, (identifier, kwargs) in enumerate(
-            zip(self.identifiers, self.aggregations_kwargs, strict=True)
-        ):
-            if isinstance(identifier, keras.layers.Layer):
-                member = get(identifier, **kwargs)
-            else:
-                member = get(
-                    identifier,
-                    **{
-                        "name": f"aggregation_{index}",
-                        "dtype": self.dtype_policy,
-                        **kwargs,
-                    },
-                )
-            self.members.append(member)
+        self.members = [
+            resolved_with(
+                identifier, kwargs, f"aggregation_{index}", self.dtype_policy
+            )
+            for index, (identifier, kwargs) in enumerate(
+                zip(self.identifiers, self.aggregations_kwargs, strict=True)
+            )
+        ]
         self.mode = mode
         self.units = units
         self.laf_activation = (
