@@ -32,7 +32,10 @@ def set_aggregation(aggregation, aggregation_kwargs, name):
     already: a `MultiAggregation` made from a list squashes none of its
     members' elements again, unless `aggregation_kwargs` say otherwise.
     """
-    layer = aggregations.resolved_with(aggregation, aggregation_kwargs, name, None)
+    layer = aggregations.resolve(
+        aggregation,
+        **aggregations.held_kwargs(aggregation, aggregation_kwargs, name, None),
+    )
     kwargs = dict(aggregation_kwargs or {})
     if (
         isinstance(layer, MultiAggregation)
@@ -40,7 +43,10 @@ def set_aggregation(aggregation, aggregation_kwargs, name):
         and "laf_activation" not in kwargs
     ):
         kwargs["laf_activation"] = None
-        layer = aggregations.resolved_with(aggregation, kwargs, name, None)
+        layer = aggregations.resolve(
+            aggregation,
+            **aggregations.held_kwargs(aggregation, kwargs, name, None),
+        )
     return layer
 
 

@@ -129,8 +129,11 @@ def set_expansion(
             activation="sigmoid" if last else "tanh",
             name=f"phi_{index + 1}",
         )(elements)
-    aggregate = aggregations.resolved_with(
-        aggregation, aggregation_kwargs, "aggregation", None
+    aggregate = aggregations.resolve(
+        aggregation,
+        **aggregations.held_kwargs(
+            aggregation, aggregation_kwargs, "aggregation", None
+        ),
     )(elements)
     set_encoder = keras.Model(query_vectors, aggregate, name="set_encoder")
 

@@ -54,7 +54,7 @@ from keras_laf.aggregations.registry import output_width
 from keras_laf.aggregations.registry import register
 from keras_laf.aggregations.registry import registered
 from keras_laf.aggregations.registry import resolve
-from keras_laf.aggregations.registry import resolved_with
+from keras_laf.aggregations.registry import held_kwargs
 from keras_laf.aggregations.scaler import SCALER_NAMES
 from keras_laf.aggregations.scaler import DegreeScalerAggregation
 from keras_laf.aggregations.scaler import degree_histogram
@@ -128,5 +128,5 @@ __all__ = [
     "register",
     "registered",
     "resolve",
-    "resolved_with",
+    "held_kwargs",
 ]

@@ -8,8 +8,9 @@ from keras_laf.aggregations.fixed import FixedAggregation
 from keras_laf.aggregations.fixed import fixed_aggregates
 from keras_laf.aggregations.pooling import SetPooling
 from keras_laf.aggregations.registry import checked_members_kwargs
-from keras_laf.aggregations.registry import resolved_with
+from keras_laf.aggregations.registry import held_kwargs
 from keras_laf.aggregations.registry import register
+from keras_laf.aggregations.registry import resolve
 from keras_laf.core.validation import check_positive_int
 
 MODES = ("cat", "proj", "sum", "mean", "max", "min")
@@ -107,8 +108,11 @@ class MultiAggregation(SetPooling):
             aggregations_kwargs, len(self.identifiers)
         )
         self.members = [
-            resolved_with(
-                identifier, kwargs, f"aggregation_{index}", self.dtype_policy
+            resolve(
+                identifier,
+                **held_kwargs(
+                    identifier, kwargs, f"aggregation_{index}", self.dtype_policy
+                ),
             )
             for index, (identifier, kwargs) in enumerate(
                 zip(self.identifiers, self.aggregations_kwargs, strict=True)

@@ -257,10 +257,11 @@ def resolve(identifier, **aggregation_kwargs):
 get = resolve
 
 
-def resolved_with(identifier, aggregation_kwargs, name, dtype):
-    """`resolve(identifier, **aggregation_kwargs)` for a layer that holds
-    the aggregation: one made from a name gets the holder's `name` for it
-    and its `dtype` policy, unless `aggregation_kwargs` give theirs.
+def held_kwargs(identifier, aggregation_kwargs, name, dtype):
+    """The arguments of `resolve(identifier, **held_kwargs(...))` for a
+    layer that holds the aggregation: one made from a name is named `name`
+    with the holder's `dtype` policy, unless `aggregation_kwargs` say
+    otherwise; a layer takes none.
 
     Raises:
         ValueError: `aggregation_kwargs` is not a dict or None.
@@ -274,10 +275,8 @@ def resolved_with(identifier, aggregation_kwargs, name, dtype):
             f"aggregation_kwargs={aggregation_kwargs!r}"
         )
     if isinstance(identifier, keras.layers.Layer):
-        return resolve(identifier, **(aggregation_kwargs or {}))
-    return resolve(
-        identifier, **{"name": name, "dtype": dtype, **(aggregation_kwargs or {})}
-    )
+        return dict(aggregation_kwargs or {})
+    return {"name": name, "dtype": dtype, **(aggregation_kwargs or {})}
 
 
 def checked_members_kwargs(aggregations_kwargs, num_members):

@@ -12,7 +12,8 @@ import numpy as np
 from keras import ops
 
 from keras_laf.aggregations.pooling import SetPooling
-from keras_laf.aggregations.registry import resolved_with
+from keras_laf.aggregations.registry import held_kwargs
+from keras_laf.aggregations.registry import resolve
 from keras_laf.core.validation import check_bool
 from keras_laf.core.validation import check_number
 from keras_laf.core.validation import check_positive_int
@@ -173,8 +174,11 @@ class DegreeScalerAggregation(SetPooling):
         super().__init__(**kwargs)
         # `aggregation` is what was passed (a name, a list or the layer),
         # `_aggregation` the layer in every case.
-        self._aggregation = resolved_with(
-            aggregation, aggregation_kwargs, "aggregation", self.dtype_policy
+        self._aggregation = resolve(
+            aggregation,
+            **held_kwargs(
+                aggregation, aggregation_kwargs, "aggregation", self.dtype_policy
+            ),
         )
         self.aggregation = aggregation
         self.aggregation_kwargs = dict(aggregation_kwargs or {})

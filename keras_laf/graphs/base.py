@@ -33,7 +33,6 @@ def _check_flat(layer):
             f"(num_sets, width). Received: '{layer.name}' with an "
             f"output of shape {shape}; create it with `flatten=True`"
         )
-    return layer
 
 
 class GraphLayer(keras.layers.Layer):
@@ -56,11 +55,13 @@ class GraphLayer(keras.layers.Layer):
         super().__init__(**kwargs)
         # `aggregation` is what was passed (a name, a list or the layer),
         # `_aggregation` the layer in every case.
-        self._aggregation = _check_flat(
-            aggregations.resolved_with(
+        self._aggregation = aggregations.resolve(
+            aggregation,
+            **aggregations.held_kwargs(
                 aggregation, aggregation_kwargs, "aggregation", self.dtype_policy
-            )
+            ),
         )
+        _check_flat(self._aggregation)
         self.aggregation = aggregation
         self.aggregation_kwargs = dict(aggregation_kwargs or {})
         # The node features; the indices are checked in call.
