@@ -86,6 +86,7 @@ def deprecated_arguments(**translations):
 
     def decorate(function):
         signature = inspect.signature(function)
+        caller = function.__qualname__.removesuffix(".__init__")
 
         def translated(args, kwargs):
             old = {key: kwargs.pop(key) for key in translations if key in kwargs}
@@ -102,13 +103,13 @@ def deprecated_arguments(**translations):
                         new_value = {**new_value, **(kwargs.get(new_key) or {})}
                     elif new_key in kwargs:
                         raise ValueError(
-                            f"`{function.__qualname__}` got both `{key}` and "
+                            f"`{caller}` got both `{key}` and "
                             f"`{new_key}`; give `{new_key}` only."
                         )
                     kwargs[new_key] = new_value
                     bound.arguments[new_key] = new_value
                 warn(
-                    f"`{function.__qualname__}({key}=...)`",
+                    f"`{caller}({key}=...)`",
                     translations[key].hint,
                     stacklevel=4,
                 )

@@ -355,8 +355,7 @@ class DeepSetsHyperModel(SetHyperModel):
     _builder = staticmethod(deep_sets)
     _reserved = (
         "aggregation",
-        "laf_units",
-        "laf_preset",
+        "aggregation_kwargs",
         "vocabulary_size",
         "input_dim",
         "output_dim",
@@ -426,7 +425,12 @@ class SetTransformerHyperModel(SetHyperModel):
 
     AGGREGATIONS = HEADS
     _builder = staticmethod(set_transformer)
-    _reserved = ("head", "laf_units", "laf_preset", "input_dim", "output_dim")
+    _reserved = (
+        "aggregation",
+        "aggregation_kwargs",
+        "input_dim",
+        "output_dim",
+    )
 
     def __init__(self, input_dim, output_dim=1, **kwargs):
         input_dim = check_positive_int("input_dim", input_dim)

@@ -90,7 +90,7 @@ def small_network(aggregation, convolution="message_passing"):
     keras.utils.set_random_seed(1)
     return graph_network(
         aggregation=aggregation,
-        aggregation_kwargs=aggregations.former_shortcut_kwargs(aggregation, 2),
+        aggregation_kwargs={"units": 2} if aggregation == "laf" else {},
         hidden_units=4,
         num_layers=2,
         num_readout_layers=2,
