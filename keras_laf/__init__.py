@@ -18,6 +18,7 @@ import importlib
 import sys
 
 from keras_laf import aggregations
+from keras_laf import compat  # noqa: I001 (after the graph layers)
 from keras_laf.aggregations import AttentionalAggregation
 from keras_laf.aggregations import DegreeScalerAggregation
 from keras_laf.aggregations import FixedAggregation
@@ -46,6 +47,7 @@ from keras_laf.aggregations.laf import presets
 from keras_laf.aggregations.laf.closed_forms import CLOSED_FORM_NAMES
 from keras_laf.aggregations.laf.closed_forms import ClosedForm
 from keras_laf.aggregations.laf.closed_forms import closed_form
+from keras_laf.compat import MessagePassing
 from keras_laf.core import config
 from keras_laf.core.sets import as_set_batch
 from keras_laf.core.sets import from_padded
@@ -62,9 +64,6 @@ from keras_laf.layers import SAB
 from keras_laf.layers import PerElement
 from keras_laf.layers import PermutationEquivariant
 from keras_laf.ops import laf
-
-from keras_laf import compat  # noqa: I001 (after the graph layers)
-from keras_laf.compat import MessagePassing
 
 __version__ = "0.2.0"
 

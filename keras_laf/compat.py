@@ -89,7 +89,9 @@ def deprecated_arguments(**translations):
         caller = function.__qualname__.removesuffix(".__init__")
 
         def translated(args, kwargs):
-            old = {key: kwargs.pop(key) for key in translations if key in kwargs}
+            old = {
+                key: kwargs.pop(key) for key in translations if key in kwargs
+            }
             if not old:
                 return kwargs
             bound = signature.bind_partial(*args, **kwargs)

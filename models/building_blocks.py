@@ -13,12 +13,10 @@ batches). `ragged=True` is a TensorFlow option: one input,
 `keras.Input(shape=(None, ...), ragged=True)`.
 """
 
-
 import keras
 
 from keras_laf import aggregations
 from keras_laf.aggregations import MultiAggregation
-
 from keras_laf.core.validation import check_bool
 from keras_laf.core.validation import is_int
 from keras_laf.core.validation import require_tensorflow

@@ -58,13 +58,14 @@ def point_cloud_classifier(
 
     Args:
         num_classes: int. Number of classes. Defaults to `40`.
-        aggregation: str. The pooling: `"laf"`, `"max"`, `"sum"`, `"pna_neighbourhood"`
-            (PNA's mean, max, min and std) or `"lstm"`; or the learnable
+        aggregation: str. The pooling: `"laf"`, `"max"`, `"sum"`,
+            `"pna_neighbourhood"` (PNA's mean, max, min and std) or
+            `"lstm"`; or the learnable
             `"gru"`, `"softmax"`, `"powermean"`, `"attention"`,
             `"set2set"`, `"gmt"`, or any other registered name
             (`keras_laf.aggregations.names()`, a user's own included)
-            (`"gmt"` needs a smaller learning rate than the others, Adam 1e-3 rather than
-            3e-3); or a list of
+            (`"gmt"` needs a smaller learning rate than the others, Adam
+            1e-3 rather than 3e-3); or a list of
             aggregation names, e.g. `["laf", "max"]` (a
             `keras_laf.MultiAggregation`; when the list holds `"laf"`,
             every member pools the features mapped into [0, 1] as LAF

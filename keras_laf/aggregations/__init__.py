@@ -49,12 +49,12 @@ from keras_laf.aggregations.quantile import QuantileAggregation
 from keras_laf.aggregations.recurrent import GRUAggregation
 from keras_laf.aggregations.recurrent import LSTMAggregation
 from keras_laf.aggregations.registry import get
+from keras_laf.aggregations.registry import held_kwargs
 from keras_laf.aggregations.registry import names
 from keras_laf.aggregations.registry import output_width
 from keras_laf.aggregations.registry import register
 from keras_laf.aggregations.registry import registered
 from keras_laf.aggregations.registry import resolve
-from keras_laf.aggregations.registry import held_kwargs
 from keras_laf.aggregations.scaler import SCALER_NAMES
 from keras_laf.aggregations.scaler import DegreeScalerAggregation
 from keras_laf.aggregations.scaler import degree_histogram

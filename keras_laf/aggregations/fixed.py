@@ -177,7 +177,6 @@ class FixedAggregation(SetAggregation):
     # A list of the names registered below is one `FixedAggregation`.
     list_argument = "aggregators"
 
-
     def __init__(
         self, aggregators=("sum",), flatten=True, epsilon=1e-5, **kwargs
     ):

@@ -111,7 +111,10 @@ class MultiAggregation(SetPooling):
             resolve(
                 identifier,
                 **held_kwargs(
-                    identifier, kwargs, f"aggregation_{index}", self.dtype_policy
+                    identifier,
+                    kwargs,
+                    f"aggregation_{index}",
+                    self.dtype_policy,
                 ),
             )
             for index, (identifier, kwargs) in enumerate(

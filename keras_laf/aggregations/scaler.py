@@ -177,7 +177,10 @@ class DegreeScalerAggregation(SetPooling):
         self._aggregation = resolve(
             aggregation,
             **held_kwargs(
-                aggregation, aggregation_kwargs, "aggregation", self.dtype_policy
+                aggregation,
+                aggregation_kwargs,
+                "aggregation",
+                self.dtype_policy,
             ),
         )
         self.aggregation = aggregation

@@ -29,6 +29,7 @@ def __getattr__(name):
         return compat.MessagePassing
     raise AttributeError(f"module 'keras_laf.graphs' has no attribute {name!r}")
 
+
 __all__ = [
     "AggregationConv",
     "GATConv",

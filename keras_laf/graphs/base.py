@@ -58,7 +58,10 @@ class GraphLayer(keras.layers.Layer):
         self._aggregation = aggregations.resolve(
             aggregation,
             **aggregations.held_kwargs(
-                aggregation, aggregation_kwargs, "aggregation", self.dtype_policy
+                aggregation,
+                aggregation_kwargs,
+                "aggregation",
+                self.dtype_policy,
             ),
         )
         _check_flat(self._aggregation)

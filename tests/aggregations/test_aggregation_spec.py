@@ -62,7 +62,9 @@ def test_every_holder_resolves_through_one_function():
     for build in (
         lambda: aggregations.get("frame_counter"),
         lambda: aggregations.MultiAggregation(["frame_counter", "max"]),
-        lambda: aggregations.DegreeScalerAggregation("frame_counter", "identity"),
+        lambda: aggregations.DegreeScalerAggregation(
+            "frame_counter", "identity"
+        ),
         lambda: keras_laf.GraphReadout("frame_counter"),
         lambda: keras_laf.AggregationConv(2, aggregation="frame_counter"),
         lambda: keras_laf.models.deep_sets(

@@ -1,6 +1,5 @@
 """Tests of the aggregation registry: `register`, `get` and the names."""
 
-
 import numpy as np
 import pytest
 

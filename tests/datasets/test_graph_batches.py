@@ -11,7 +11,6 @@ import numpy as np
 import pytest
 from keras import ops
 
-from keras_laf import aggregations
 from keras_laf.datasets import GraphBatches
 from keras_laf.datasets import bucket_size
 from keras_laf.datasets import disjoint_union

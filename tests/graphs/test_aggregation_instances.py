@@ -335,7 +335,9 @@ def test_0_1_0_laf_units_warning_names_the_callers_line(make_layer, name):
 )
 def test_bad_aggregations(make_layer):
     with pytest.raises(ValueError, match="own arguments"):
-        make_layer(aggregation=keras_laf.LAF(2), aggregation_kwargs={"units": 4})
+        make_layer(
+            aggregation=keras_laf.LAF(2), aggregation_kwargs={"units": 4}
+        )
     with pytest.raises(ValueError, match="of type Dense"):
         make_layer(aggregation=keras.layers.Dense(2))
     with pytest.raises(ValueError, match="flatten=True"):

@@ -66,7 +66,9 @@ CONFIGS = {
             {
                 "num_classes": 4,
                 "aggregation": pooling,
-                "aggregation_kwargs": {"units": 2} if pooling == "laf" else None,
+                "aggregation_kwargs": {"units": 2}
+                if pooling == "laf"
+                else None,
                 "hidden_units": 8,
             },
             False,
