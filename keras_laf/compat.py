@@ -133,14 +133,22 @@ def graph_layer_config(config):
     (LAF's units, 16 by default then) and `laf_preset` turned into
     `aggregation_kwargs`, without a warning."""
     config = dict(config)
-    units = config.pop("laf_units", None)
-    preset = config.pop("laf_preset", None)
-    if config.get("aggregation") == "laf":
-        former = {"units": units, "preset": preset}
-        config["aggregation_kwargs"] = {
-            **{key: value for key, value in former.items() if value},
-            **(config.get("aggregation_kwargs") or {}),
-        }
+    former = {
+        "units": config.pop("laf_units", None),
+        "preset": config.pop("laf_preset", None),
+    }
+    former = {key: value for key, value in former.items() if value}
+    aggregation = config.get("aggregation")
+    kwargs = dict(config.get("aggregation_kwargs") or {})
+    if aggregation == "laf":
+        config["aggregation_kwargs"] = {**former, **kwargs}
+    elif isinstance(aggregation, (list, tuple)) and "laf" in aggregation:
+        members = kwargs.get("aggregations_kwargs") or [{} for _ in aggregation]
+        kwargs["aggregations_kwargs"] = [
+            {**former, **member} if name == "laf" else member
+            for name, member in zip(aggregation, members, strict=True)
+        ]
+        config["aggregation_kwargs"] = kwargs
     return config
 
 

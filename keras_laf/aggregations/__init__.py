@@ -51,7 +51,6 @@ from keras_laf.aggregations.recurrent import LSTMAggregation
 from keras_laf.aggregations.registry import get
 from keras_laf.aggregations.registry import held_kwargs
 from keras_laf.aggregations.registry import names
-from keras_laf.aggregations.registry import output_width
 from keras_laf.aggregations.registry import register
 from keras_laf.aggregations.registry import registered
 from keras_laf.aggregations.registry import resolve
@@ -70,6 +69,20 @@ PER_FEATURE_NAMES = tuple(
     name for name in NAMES if not issubclass(registered(name)[0], SetPooling)
 )
 POOLING_NAMES = tuple(name for name in NAMES if name not in PER_FEATURE_NAMES)
+
+
+def output_width(identifier, features, **aggregation_kwargs):
+    """The output width of `resolve(identifier, **aggregation_kwargs)` on
+    elements of `features` features.
+
+    Example:
+
+    >>> output_width(["laf", "max"], 3, aggregations_kwargs=[{"units": 4}, {}])
+    15
+    >>> output_width("set2set", 3)
+    6
+    """
+    return resolve(identifier, **aggregation_kwargs).output_width(features)
 
 
 def num_aggregates(identifier, **aggregation_kwargs):

@@ -1,16 +1,10 @@
-"""The registry of aggregations: `register` fills it, `get` reads it.
+"""The registry of aggregations: `register` fills it, `resolve` reads it.
 
-`register(name, **defaults)` is a class decorator: the package's own
-aggregations and a user's are registered the same way, and from then on
-their name works wherever an aggregation is taken (`MultiAggregation`,
-`DegreeScalerAggregation`, every graph layer and the builders).
-`resolve(identifier, **aggregation_kwargs)` (also called `get`) is the
-only path from a name, a list or an instance to a layer, as PyTorch
-Geometric's `aggregation_resolver`: a name means the same layer
-everywhere, its defaults those it was registered with.
-
-This module sits at the bottom of `keras_laf.aggregations` beside `base`:
-it knows the classes only through what was registered.
+`register(name, **defaults)` names a class, the package's and a user's
+alike; `resolve(identifier, **aggregation_kwargs)` (also `get`) is the
+only path from a name, a list or a layer to a layer, as PyTorch
+Geometric's `aggregation_resolver`. Beside `base` at the bottom of
+`keras_laf.aggregations`, it knows the classes only through registration.
 """
 
 import inspect
@@ -21,29 +15,21 @@ from keras_laf.aggregations.base import SetAggregation
 
 # name -> (class, the arguments its name stands for).
 _REGISTRY = {}
-# The name under which `resolve` finds the class combining a list of
-# names (`MultiAggregation`). A list of names registered to one class that
-# declares `list_argument`, each with that argument alone as its default
-# (the fixed aggregators' `aggregators`), is one layer of that class.
+# The name of the class whose `from_list` combines a list; a list of
+# names of one class with a `list_argument`, each that argument alone
+# (the fixed aggregators), is one layer of that class.
 MULTI = "multi"
 
 
 def register(name, **defaults):
-    """Registers an aggregation class under `name`, for `get` and
-    everything that takes aggregations by name.
-
-    A class not yet registered for Keras serialization is registered too
-    (package `"keras_laf"`), so that models holding it save and load.
+    """Registers an aggregation class under `name` for `resolve`, and
+    for Keras serialization (package `"keras_laf"`) if it is not yet.
 
     Args:
-        name: str. The name, e.g. `"laf"`. A name registered before is
-            taken over by the new class (a notebook cell run again).
-        **defaults: arguments the name stands for, e.g.
-            `register("laf", units=9)`; a call of `resolve` may override
-            them.
-
-    Returns:
-        A class decorator returning the class unchanged.
+        name: str. The name, e.g. `"laf"`; registered again, it names the
+            new class (a notebook cell run again).
+        **defaults: the arguments the name stands for, e.g.
+            `register("laf", units=9)`; `resolve` may override them.
 
     Example:
 
@@ -82,9 +68,8 @@ def register(name, **defaults):
 
 
 def names():
-    """The registered names, the user's included, in registration order;
-    without `"multi"`, under which `resolve` finds the class that combines
-    a list, and the classes' own names for lists (`"fixed"`).
+    """The registered names, a user's included, in registration order;
+    without those of the classes that combine lists (`"multi"`, `"fixed"`).
 
     Example:
 
@@ -138,27 +123,24 @@ def _combined_list(members):
 
 
 def _accepted_arguments(cls):
-    """The keyword arguments of `cls`, or None if it takes any."""
-    parameters = {}
+    # The keyword arguments of the `__init__` chain of `cls`, down to the
+    # first without `**kwargs` or to the base layer's own.
+    names = set()
     for klass in cls.__mro__:
         if klass is keras.layers.Layer:
-            break
-        if "__init__" not in vars(klass):
-            continue
-        signature = inspect.signature(klass.__init__)
-        for parameter in list(signature.parameters.values())[1:]:
-            if parameter.kind in (
-                parameter.POSITIONAL_OR_KEYWORD,
-                parameter.KEYWORD_ONLY,
-            ):
-                parameters.setdefault(parameter.name, parameter)
-        if not any(
-            parameter.kind == parameter.VAR_KEYWORD
-            for parameter in signature.parameters.values()
-        ):
-            return set(parameters)
-    # The base layer's own keyword arguments.
-    return set(parameters) | {"name", "dtype", "trainable", "autocast"}
+            return names | {"name", "dtype", "trainable", "autocast"}
+        if "__init__" in vars(klass):
+            parameters = inspect.signature(klass.__init__).parameters.values()
+            kinds = {parameter.kind: parameter.name for parameter in parameters}
+            names |= {
+                parameter.name
+                for parameter in parameters
+                if parameter.kind
+                in (parameter.POSITIONAL_OR_KEYWORD, parameter.KEYWORD_ONLY)
+            } - {"self"}
+            if inspect.Parameter.VAR_KEYWORD not in kinds:
+                return names
+    return names
 
 
 def _check_arguments(cls, arguments, name):
@@ -172,11 +154,10 @@ def _check_arguments(cls, arguments, name):
 
 
 def resolve(identifier, **aggregation_kwargs):
-    """Returns the aggregation layer `identifier` stands for.
+    """The aggregation layer of the spec `(identifier, aggregation_kwargs)`.
 
-    The one path from an aggregation spec, `(identifier,
-    aggregation_kwargs)`, to a layer, as PyTorch Geometric's
-    `aggregation_resolver`; the graph layers, `MultiAggregation`,
+    The one path from a spec to a layer, as PyTorch Geometric's
+    `aggregation_resolver`: the graph layers, `MultiAggregation`,
     `DegreeScalerAggregation` and the builders all call it.
 
     - a registered name (`"laf"`, `"sum"`, `"softmax"`, `"set2set"`, a
@@ -189,16 +170,6 @@ def resolve(identifier, **aggregation_kwargs):
       `aggregations_kwargs` with each member's, as PyTorch Geometric's
       `aggrs_kwargs`);
     - an aggregation layer: returned as it is.
-
-    Args:
-        identifier: a name, a non-empty list of names and layers, or a
-            `keras_laf.SetAggregation` layer.
-        **aggregation_kwargs: arguments of the layer built, e.g.
-            `units=4, preset="closed_forms"` for `"laf"`, and `name`,
-            `dtype`.
-
-    Returns:
-        A `keras_laf.SetAggregation` layer.
 
     Raises:
         ValueError: the identifier names no aggregation, or the layer
@@ -236,11 +207,10 @@ def resolve(identifier, **aggregation_kwargs):
     elif isinstance(identifier, (list, tuple)) and identifier:
         combined = _combined_list(identifier)
         if combined is None:
-            cls, _ = registered(MULTI)
-            defaults = {"aggregations": list(identifier)}
-        else:
-            cls, argument = combined
-            defaults = {argument: list(identifier)}
+            multi, _ = registered(MULTI)
+            return multi.from_list(list(identifier), **aggregation_kwargs)
+        cls, argument = combined
+        defaults = {argument: list(identifier)}
     else:
         raise ValueError(
             "An aggregation is a name, a non-empty list of names or an "
@@ -277,35 +247,3 @@ def held_kwargs(identifier, aggregation_kwargs, name, dtype):
     if isinstance(identifier, keras.layers.Layer):
         return dict(aggregation_kwargs or {})
     return {"name": name, "dtype": dtype, **(aggregation_kwargs or {})}
-
-
-def checked_members_kwargs(aggregations_kwargs, num_members):
-    """The arguments of each member of a list, one dict each (empty ones
-    for None), or a ValueError naming what was received."""
-    if aggregations_kwargs is None:
-        return [{}] * num_members
-    if not (
-        isinstance(aggregations_kwargs, (list, tuple))
-        and len(aggregations_kwargs) == num_members
-        and all(isinstance(kwargs, dict) for kwargs in aggregations_kwargs)
-    ):
-        raise ValueError(
-            "`aggregations_kwargs` must be a list of dicts, one per "
-            f"aggregation ({num_members}). Received: "
-            f"aggregations_kwargs={aggregations_kwargs!r}"
-        )
-    return [dict(kwargs) for kwargs in aggregations_kwargs]
-
-
-def output_width(identifier, features, **aggregation_kwargs):
-    """The output width of `resolve(identifier, **aggregation_kwargs)` on
-    elements of `features` features.
-
-    Example:
-
-    >>> output_width(["laf", "max"], 3, aggregations_kwargs=[{"units": 4}, {}])
-    15
-    >>> output_width("set2set", 3)
-    6
-    """
-    return resolve(identifier, **aggregation_kwargs).output_width(features)
