@@ -18,7 +18,7 @@ import importlib
 import sys
 
 from keras_laf import aggregations
-from keras_laf import compat  # noqa: I001 (after the graph layers)
+from keras_laf import compat
 from keras_laf.aggregations import AttentionalAggregation
 from keras_laf.aggregations import DegreeScalerAggregation
 from keras_laf.aggregations import FixedAggregation

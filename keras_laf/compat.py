@@ -13,7 +13,9 @@ no deprecated forms.
   `pooling`) mapped onto the one aggregation spec, `aggregation` and
   `aggregation_kwargs`.
 - `graph_layer_config`: a graph layer's config saved by 0.1.0, with
-  `laf_units`, read without a warning.
+  `laf_units`, read without a warning (`GraphLayer.from_config` reads
+  it through this module, and `GraphReadout` takes 0.1.0's `laf_units`:
+  the graph layers themselves keep no former argument).
 - `MOVED_MODULES`: 0.1.0's module paths `keras_laf.sets` and
   `keras_laf.validation`.
 """
@@ -25,6 +27,10 @@ import warnings
 import keras
 
 from keras_laf import aggregations
+from keras_laf import graphs
+from keras_laf.graphs.base import GraphLayer
+from keras_laf.graphs.message_passing import AggregationConv
+from keras_laf.graphs.readout import GraphReadout
 
 REMOVAL = "0.3.0"
 
@@ -152,8 +158,15 @@ def graph_layer_config(config):
     return config
 
 
-# The graph layers use the functions above, so they are imported after.
-from keras_laf.graphs.message_passing import AggregationConv  # noqa: E402
+# 0.1.0's `GraphReadout(laf_units=...)`, and the configs of graph layers
+# it saved, read without a warning.
+GraphReadout.__init__ = deprecated_arguments(
+    laf_units=aggregation_argument("units")
+)(GraphReadout.__init__)
+_from_config = GraphLayer.from_config.__func__
+GraphLayer.from_config = classmethod(
+    lambda cls, config: _from_config(cls, graph_layer_config(config))
+)
 
 
 class _DegreeScalerOfMessagePassing(aggregations.DegreeScalerAggregation):
@@ -296,3 +309,7 @@ class MessagePassing(AggregationConv):
             "average_degree": self.average_degree,
             "train_average_log_degree": self.train_average_log_degree,
         }
+
+
+# 0.1.0's `keras_laf.graphs.MessagePassing`.
+graphs.MessagePassing = MessagePassing

@@ -20,16 +20,6 @@ from keras_laf.graphs.convolutions import GINConv
 from keras_laf.graphs.message_passing import AggregationConv
 from keras_laf.graphs.readout import GraphReadout
 
-
-def __getattr__(name):
-    # keras-laf 0.1.0's `keras_laf.graphs.MessagePassing`, deprecated.
-    if name == "MessagePassing":
-        from keras_laf import compat
-
-        return compat.MessagePassing
-    raise AttributeError(f"module 'keras_laf.graphs' has no attribute {name!r}")
-
-
 __all__ = [
     "AggregationConv",
     "GATConv",

@@ -129,10 +129,6 @@ class GraphLayer(keras.layers.Layer):
 
     @classmethod
     def from_config(cls, config):
-        # Configs saved by keras-laf 0.1.0 hold `laf_units`.
-        from keras_laf import compat
-
-        config = compat.graph_layer_config(config)
         if isinstance(config.get("aggregation"), dict):
             config["aggregation"] = keras.saving.deserialize_keras_object(
                 config["aggregation"]

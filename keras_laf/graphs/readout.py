@@ -8,7 +8,6 @@ each node) and `nodes_per_graph` (whose length is the number of graphs).
 import keras
 from keras import ops
 
-from keras_laf import compat
 from keras_laf.core import backend
 from keras_laf.core.sets import checked_indices
 from keras_laf.core.sets import count_segments
@@ -106,7 +105,6 @@ class GraphReadout(GraphLayer):
            [5. ]], dtype=float32)
     """
 
-    @compat.deprecated_arguments(laf_units=compat.aggregation_argument("units"))
     def __init__(self, aggregation="sum", aggregation_kwargs=None, **kwargs):
         super().__init__(aggregation, aggregation_kwargs, **kwargs)
 
