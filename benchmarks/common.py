@@ -399,7 +399,7 @@ def point_cloud_model(pooling, width, learning_rate, metrics=("accuracy",)):
 
     model = point_cloud_classifier(
         num_classes=8,
-        pooling=(
+        aggregation=(
             pooling.split("+")
             if isinstance(pooling, str) and "+" in pooling
             else pooling

@@ -18,6 +18,7 @@ import importlib
 import sys
 
 from keras_laf import aggregations
+from keras_laf import compat
 from keras_laf.aggregations import AttentionalAggregation
 from keras_laf.aggregations import DegreeScalerAggregation
 from keras_laf.aggregations import FixedAggregation
@@ -46,6 +47,7 @@ from keras_laf.aggregations.laf import presets
 from keras_laf.aggregations.laf.closed_forms import CLOSED_FORM_NAMES
 from keras_laf.aggregations.laf.closed_forms import ClosedForm
 from keras_laf.aggregations.laf.closed_forms import closed_form
+from keras_laf.compat import MessagePassing
 from keras_laf.core import config
 from keras_laf.core.sets import as_set_batch
 from keras_laf.core.sets import from_padded
@@ -55,7 +57,6 @@ from keras_laf.graphs import GATConv
 from keras_laf.graphs import GCNConv
 from keras_laf.graphs import GINConv
 from keras_laf.graphs import GraphReadout
-from keras_laf.graphs import MessagePassing
 from keras_laf.layers import ISAB
 from keras_laf.layers import MAB
 from keras_laf.layers import PMA
@@ -66,30 +67,11 @@ from keras_laf.ops import laf
 
 __version__ = "0.2.0"
 
-# Modules that moved when the package took its layered folders, under
-# their former paths too, so that code importing them keeps working.
-_MOVED_MODULES = {
-    "keras_laf.config": "keras_laf.core.config",
-    "keras_laf.devices": "keras_laf.core.devices",
-    "keras_laf.laf_layer": "keras_laf.aggregations.laf",
-    "keras_laf.ops.backend": "keras_laf.core.backend",
-    "keras_laf.sets": "keras_laf.core.sets",
-    "keras_laf.validation": "keras_laf.core.validation",
-}
-for _former, _current in _MOVED_MODULES.items():
+# `keras_laf.config` imports as a module of its own; keras-laf 0.1.0's
+# module paths that moved are in `keras_laf.compat`.
+sys.modules.setdefault("keras_laf.config", config)
+for _former, _current in compat.MOVED_MODULES.items():
     sys.modules.setdefault(_former, importlib.import_module(_current))
-for _module in (
-    "callbacks",
-    "closed_forms",
-    "constraints",
-    "initializers",
-    "presets",
-    "layer",
-):
-    sys.modules.setdefault(
-        f"keras_laf.laf_layer.{_module}",
-        importlib.import_module(f"keras_laf.aggregations.laf.{_module}"),
-    )
 
 # Subpackages imported on first use, so that `import keras_laf` gives them
 # without an import cycle (`keras_laf.models` imports the layers above).

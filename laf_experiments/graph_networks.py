@@ -61,7 +61,6 @@ def build_model(
         laf_preset: the preset of the LAF layers. Defaults to `None`: the
             layer's default.
     """
-    from keras_laf import aggregations
     from keras_laf.models import graph_network
 
     aggregation, aggregation_kwargs = graph_method(method).spec()
@@ -69,10 +68,10 @@ def build_model(
         aggregation=aggregation,
         # LAF's units and preset (for a list, those of its LAF member).
         aggregation_kwargs={
-            **aggregation_kwargs,
-            **aggregations.former_shortcut_kwargs(
-                aggregation, laf_units, laf_preset
+            **methods.with_laf_arguments(
+                aggregation, units=laf_units, preset=laf_preset
             ),
+            **aggregation_kwargs,
         },
         hidden_units=hidden_units,
         num_layers=num_layers,

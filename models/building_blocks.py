@@ -13,53 +13,39 @@ batches). `ragged=True` is a TensorFlow option: one input,
 `keras.Input(shape=(None, ...), ragged=True)`.
 """
 
-import functools
-import warnings
-
 import keras
 
+from keras_laf import aggregations
+from keras_laf.aggregations import MultiAggregation
 from keras_laf.core.validation import check_bool
 from keras_laf.core.validation import is_int
 from keras_laf.core.validation import require_tensorflow
 from keras_laf.layers import PerElement
 
 
-def renamed_arguments(**new_names):
-    """Keeps the old names of renamed builder arguments working.
+def set_aggregation(aggregation, aggregation_kwargs, name):
+    """The aggregation layer of a set model, from its spec.
 
-    Every builder calls the LAF units `laf_units` and the width of its
-    hidden layers `hidden_units`; an old name given to the decorated
-    builder is passed on under its new name with a `DeprecationWarning`.
-
-    Args:
-        **new_names: the new name of each old argument name, e.g.
-            `units="laf_units"`.
+    Its elements come out of a sigmoid (or LAF's own map into [0, 1])
+    already: a `MultiAggregation` made from a list squashes none of its
+    members' elements again, unless `aggregation_kwargs` say otherwise.
     """
-
-    def decorate(builder):
-        @functools.wraps(builder)
-        def build(*args, **kwargs):
-            for old, new in new_names.items():
-                if old not in kwargs:
-                    continue
-                if new in kwargs:
-                    raise ValueError(
-                        f"`{builder.__name__}` got both `{old}` and its new "
-                        f"name `{new}`; give `{new}` only. Received: "
-                        f"{old}={kwargs[old]!r}, {new}={kwargs[new]!r}"
-                    )
-                warnings.warn(
-                    f"`{builder.__name__}({old}=...)` is deprecated; use "
-                    f"`{new}=` instead.",
-                    DeprecationWarning,
-                    stacklevel=2,
-                )
-                kwargs[new] = kwargs.pop(old)
-            return builder(*args, **kwargs)
-
-        return build
-
-    return decorate
+    layer = aggregations.resolve(
+        aggregation,
+        **aggregations.held_kwargs(aggregation, aggregation_kwargs, name, None),
+    )
+    kwargs = dict(aggregation_kwargs or {})
+    if (
+        isinstance(layer, MultiAggregation)
+        and not isinstance(aggregation, keras.layers.Layer)
+        and "laf_activation" not in kwargs
+    ):
+        kwargs["laf_activation"] = None
+        layer = aggregations.resolve(
+            aggregation,
+            **aggregations.held_kwargs(aggregation, kwargs, name, None),
+        )
+    return layer
 
 
 def check_widths(name, widths):

@@ -2,23 +2,24 @@
 
 import keras
 
-from keras_laf import aggregations
+from keras_laf import compat
 from keras_laf.core.validation import check_positive_int
 from keras_laf.layers import PerElement
 from keras_laf.models.building_blocks import check_widths
 from keras_laf.models.building_blocks import dense_head
 from keras_laf.models.building_blocks import element_network
-from keras_laf.models.building_blocks import renamed_arguments
+from keras_laf.models.building_blocks import set_aggregation
 from keras_laf.models.building_blocks import set_inputs
 
 
-@renamed_arguments(units="laf_units")
+@compat.deprecated_arguments(
+    units=compat.aggregation_argument("units"),
+    lstm_units=compat.aggregation_argument("units", names=("lstm",)),
+)
 def deep_sets(
     input_dim=None,
     output_dim=1,
     aggregation="laf",
-    laf_units=9,
-    laf_preset=None,
     aggregation_kwargs=None,
     vocabulary_size=None,
     embedding_dim=10,
@@ -27,7 +28,6 @@ def deep_sets(
     phi_output_activation="sigmoid",
     rho_units=(),
     rho_activation="relu",
-    lstm_units=32,
     ragged=False,
     name="deep_sets",
 ):
@@ -42,18 +42,17 @@ def deep_sets(
     The paper's models, by arguments:
 
     - integer sets: `deep_sets(vocabulary_size=10, embedding_dim=10,
-      phi_units=(), laf_units=9)`: Embedding(10, 10) -> sigmoid -> LAF(9) ->
-      Dense(1);
-    - MNIST-digit sets: `deep_sets(input_dim=784, phi_units=(300, 100, 30),
-      rho_units=(1000, 100), laf_units=9)`: 784-300-100-30 (tanh, tanh,
-      sigmoid) -> LAF(9) -> 1000-100-1.
+      phi_units=())`: Embedding(10, 10) -> sigmoid -> LAF(9) -> Dense(1);
+    - MNIST-digit sets: `deep_sets(input_dim=784, phi_units=(300, 100,
+      30), rho_units=(1000, 100))`: 784-300-100-30 (tanh, tanh, sigmoid) ->
+      LAF(9) -> 1000-100-1.
 
     Args:
         input_dim: int. Features of each element. Give this or
             `vocabulary_size`.
         output_dim: int. Outputs of the model. Defaults to `1`.
-        aggregation: an identifier of `keras_laf.aggregations.get`:
-            `"laf"` (LAF with `laf_units` units), a fixed aggregator such as
+        aggregation: an identifier of `keras_laf.aggregations.resolve`:
+            `"laf"` (LAF, 9 units unless told), a fixed aggregator such as
             `"sum"`, `"mean"` or `"max"`, `"deepsets"` (3 sum, 3 max and 3
             mean), `"pna"` (mean, max, sum, std, var, skewness, kurtosis),
             `"lstm"` or `"gru"` (a recurrent network over the elements,
@@ -63,14 +62,10 @@ def deep_sets(
             `["laf", "max"]`, a `keras_laf.MultiAggregation` whose members
             all pool phi's output, LAF's squashed once by phi's last
             activation). Defaults to `"laf"`.
-        laf_units: int. LAF units (formerly `units`); of a `"laf"` given
-            by name, also inside a list. Defaults to `9`.
-        laf_preset: str. The `keras_laf.LAF` preset (`"pooling"`,
-            `"closed_forms"` or `"paper"`, see `keras_laf.presets`) when
-            LAF is used. Defaults to `None`: the layer's default.
-        aggregation_kwargs: dict. Further arguments of an aggregation
-            given by name, e.g. `{"output_bound": 10.0}` for `"laf"`, or
-            `aggregations_kwargs` for a list. Defaults to `None`.
+        aggregation_kwargs: dict. The arguments of an aggregation given by
+            name, e.g. `{"units": 4, "preset": "closed_forms"}` for
+            `"laf"`, or `aggregations_kwargs` for a list. Defaults to
+            `None`: the name's defaults.
         vocabulary_size: int. For sets of integers in `[0, vocabulary_size)`:
             each element is embedded first. As with `keras.layers.Embedding`,
             an element outside that range is found only when the model runs:
@@ -123,32 +118,12 @@ def deep_sets(
             check_positive_int(argument, value)
     for argument, value in (
         ("output_dim", output_dim),
-        ("laf_units", laf_units),
         ("embedding_dim", embedding_dim),
-        ("lstm_units", lstm_units),
     ):
         check_positive_int(argument, value)
     phi_units = check_widths("phi_units", phi_units)
     rho_units = check_widths("rho_units", rho_units)
-    # A list holding LAF: phi's last activation already maps the elements
-    # into [0, 1], so the MultiAggregation does not squash LAF's again.
-    mixed = isinstance(aggregation, (list, tuple)) and "laf" in aggregation
-    units = lstm_units if aggregation in ("lstm", "gru", "gmt") else laf_units
-    aggregate = aggregations.get(
-        aggregation,
-        **{
-            **aggregations.former_shortcut_kwargs(
-                aggregation, units, laf_preset
-            ),
-            **({"laf_activation": None} if mixed else {}),
-            **(
-                {}
-                if isinstance(aggregation, keras.layers.Layer)
-                else {"name": "aggregation"}
-            ),
-            **(aggregation_kwargs or {}),
-        },
-    )
+    aggregate = set_aggregation(aggregation, aggregation_kwargs, "aggregation")
 
     if vocabulary_size is None:
         inputs, elements, mask = set_inputs((input_dim,), ragged)

@@ -13,7 +13,7 @@ every task.
 
 import keras
 
-from keras_laf import aggregations
+from keras_laf import compat
 from keras_laf.aggregations import DegreeScalerAggregation
 from keras_laf.core.validation import check_number
 from keras_laf.core.validation import check_positive_int
@@ -34,8 +34,8 @@ CONVOLUTIONS = {
     "gcn": GCNConv,
     "gat": GATConv,
 }
-# LAF units of the paper's network.
-PAPER_LAF_UNITS = 100
+# The LAF of the paper's network: `aggregation_kwargs` of `"laf"`.
+PAPER_LAF_KWARGS = {"units": 100}
 
 
 def _copy(layer, name=None):
@@ -59,27 +59,6 @@ def _mlp(inputs, hidden_units, num_outputs, num_layers, name):
             name=f"{name}_dense_{index + 1}",
         )(hidden)
     return keras.layers.Dense(num_outputs, name=name)(hidden)
-
-
-def _aggregation_arguments(
-    aggregation, aggregation_kwargs, laf_units, laf_preset
-):
-    # The aggregation's arguments, from the deprecated shortcuts too; a
-    # LAF made from a name has the paper's units unless told.
-    arguments = aggregations.with_former_shortcuts(
-        aggregation,
-        aggregation_kwargs,
-        laf_units,
-        laf_preset,
-        caller="graph_network",
-        stacklevel=3,
-    )
-    if isinstance(aggregation, keras.layers.Layer):
-        return arguments
-    return {
-        **aggregations.former_shortcut_kwargs(aggregation, PAPER_LAF_UNITS),
-        **arguments,
-    }
 
 
 def _convolution_factory(convolution, hidden_units, message_units, num_heads):
@@ -129,14 +108,13 @@ def _graph_inputs(num_node_features):
     }
 
 
+@compat.deprecated_arguments(laf_units=compat.aggregation_argument("units"))
 def graph_network(
     num_node_features=2,
     num_node_outputs=3,
     num_graph_outputs=3,
     aggregation="laf",
     aggregation_kwargs=None,
-    laf_units=None,
-    laf_preset=None,
     hidden_units=16,
     message_units=None,
     num_layers=4,
@@ -205,11 +183,8 @@ def graph_network(
             name, for every layer (and the readout, when it is the same;
             PyTorch Geometric's
             `aggr_kwargs`), e.g. `{"units": 8, "preset": "closed_forms"}`
-            for `"laf"`. Defaults to `None`: `{"units": 100}` for `"laf"`
-            (the paper's network; also the units of `"lstm"`, `"gru"` and
-            the width of `"gmt"`), the name's defaults otherwise.
-        laf_units: int. Deprecated: `aggregation_kwargs={"units": ...}`.
-        laf_preset: str. Deprecated: `aggregation_kwargs={"preset": ...}`.
+            for `"laf"`; the paper's network is `PAPER_LAF_KWARGS`, 100
+            units. Defaults to `None`: the name's defaults.
         hidden_units: int. Node state size. Defaults to `16`, as PNA.
         message_units: int. Message size. Defaults to `hidden_units`.
         num_layers: int. Message-passing layers. Defaults to `4`.
@@ -234,8 +209,7 @@ def graph_network(
             sigmoid dense layer before it.
         readout_aggregation_kwargs: dict. The arguments of a
             `readout_aggregation` given by name, as `aggregation_kwargs`.
-            Defaults to `None`: `{"units": 100}` for `"laf"`, the name's
-            defaults otherwise.
+            Defaults to `None`: the name's defaults.
         num_readout_layers: int. Dense layers of each output MLP.
             Defaults to `3`, as PNA.
         dropout: float. Dropout rate between message-passing layers.
@@ -286,9 +260,7 @@ def graph_network(
     make_layer = _convolution_factory(
         convolution, hidden_units, message_units, num_heads
     )
-    arguments = _aggregation_arguments(
-        aggregation, aggregation_kwargs, laf_units, laf_preset
-    )
+    arguments = dict(aggregation_kwargs or {})
     if readout_aggregation is None:
         # The aggregation inside PNA's scalers, where a layer of them is
         # given.
@@ -296,12 +268,7 @@ def graph_network(
         if isinstance(aggregation, DegreeScalerAggregation):
             readout_aggregation = aggregation.aggregation_layer()
     else:
-        readout_arguments = _aggregation_arguments(
-            readout_aggregation,
-            readout_aggregation_kwargs,
-            laf_units,
-            laf_preset,
-        )
+        readout_arguments = readout_aggregation_kwargs
     if list(scalers) != ["identity"]:
         # PNA's scalers around each layer's aggregation.
         aggregation = DegreeScalerAggregation(

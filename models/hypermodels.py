@@ -355,8 +355,7 @@ class DeepSetsHyperModel(SetHyperModel):
     _builder = staticmethod(deep_sets)
     _reserved = (
         "aggregation",
-        "laf_units",
-        "laf_preset",
+        "aggregation_kwargs",
         "vocabulary_size",
         "input_dim",
         "output_dim",
@@ -388,8 +387,7 @@ class DeepSetsHyperModel(SetHyperModel):
             input_dim=self.input_dim,
             output_dim=self.output_dim,
             aggregation=aggregation,
-            laf_units=units,
-            laf_preset=preset,
+            aggregation_kwargs=_laf_kwargs(aggregation, units, preset),
             vocabulary_size=self.vocabulary_size,
             **self.model_kwargs,
         )
@@ -427,7 +425,12 @@ class SetTransformerHyperModel(SetHyperModel):
 
     AGGREGATIONS = HEADS
     _builder = staticmethod(set_transformer)
-    _reserved = ("head", "laf_units", "laf_preset", "input_dim", "output_dim")
+    _reserved = (
+        "aggregation",
+        "aggregation_kwargs",
+        "input_dim",
+        "output_dim",
+    )
 
     def __init__(self, input_dim, output_dim=1, **kwargs):
         input_dim = check_positive_int("input_dim", input_dim)
@@ -440,11 +443,21 @@ class SetTransformerHyperModel(SetHyperModel):
         return set_transformer(
             input_dim=self.input_dim,
             output_dim=self.output_dim,
-            head=aggregation,
-            laf_units=units,
-            laf_preset=preset,
+            aggregation=aggregation,
+            aggregation_kwargs=_laf_kwargs(aggregation, units, preset),
             **self.model_kwargs,
         )
+
+
+def _laf_kwargs(aggregation, units, preset):
+    # The hyperparameters `laf_units` and `laf_preset` are LAF's arguments.
+    if aggregation != "laf":
+        return None
+    return {
+        key: value
+        for key, value in (("units", units), ("preset", preset))
+        if value is not None
+    }
 
 
 def _check_learning_rates(learning_rates):

@@ -10,7 +10,6 @@ aggregations are arguments, which is what `keras-laf molecules` compares.
 
 import keras
 
-from keras_laf.aggregations import former_shortcut_kwargs
 from keras_laf.core.validation import check_positive_int
 from keras_laf.graphs import AggregationConv
 from keras_laf.graphs import GraphReadout
@@ -28,13 +27,13 @@ def molecule_network(
     num_atom_features,
     num_bond_features=None,
     aggregation="sum",
+    aggregation_kwargs=None,
     readout_aggregation="sum",
+    readout_aggregation_kwargs=None,
     hidden_units=32,
     message_units=None,
     num_layers=2,
     num_outputs=1,
-    laf_units=8,
-    laf_preset=None,
     name="molecule_network",
 ):
     """Builds a network that predicts one vector per molecule.
@@ -61,23 +60,25 @@ def molecule_network(
             `keras_laf.datasets.molecules.NUM_BOND_FEATURES`. Defaults to
             `None`: no bond features (and no `"edge_features"` input).
         aggregation: the neighbour aggregation: a name or list of names of
-            `keras_laf.aggregations.get` (`"sum"`, `"mean"`, `"max"`,
+            `keras_laf.aggregations.resolve` (`"sum"`, `"mean"`, `"max"`,
             `"softmax"`, `"genagg"`, `"laf"`, ...) or an aggregation layer
             (`keras_laf.DegreeScalerAggregation(["mean", "max", "min",
             "std"], [...], degree_histogram=...)` for PNA), which each
             layer gets a copy of. Defaults to `"sum"`.
+        aggregation_kwargs: dict. The arguments of an `aggregation` given
+            by name, e.g. `{"units": 8}` for `"laf"`. Defaults to `None`:
+            the name's defaults.
         readout_aggregation: the aggregation of the atoms of each
             molecule, the same kinds. Defaults to `"sum"`.
+        readout_aggregation_kwargs: dict. The arguments of a
+            `readout_aggregation` given by name. Defaults to `None`: the
+            name's defaults.
         hidden_units: int. Atom state size. Defaults to `32`.
         message_units: int. Features of each message, the width that the
             neighbour aggregation aggregates. Defaults to `None`:
             `hidden_units`.
         num_layers: int. Message-passing layers. Defaults to `2`.
         num_outputs: int. Outputs per molecule. Defaults to `1`.
-        laf_units: int. LAF units of an aggregation named `"laf"`.
-            Defaults to `8`.
-        laf_preset: str. The `keras_laf.LAF` preset of an aggregation named
-            `"laf"`. Defaults to `None`: the layer's default.
         name: str. The model's name. Defaults to `"molecule_network"`.
 
     Returns:
@@ -131,13 +132,6 @@ def molecule_network(
             shape=(num_bond_features,), name="edge_features"
         )
         bonds = inputs["edge_features"]
-    # LAF's units and preset for an aggregation given by name (also a
-    # LAF inside a list); a layer has its own.
-    laf_options = {
-        "aggregation_kwargs": former_shortcut_kwargs(
-            aggregation, laf_units, laf_preset
-        )
-    }
     # (num_atoms, hidden_units)
     states = keras.layers.Dense(hidden_units, name="atom_embedding")(
         inputs["node_features"]
@@ -147,8 +141,8 @@ def molecule_network(
             hidden_units,
             aggregation=_copy(aggregation),
             message_units=message_units,
+            aggregation_kwargs=aggregation_kwargs,
             name=f"convolution_{index + 1}",
-            **laf_options,
         )
         updates = convolution(
             states, inputs["edge_source"], inputs["edge_target"], bonds
@@ -163,14 +157,11 @@ def molecule_network(
     projected = keras.layers.Dense(
         hidden_units, activation="sigmoid", name="readout_projection"
     )(states)
-    readout_options = {
-        "aggregation_kwargs": former_shortcut_kwargs(
-            readout_aggregation, laf_units, laf_preset
-        )
-    }
     # (num_molecules, width)
     pooled = GraphReadout(
-        _copy(readout_aggregation), name="readout", **readout_options
+        _copy(readout_aggregation),
+        aggregation_kwargs=readout_aggregation_kwargs,
+        name="readout",
     )(
         projected,
         inputs["node_graph_ids"],

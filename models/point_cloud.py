@@ -2,12 +2,12 @@
 
 import keras
 
-from keras_laf import aggregations
+from keras_laf import compat
 from keras_laf.core.validation import check_number
 from keras_laf.core.validation import check_positive_int
 from keras_laf.layers import PerElement
 from keras_laf.layers import PermutationEquivariant
-from keras_laf.models.building_blocks import renamed_arguments
+from keras_laf.models.building_blocks import set_aggregation
 from keras_laf.models.building_blocks import set_inputs
 
 POOLINGS = (
@@ -23,19 +23,19 @@ POOLINGS = (
     "set2set",
     "gmt",
 )
-# The poolings `hidden_units` wide.
-_HIDDEN_WIDTH_POOLINGS = ("lstm", "gru", "gmt")
 
 
-@renamed_arguments(width="hidden_units", units="laf_units")
+@compat.deprecated_arguments(
+    pooling=compat.renamed("aggregation"),
+    width=compat.renamed("hidden_units"),
+    units=compat.aggregation_argument("units"),
+)
 def point_cloud_classifier(
     num_classes=40,
-    pooling="laf",
+    aggregation="laf",
+    aggregation_kwargs=None,
     hidden_units=256,
     num_equivariant_layers=3,
-    laf_units=10,
-    laf_preset=None,
-    aggregation_kwargs=None,
     dropout=0.5,
     input_dim=3,
     ragged=False,
@@ -46,26 +46,26 @@ def point_cloud_classifier(
     Zaheer et al., "Deep Sets" (NeurIPS 2017): `num_equivariant_layers`
     layers x -> tanh(W (x - max(x)) + b) of `hidden_units` units, a pooling over
     the points, dropout, a dense tanh layer, dropout and a linear layer
-    giving logits. The pooling is `"laf"` by default (LAF with `laf_units`
-    units, the LAF paper's choice, on the features mapped into [0, 1] by
+    giving logits. The pooling is `"laf"` by default (LAF, the LAF paper's
+    choice, 10 units there, on the features mapped into [0, 1] by
     (1 + tanh) / 2), or `"max"` (DeepSets), `"sum"` (DeepSets' sum),
     `"pna_neighbourhood"` (PNA's mean, max, min and standard deviation
     concatenated), `"lstm"` (an LSTM over the points in their given order,
-    `hidden_units` wide, the order-dependent baseline of the LAF paper).
+    the order-dependent baseline of the LAF paper).
     Points are expected standardised per cloud (zero mean, unit variance), as
     `laf_experiments.data` produces them; the model does not
     standardise.
 
     Args:
         num_classes: int. Number of classes. Defaults to `40`.
-        pooling: str. `"laf"`, `"max"`, `"sum"`, `"pna_neighbourhood"`
-            (PNA's mean, max, min and std) or `"lstm"`; or the learnable
+        aggregation: str. The pooling: `"laf"`, `"max"`, `"sum"`,
+            `"pna_neighbourhood"` (PNA's mean, max, min and std) or
+            `"lstm"`; or the learnable
             `"gru"`, `"softmax"`, `"powermean"`, `"attention"`,
             `"set2set"`, `"gmt"`, or any other registered name
             (`keras_laf.aggregations.names()`, a user's own included)
-            (`"gru"` and `"gmt"` `hidden_units` wide; `"gmt"` needs a
-            smaller learning rate than the others, Adam 1e-3 rather than
-            3e-3); or a list of
+            (`"gmt"` needs a smaller learning rate than the others, Adam
+            1e-3 rather than 3e-3); or a list of
             aggregation names, e.g. `["laf", "max"]` (a
             `keras_laf.MultiAggregation`; when the list holds `"laf"`,
             every member pools the features mapped into [0, 1] as LAF
@@ -73,17 +73,13 @@ def point_cloud_classifier(
             `keras_laf.LAF` with other arguments, say), used as given,
             after the map into [0, 1] if it is a LAF. Defaults to
             `"laf"`.
-        aggregation_kwargs: dict. Further arguments of a pooling given by
-            name, e.g. `{"output_bound": 10.0}` for `"laf"`, or
-            `aggregations_kwargs` for a list. Defaults to `None`.
-        hidden_units: int. Width of the equivariant and dense layers
-            (formerly `width`). Defaults to `256`.
+        aggregation_kwargs: dict. The arguments of a pooling given by
+            name, e.g. `{"units": 10, "output_bound": 10.0}` for `"laf"`,
+            or `aggregations_kwargs` for a list. Defaults to `None`: the
+            name's defaults.
+        hidden_units: int. Width of the equivariant and dense layers.
+            Defaults to `256`.
         num_equivariant_layers: int. Defaults to `3`.
-        laf_units: int. LAF units of the `"laf"` pooling (formerly
-            `units`). Defaults to `10`.
-        laf_preset: str. The `keras_laf.LAF` preset (`"pooling"`,
-            `"closed_forms"` or `"paper"`, see `keras_laf.presets`) when
-            LAF is used. Defaults to `None`: the layer's default.
         dropout: float in [0, 1). Dropout rate. Defaults to `0.5`.
         input_dim: int. Coordinates per point. Defaults to `3`.
         ragged: bool. If False (the default), on every backend the model
@@ -101,7 +97,9 @@ def point_cloud_classifier(
 
     Example:
 
-    >>> model = point_cloud_classifier(num_classes=40)
+    >>> model = point_cloud_classifier(
+    ...     num_classes=40, aggregation_kwargs={"units": 10}
+    ... )
     >>> model.get_layer("laf").units
     10
     >>> model.compile(
@@ -113,7 +111,6 @@ def point_cloud_classifier(
         ("num_classes", num_classes),
         ("hidden_units", hidden_units),
         ("num_equivariant_layers", num_equivariant_layers),
-        ("laf_units", laf_units),
         ("input_dim", input_dim),
     ):
         check_positive_int(argument, value)
@@ -127,20 +124,10 @@ def point_cloud_classifier(
     # The pooling layer first: it says whether its elements must lie in
     # [0, 1]. A list holding LAF: every member gets the mapped features,
     # and the MultiAggregation does not squash LAF's again.
-    mixed = isinstance(pooling, list) and "laf" in pooling
-    units = hidden_units if pooling in _HIDDEN_WIDTH_POOLINGS else laf_units
-    pooling_layer = aggregations.get(
-        pooling,
-        **{
-            **aggregations.former_shortcut_kwargs(pooling, units, laf_preset),
-            **({"laf_activation": None} if mixed else {}),
-            **(
-                {}
-                if isinstance(pooling, keras.layers.Layer)
-                else {"name": "laf" if pooling == "laf" else "pooling"}
-            ),
-            **(aggregation_kwargs or {}),
-        },
+    pooling_layer = set_aggregation(
+        aggregation,
+        aggregation_kwargs,
+        "laf" if aggregation == "laf" else "pooling",
     )
     if pooling_layer.input_domain == "unit_interval":
         # LAF needs its elements in [0, 1]: (1 + tanh) / 2 maps the tanh

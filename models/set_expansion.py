@@ -13,6 +13,7 @@ from keras_laf import aggregations
 from keras_laf.core.validation import check_positive_int
 from keras_laf.models.building_blocks import check_widths
 
+# The aggregations of the LAF paper's set expansion.
 AGGREGATIONS = ("laf", "sum", "pna")
 
 
@@ -22,8 +23,7 @@ def set_expansion(
     embeddings=None,
     train_embeddings=False,
     aggregation="laf",
-    laf_units=9,
-    laf_preset=None,
+    aggregation_kwargs=None,
     phi_units=(64,),
     scorer_units=(64,),
     name="set_expansion",
@@ -60,13 +60,14 @@ def set_expansion(
             word vectors (e.g. word2vec) that initialise the embedding.
         train_embeddings: bool. Whether the word embedding is trained.
             Defaults to `False` (True without `embeddings`).
-        aggregation: str. `"laf"` (LAF with `laf_units` units), `"sum"`
-            (DeepSets) or `"pna"` (PNA's aggregators: mean, max, sum, std,
-            var, skewness, kurtosis). Defaults to `"laf"`.
-        laf_units: int. LAF units. Defaults to `9`.
-        laf_preset: str. The `keras_laf.LAF` preset (`"pooling"`,
-            `"closed_forms"` or `"paper"`, see `keras_laf.presets`) when
-            LAF is used. Defaults to `None`: the layer's default.
+        aggregation: the aggregation of the query set, an identifier of
+            `keras_laf.aggregations.resolve`: the paper's `"laf"` (LAF, 9
+            units unless told), `"sum"` (DeepSets) or `"pna"` (PNA's mean,
+            max, sum, std, var, skewness, kurtosis), any other name, a list
+            or a layer. Defaults to `"laf"`.
+        aggregation_kwargs: dict. The arguments of an aggregation given by
+            name, e.g. `{"units": 9, "preset": "closed_forms"}` for
+            `"laf"`. Defaults to `None`: the name's defaults.
         phi_units: widths of phi's dense layers, the last with a sigmoid.
             Defaults to `(64,)`.
         scorer_units: widths of the scorer's projections (the first) and
@@ -88,12 +89,6 @@ def set_expansion(
     (1, 1)
     """
     vocabulary_size = check_positive_int("vocabulary_size", vocabulary_size)
-    if aggregation not in AGGREGATIONS:
-        raise ValueError(
-            f"`aggregation` must be one of {AGGREGATIONS}. "
-            f"Received: aggregation={aggregation!r}"
-        )
-    laf_units = check_positive_int("laf_units", laf_units)
     phi_units = check_widths("phi_units", phi_units)
     if not phi_units:
         raise ValueError(
@@ -134,11 +129,10 @@ def set_expansion(
             activation="sigmoid" if last else "tanh",
             name=f"phi_{index + 1}",
         )(elements)
-    aggregate = aggregations.get(
+    aggregate = aggregations.resolve(
         aggregation,
-        name="aggregation",
-        **aggregations.former_shortcut_kwargs(
-            aggregation, laf_units, laf_preset
+        **aggregations.held_kwargs(
+            aggregation, aggregation_kwargs, "aggregation", None
         ),
     )(elements)
     set_encoder = keras.Model(query_vectors, aggregate, name="set_encoder")

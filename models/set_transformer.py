@@ -1,8 +1,8 @@
-"""Set Transformer models with a PMA or a LAF head."""
+"""Set Transformer models with a PMA or an aggregation (LAF) head."""
 
 import keras
 
-from keras_laf import aggregations
+from keras_laf import compat
 from keras_laf.core.validation import check_positive_int
 from keras_laf.layers import ISAB
 from keras_laf.layers import PMA
@@ -11,26 +11,30 @@ from keras_laf.models.building_blocks import check_choice
 from keras_laf.models.building_blocks import check_widths
 from keras_laf.models.building_blocks import dense_head
 from keras_laf.models.building_blocks import element_network
-from keras_laf.models.building_blocks import renamed_arguments
+from keras_laf.models.building_blocks import set_aggregation
 from keras_laf.models.building_blocks import set_inputs
 
+# The heads of the LAF paper.
 HEADS = ("pma", "laf")
 ENCODERS = ("sab", "isab")
 
 
-@renamed_arguments(dim="hidden_units", units="laf_units")
+@compat.deprecated_arguments(
+    head=compat.renamed("aggregation"),
+    dim=compat.renamed("hidden_units"),
+    units=compat.aggregation_argument("units"),
+)
 def set_transformer(
     input_dim,
     output_dim=1,
-    head="pma",
+    aggregation="pma",
+    aggregation_kwargs=None,
     encoder="sab",
     num_blocks=2,
     hidden_units=64,
     num_heads=4,
     num_inducing=16,
     num_seeds=1,
-    laf_units=10,
-    laf_preset=None,
     layer_norm=True,
     phi_units=(),
     phi_activation="relu",
@@ -44,31 +48,34 @@ def set_transformer(
     Lee et al., "Set Transformer" (ICML 2019), with the decoder's pooling
     as a choice, as in the LAF paper's comparison: an optional dense
     network on each element, `num_blocks` SAB or ISAB blocks, then either
-    PMA with `num_seeds` seed vectors or a sigmoid and LAF with
-    `laf_units` units, then dense layers and a linear output.
+    PMA with `num_seeds` seed vectors or an aggregation (a sigmoid and
+    LAF), then dense layers and a linear output.
 
     The LAF paper's unique-sum models, by arguments:
-    `set_transformer(input_dim=784, phi_units=(300, 100, 30), head="pma")`
-    (ST-PMA: 2 x SAB(64, 4 heads), PMA(64, 4), Dense(100) ReLU, Dense(1))
-    and the same with `head="laf", laf_units=10` (ST-LAF).
+    `set_transformer(input_dim=784, phi_units=(300, 100, 30))` (ST-PMA:
+    2 x SAB(64, 4 heads), PMA(64, 4), Dense(100) ReLU, Dense(1)) and the
+    same with `aggregation="laf", aggregation_kwargs={"units": 10}`
+    (ST-LAF).
 
     Args:
         input_dim: int. Features of each element.
         output_dim: int. Outputs of the model. Defaults to `1`.
-        head: str. `"pma"` or `"laf"`. Defaults to `"pma"`.
+        aggregation: the pooling head: `"pma"` (the Set Transformer's
+            attention pooling), or an aggregation of
+            `keras_laf.aggregations.resolve` (`"laf"`, the LAF paper's
+            ST-LAF, its elements through a sigmoid first; a name, a list
+            or a layer). Defaults to `"pma"`.
+        aggregation_kwargs: dict. The arguments of an aggregation given by
+            name, e.g. `{"units": 10}` for `"laf"`. Defaults to `None`:
+            the name's defaults.
         encoder: str. `"sab"` or `"isab"`. Defaults to `"sab"`.
         num_blocks: int. Encoder blocks. Defaults to `2`.
-        hidden_units: int. Width of the attention blocks (formerly `dim`).
-            Defaults to `64`.
+        hidden_units: int. Width of the attention blocks. Defaults to
+            `64`.
         num_heads: int. Attention heads; must divide `hidden_units`.
             Defaults to `4`.
         num_inducing: int. Inducing points of each ISAB. Defaults to `16`.
         num_seeds: int. Seed vectors of PMA. Defaults to `1`.
-        laf_units: int. LAF units of the `"laf"` head (formerly `units`).
-            Defaults to `10`.
-        laf_preset: str. The `keras_laf.LAF` preset (`"pooling"`,
-            `"closed_forms"` or `"paper"`, see `keras_laf.presets`) when
-            LAF is used. Defaults to `None`: the layer's default.
         layer_norm: bool. Layer normalisation in the attention blocks.
             Defaults to `True`.
         phi_units: widths of the dense layers applied to each element
@@ -92,9 +99,10 @@ def set_transformer(
 
     Example:
 
-    >>> model = set_transformer(input_dim=784, head="laf", laf_units=10)
+    >>> model = set_transformer(
+    ...     input_dim=784, aggregation="laf", aggregation_kwargs={"units": 10}
+    ... )
     """
-    check_choice("head", head, HEADS)
     check_choice("encoder", encoder, ENCODERS)
     for argument, value in (
         ("input_dim", input_dim),
@@ -104,7 +112,6 @@ def set_transformer(
         ("num_heads", num_heads),
         ("num_inducing", num_inducing),
         ("num_seeds", num_seeds),
-        ("laf_units", laf_units),
     ):
         check_positive_int(argument, value)
     if hidden_units % num_heads:
@@ -129,7 +136,7 @@ def set_transformer(
             )
         block.name = f"encoder_{index}"
         elements = block(elements, mask=mask)
-    if head == "pma":
+    if aggregation == "pma":
         pooled = PMA(
             hidden_units,
             num_heads,
@@ -139,11 +146,13 @@ def set_transformer(
         )(elements, mask=mask)
         pooled = keras.layers.Flatten(name="flatten")(pooled)
     else:
-        elements = element_network(elements, (), None, "sigmoid", "squash")
-        pooled = aggregations.get(
-            "laf",
-            name="laf",
-            **aggregations.former_shortcut_kwargs("laf", laf_units, laf_preset),
-        )(elements, mask=mask)
+        pooling = set_aggregation(
+            aggregation,
+            aggregation_kwargs,
+            "laf" if aggregation == "laf" else "aggregation",
+        )
+        if pooling.input_domain == "unit_interval":
+            elements = element_network(elements, (), None, "sigmoid", "squash")
+        pooled = pooling(elements, mask=mask)
     outputs = dense_head(pooled, rho_units, rho_activation, output_dim, "rho")
     return keras.Model(inputs, outputs, name=name)

@@ -33,6 +33,8 @@ LAYERS = [
     ["keras_laf.aggregations"],
     # The graph layers, which hold aggregations.
     ["keras_laf.graphs"],
+    # What keras-laf 0.1.0 shipped and 0.2.0 replaced, deprecated.
+    ["keras_laf.compat"],
     ["keras_laf.models"],
     # The public names.
     ["keras_laf"],

@@ -197,8 +197,9 @@ AGGREGATIONS = {
     "sum": {"aggregation": "sum", "readout_aggregation": "sum"},
     "LAF closed_forms": {
         "aggregation": "laf",
+        "aggregation_kwargs": {"units": 8, "preset": "closed_forms"},
         "readout_aggregation": "laf",
-        "laf_preset": "closed_forms",
+        "readout_aggregation_kwargs": {"units": 8, "preset": "closed_forms"},
     },
 }
 
@@ -209,7 +210,6 @@ def build(options):
         len(BOND_FEATURES),
         hidden_units=16,
         message_units=8,
-        laf_units=8,
         **options,
     )
 

@@ -191,8 +191,8 @@ def train_and_test(head):
     model = set_transformer(
         input_dim=784,
         phi_units=(300, 100, 30),
-        head=head,
-        laf_units=10,
+        aggregation=head,
+        aggregation_kwargs={"units": 10} if head == "laf" else None,
         name=f"set_transformer_{head}",
     )
     if head == "laf":

@@ -5,10 +5,11 @@ per family.
   set layout in, one row per set out; `aggregate_sets`, `output_width`,
   `input_domain` and `squash_inputs`);
 - `registry`: `register(name)` names an aggregation class, the package's
-  own and a user's alike, and `get` turns a name (`"laf"`, `"max"`,
-  `["laf", "max"]`, ...) into a layer: the builders, the graph layers and
-  the `keras-laf` command all go through it, so a name means the same
-  layer everywhere;
+  own and a user's alike, and `resolve` (also `get`) turns an aggregation
+  spec, a name (`"laf"`, `"max"`, `["laf", "max"]`, ...) or a layer with
+  its `aggregation_kwargs`, into a layer: the builders, the graph layers,
+  `MultiAggregation`, `DegreeScalerAggregation` and the `keras-laf`
+  command all go through it, so a name means the same layer everywhere;
 - `pooling`: `SetPooling`, the base of the aggregations that mix the
   features, and the softmax over sets;
 - `laf`: `keras_laf.LAF`, its presets, constraints, initializers, closed
@@ -27,8 +28,6 @@ per family.
 - `scaler`: `DegreeScalerAggregation`, PNA's degree scalers around any
   aggregation, and `degree_histogram`, their statistics.
 """
-
-import warnings
 
 from keras_laf.aggregations.attention import AttentionalAggregation
 from keras_laf.aggregations.attention import Set2Set
@@ -49,13 +48,12 @@ from keras_laf.aggregations.quantile import MedianAggregation
 from keras_laf.aggregations.quantile import QuantileAggregation
 from keras_laf.aggregations.recurrent import GRUAggregation
 from keras_laf.aggregations.recurrent import LSTMAggregation
-from keras_laf.aggregations.registry import former_shortcut_kwargs
 from keras_laf.aggregations.registry import get
+from keras_laf.aggregations.registry import held_kwargs
 from keras_laf.aggregations.registry import names
-from keras_laf.aggregations.registry import output_width
 from keras_laf.aggregations.registry import register
 from keras_laf.aggregations.registry import registered
-from keras_laf.aggregations.registry import with_former_shortcuts
+from keras_laf.aggregations.registry import resolve
 from keras_laf.aggregations.scaler import SCALER_NAMES
 from keras_laf.aggregations.scaler import DegreeScalerAggregation
 from keras_laf.aggregations.scaler import degree_histogram
@@ -73,8 +71,22 @@ PER_FEATURE_NAMES = tuple(
 POOLING_NAMES = tuple(name for name in NAMES if name not in PER_FEATURE_NAMES)
 
 
+def output_width(identifier, features, **aggregation_kwargs):
+    """The output width of `resolve(identifier, **aggregation_kwargs)` on
+    elements of `features` features.
+
+    Example:
+
+    >>> output_width(["laf", "max"], 3, aggregations_kwargs=[{"units": 4}, {}])
+    15
+    >>> output_width("set2set", 3)
+    6
+    """
+    return resolve(identifier, **aggregation_kwargs).output_width(features)
+
+
 def num_aggregates(identifier, **aggregation_kwargs):
-    """How many values `get(identifier, **aggregation_kwargs)` gives for
+    """How many values `resolve(identifier, **aggregation_kwargs)` gives for
     each feature, for the aggregations that aggregate each feature on its
     own (None for the poolings, which mix the features).
 
@@ -87,60 +99,12 @@ def num_aggregates(identifier, **aggregation_kwargs):
     >>> num_aggregates(["laf", "max"], aggregations_kwargs=[{"units": 4}, {}])
     5
     """
-    layer = get(identifier, **aggregation_kwargs)
+    layer = resolve(identifier, **aggregation_kwargs)
     if isinstance(layer, MultiAggregation) and layer.mode == "cat":
         # Concatenated, the members' per-feature aggregates add up.
         counts = [member.num_aggregates for member in layer.members]
         return None if None in counts else sum(counts)
     return layer.num_aggregates
-
-
-# Former names of this module, with what replaces them.
-_DEPRECATED = {
-    "DEFAULT_UNITS": "the defaults of each name (`registered(name)`)",
-    "PARAMETRIC_NAMES": "`names()`",
-    "check": "`get`, which validates as it builds",
-    "needs_unit_interval": "`get(identifier).input_domain`",
-}
-
-
-def __getattr__(name):
-    if name not in _DEPRECATED:
-        raise AttributeError(
-            f"module 'keras_laf.aggregations' has no attribute {name!r}"
-        )
-    warnings.warn(
-        f"`keras_laf.aggregations.{name}` is deprecated; use "
-        f"{_DEPRECATED[name]} instead.",
-        DeprecationWarning,
-        stacklevel=2,
-    )
-    if name == "DEFAULT_UNITS":
-        return {"laf": 9, "lstm": 32, "gru": 32, "gmt": 32}
-    if name == "PARAMETRIC_NAMES":
-        return ("softmax", "powermean", "genagg")
-    if name == "check":
-        return _check
-    return _needs_unit_interval
-
-
-def _check(identifier, allowed=None):
-    # Validates by building, as `get` does, and returns the identifier
-    # normalised.
-    get(identifier)
-    if isinstance(identifier, (list, tuple)):
-        identifier = list(identifier)
-    if allowed is not None and isinstance(identifier, str):
-        if identifier not in allowed:
-            raise ValueError(
-                f"Unknown aggregation {identifier!r}. Expected one of "
-                f"{list(allowed)}."
-            )
-    return identifier
-
-
-def _needs_unit_interval(identifier):
-    return get(identifier).input_domain == "unit_interval"
 
 
 __all__ = [
@@ -170,12 +134,12 @@ __all__ = [
     "SoftmaxAggregation",
     "VariancePreservingAggregation",
     "degree_histogram",
-    "former_shortcut_kwargs",
     "get",
     "names",
     "num_aggregates",
     "output_width",
     "register",
     "registered",
-    "with_former_shortcuts",
+    "resolve",
+    "held_kwargs",
 ]

@@ -174,6 +174,9 @@ class FixedAggregation(SetAggregation):
     array([[[4., 3.]]], dtype=float32)
     """
 
+    # A list of the names registered below is one `FixedAggregation`.
+    list_argument = "aggregators"
+
     def __init__(
         self, aggregators=("sum",), flatten=True, epsilon=1e-5, **kwargs
     ):

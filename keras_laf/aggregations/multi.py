@@ -7,13 +7,44 @@ from keras_laf.aggregations.base import SetAggregation
 from keras_laf.aggregations.fixed import FixedAggregation
 from keras_laf.aggregations.fixed import fixed_aggregates
 from keras_laf.aggregations.pooling import SetPooling
-from keras_laf.aggregations.registry import checked_members_kwargs
-from keras_laf.aggregations.registry import get
+from keras_laf.aggregations.registry import held_kwargs
 from keras_laf.aggregations.registry import register
+from keras_laf.aggregations.registry import resolve
 from keras_laf.core.validation import check_positive_int
 
 MODES = ("cat", "proj", "sum", "mean", "max", "min")
 _ELEMENTWISE = {"sum": ops.sum, "mean": ops.mean, "max": ops.max}
+
+
+def _checked_members_kwargs(aggregations_kwargs, num_members):
+    """The arguments of each member of a list, one dict each (empty ones
+    for None), or a ValueError naming what was received."""
+    if aggregations_kwargs is None:
+        return [{}] * num_members
+    if not (
+        isinstance(aggregations_kwargs, (list, tuple))
+        and len(aggregations_kwargs) == num_members
+        and all(isinstance(kwargs, dict) for kwargs in aggregations_kwargs)
+    ):
+        raise ValueError(
+            "`aggregations_kwargs` must be a list of dicts, one per "
+            f"aggregation ({num_members}). Received: "
+            f"aggregations_kwargs={aggregations_kwargs!r}"
+        )
+    return [dict(kwargs) for kwargs in aggregations_kwargs]
+
+
+def _resolved_members(identifiers, members_kwargs, dtype):
+    # Each member through `resolve`, named after its place.
+    return [
+        resolve(
+            identifier,
+            **held_kwargs(identifier, kwargs, f"aggregation_{index}", dtype),
+        )
+        for index, (identifier, kwargs) in enumerate(
+            zip(identifiers, members_kwargs, strict=True)
+        )
+    ]
 
 
 @register("multi")
@@ -103,25 +134,12 @@ class MultiAggregation(SetPooling):
                 f"Received: units={units!r} with mode={mode!r}"
             )
         self.identifiers = list(aggregations)
-        self.aggregations_kwargs = checked_members_kwargs(
+        self.aggregations_kwargs = _checked_members_kwargs(
             aggregations_kwargs, len(self.identifiers)
         )
-        self.members = []
-        for index, (identifier, kwargs) in enumerate(
-            zip(self.identifiers, self.aggregations_kwargs, strict=True)
-        ):
-            if isinstance(identifier, keras.layers.Layer):
-                member = get(identifier, **kwargs)
-            else:
-                member = get(
-                    identifier,
-                    **{
-                        "name": f"aggregation_{index}",
-                        "dtype": self.dtype_policy,
-                        **kwargs,
-                    },
-                )
-            self.members.append(member)
+        self.members = _resolved_members(
+            self.identifiers, self.aggregations_kwargs, self.dtype_policy
+        )
         self.mode = mode
         self.units = units
         self.laf_activation = (
@@ -232,6 +250,19 @@ class MultiAggregation(SetPooling):
         if self.mode == "min":
             return -ops.max(-stacked, axis=0)
         return _ELEMENTWISE[self.mode](stacked, axis=0)
+
+    @classmethod
+    def from_list(cls, aggregations, aggregations_kwargs=None, **kwargs):
+        """The layer `keras_laf.aggregations.resolve` makes of a list: its
+        members resolved first and held as layers, as the graph layers'
+        and builders' models saved before keep their weights."""
+        members_kwargs = _checked_members_kwargs(
+            aggregations_kwargs, len(aggregations)
+        )
+        members = _resolved_members(
+            aggregations, members_kwargs, kwargs.get("dtype")
+        )
+        return cls(members, **kwargs)
 
     def get_config(self):
         return {

@@ -12,7 +12,8 @@ import numpy as np
 from keras import ops
 
 from keras_laf.aggregations.pooling import SetPooling
-from keras_laf.aggregations.registry import get
+from keras_laf.aggregations.registry import held_kwargs
+from keras_laf.aggregations.registry import resolve
 from keras_laf.core.validation import check_bool
 from keras_laf.core.validation import check_number
 from keras_laf.core.validation import check_positive_int
@@ -171,22 +172,19 @@ class DegreeScalerAggregation(SetPooling):
         **kwargs,
     ):
         super().__init__(**kwargs)
-        aggregation_kwargs = dict(aggregation_kwargs or {})
-        if not isinstance(aggregation, keras.layers.Layer):
-            aggregation_kwargs = {
-                "name": "aggregation",
-                "dtype": self.dtype_policy,
-                **aggregation_kwargs,
-            }
         # `aggregation` is what was passed (a name, a list or the layer),
         # `_aggregation` the layer in every case.
-        self._aggregation = get(aggregation, **aggregation_kwargs)
+        self._aggregation = resolve(
+            aggregation,
+            **held_kwargs(
+                aggregation,
+                aggregation_kwargs,
+                "aggregation",
+                self.dtype_policy,
+            ),
+        )
         self.aggregation = aggregation
-        self.aggregation_kwargs = {
-            key: value
-            for key, value in aggregation_kwargs.items()
-            if key not in ("name", "dtype")
-        }
+        self.aggregation_kwargs = dict(aggregation_kwargs or {})
         if isinstance(scalers, str):
             scalers = [scalers]
         if not isinstance(scalers, (list, tuple)):

@@ -4,8 +4,8 @@
   a list or a layer, resolved once) and its node-features input, and
   `GraphConvolution`, the base of the convolutions;
 - `message_passing`: `AggregationConv`, messages aggregated by any
-  aggregation (LAF, fixed, PNA's scalers as `DegreeScalerAggregation`),
-  and `MessagePassing`, its former name, for saved models;
+  aggregation (LAF, fixed, PNA's scalers as `DegreeScalerAggregation`)
+  (`MessagePassing`, 0.1.0's layer, is in `keras_laf.compat`);
 - `readout`: `GraphReadout`, the nodes of each graph aggregated;
 - `convolutions`: the paper's graph baselines `GINConv`, `GCNConv` and
   `GATConv`;
@@ -18,7 +18,6 @@ from keras_laf.graphs.convolutions import GATConv
 from keras_laf.graphs.convolutions import GCNConv
 from keras_laf.graphs.convolutions import GINConv
 from keras_laf.graphs.message_passing import AggregationConv
-from keras_laf.graphs.message_passing import MessagePassing
 from keras_laf.graphs.readout import GraphReadout
 
 __all__ = [
@@ -29,5 +28,4 @@ __all__ = [
     "GraphConvolution",
     "GraphLayer",
     "GraphReadout",
-    "MessagePassing",
 ]

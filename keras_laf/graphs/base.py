@@ -2,7 +2,7 @@
 
 `GraphLayer` holds the aggregation of a graph layer, resolved once from
 what the user passed, as PyTorch Geometric's `aggregation_resolver` does:
-a name or a list of names of `keras_laf.aggregations.get` becomes a new
+a name or a list of names of `keras_laf.aggregations.resolve` becomes a new
 layer, an aggregation layer (`keras_laf.LAF(4, preset="closed_forms")`,
 `SoftmaxAggregation(learn=True)`, `Set2Set`, a `DegreeScalerAggregation`,
 ...) is used as it is. It builds it as a sub-layer, saves it in its config
@@ -13,8 +13,6 @@ activation and initializers, the edge indices of their call); the
 convolutions subclass it, as every convolution of PyTorch Geometric
 subclasses its `MessagePassing` base.
 """
-
-import inspect
 
 import keras
 from keras import ops
@@ -27,55 +25,7 @@ from keras_laf.graphs.common import check_node_shape
 from keras_laf.graphs.common import prepare_graph
 
 
-def resolve_aggregation(
-    aggregation,
-    aggregation_kwargs,
-    laf_units,
-    laf_preset,
-    dtype,
-    caller,
-    stacklevel=2,
-):
-    """The aggregation layer of a graph layer, and its arguments as kept.
-
-    Args:
-        aggregation: an identifier of `keras_laf.aggregations.get`: a
-            name, a list of names, or an aggregation layer.
-        aggregation_kwargs: optional dict, the arguments of an aggregation
-            made from a name (PyTorch Geometric's `aggr_kwargs`).
-        laf_units, laf_preset: the former shortcuts for LAF's units and
-            preset, deprecated: `aggregation_kwargs` takes them.
-        dtype: the dtype policy of a layer made from a name.
-        caller: the graph layer's class name, for the deprecation warning.
-        stacklevel: the frame the warning names, counted from this
-            function's caller (1).
-
-    Returns:
-        A tuple `(aggregation_kwargs, layer)`: the arguments kept for the
-        config, and the aggregation layer.
-    """
-    if aggregation_kwargs is not None and not isinstance(
-        aggregation_kwargs, dict
-    ):
-        raise ValueError(
-            "`aggregation_kwargs` must be a dict of the aggregation's "
-            "arguments, e.g. {'units': 8} for 'laf'. Received: "
-            f"aggregation_kwargs={aggregation_kwargs!r}"
-        )
-    aggregation_kwargs = aggregations.with_former_shortcuts(
-        aggregation,
-        aggregation_kwargs,
-        laf_units,
-        laf_preset,
-        caller=caller,
-        stacklevel=stacklevel + 1,
-    )
-    if isinstance(aggregation, keras.layers.Layer):
-        layer = aggregations.get(aggregation, **aggregation_kwargs)
-    else:
-        layer = aggregations.get(
-            aggregation, name="aggregation", dtype=dtype, **aggregation_kwargs
-        )
+def _check_flat(layer):
     shape = layer.compute_output_shape((None, 1))
     if len(shape) != 2:
         raise ValueError(
@@ -83,42 +33,6 @@ def resolve_aggregation(
             f"(num_sets, width). Received: '{layer.name}' with an "
             f"output of shape {shape}; create it with `flatten=True`"
         )
-    return aggregation_kwargs, layer
-
-
-def _constructor_depth(layer):
-    # How many frames of `layer`'s `__init__` chain (a subclass's
-    # `super().__init__`) lie above the caller, itself included.
-    frame = inspect.currentframe().f_back
-    depth = 0
-    while (
-        frame is not None
-        and frame.f_code.co_name == "__init__"
-        and frame.f_locals.get("self") is layer
-    ):
-        depth += 1
-        frame = frame.f_back
-    return depth
-
-
-def config_without_former_shortcuts(config):
-    """A graph layer's config saved before `aggregation_kwargs`, with its
-    `laf_units` and `laf_preset` (LAF's units were 16 by default then)
-    turned into `aggregation_kwargs`, without a warning."""
-    config = dict(config)
-    if "laf_units" not in config and "laf_preset" not in config:
-        return config
-    laf_units = config.pop("laf_units", None)
-    laf_preset = config.pop("laf_preset", None)
-    aggregation = config.get("aggregation")
-    if isinstance(aggregation, (str, list, tuple)):
-        config["aggregation_kwargs"] = {
-            **aggregations.former_shortcut_kwargs(
-                aggregation, laf_units, laf_preset
-            ),
-            **(config.get("aggregation_kwargs") or {}),
-        }
-    return config
 
 
 class GraphLayer(keras.layers.Layer):
@@ -129,37 +43,30 @@ class GraphLayer(keras.layers.Layer):
 
     Args:
         aggregation: str, list of str or an aggregation layer: an
-            identifier of `keras_laf.aggregations.get`, a user's
+            identifier of `keras_laf.aggregations.resolve`, a user's
             registered name included.
         aggregation_kwargs: dict. The arguments of an aggregation given
             by name, e.g. `{"units": 8, "preset": "closed_forms"}` for
             `"laf"`. Defaults to `None`: the name's defaults.
-        laf_units: int. Deprecated: `aggregation_kwargs={"units": ...}`.
-        laf_preset: str. Deprecated: `aggregation_kwargs={"preset": ...}`.
         **kwargs: base layer keyword arguments, such as `name` and `dtype`.
     """
 
-    def __init__(
-        self,
-        aggregation,
-        aggregation_kwargs=None,
-        laf_units=None,
-        laf_preset=None,
-        **kwargs,
-    ):
+    def __init__(self, aggregation, aggregation_kwargs=None, **kwargs):
         super().__init__(**kwargs)
         # `aggregation` is what was passed (a name, a list or the layer),
         # `_aggregation` the layer in every case.
-        self.aggregation = aggregation
-        self.aggregation_kwargs, self._aggregation = resolve_aggregation(
+        self._aggregation = aggregations.resolve(
             aggregation,
-            aggregation_kwargs,
-            laf_units,
-            laf_preset,
-            self.dtype_policy,
-            caller=type(self).__name__,
-            stacklevel=_constructor_depth(self) + 1,
+            **aggregations.held_kwargs(
+                aggregation,
+                aggregation_kwargs,
+                "aggregation",
+                self.dtype_policy,
+            ),
         )
+        _check_flat(self._aggregation)
+        self.aggregation = aggregation
+        self.aggregation_kwargs = dict(aggregation_kwargs or {})
         # The node features; the indices are checked in call.
         self.input_spec = keras.layers.InputSpec(ndim=2)
 
@@ -222,7 +129,6 @@ class GraphLayer(keras.layers.Layer):
 
     @classmethod
     def from_config(cls, config):
-        config = config_without_former_shortcuts(config)
         if isinstance(config.get("aggregation"), dict):
             config["aggregation"] = keras.saving.deserialize_keras_object(
                 config["aggregation"]
@@ -246,8 +152,7 @@ class GraphConvolution(GraphLayer):
 
     Args:
         units: int. Output features per node.
-        aggregation, aggregation_kwargs, laf_units, laf_preset: as for
-            `GraphLayer`.
+        aggregation, aggregation_kwargs: as for `GraphLayer`.
         activation: activation of the output.
         use_bias: bool. Whether the dense layers use biases.
         kernel_initializer: initializer of the dense kernels.
@@ -260,17 +165,13 @@ class GraphConvolution(GraphLayer):
         units,
         aggregation="sum",
         aggregation_kwargs=None,
-        laf_units=None,
-        laf_preset=None,
         activation=None,
         use_bias=True,
         kernel_initializer="glorot_uniform",
         bias_initializer="zeros",
         **kwargs,
     ):
-        super().__init__(
-            aggregation, aggregation_kwargs, laf_units, laf_preset, **kwargs
-        )
+        super().__init__(aggregation, aggregation_kwargs, **kwargs)
         self.units = check_positive_int("units", units)
         self.activation = keras.activations.get(activation)
         self.use_bias = bool(use_bias)

@@ -60,14 +60,12 @@ class GINConv(GraphConvolution):
         units: int. Output features per node.
         aggregation: str, list of str or an aggregation layer: the
             aggregation of the neighbours' features, a name or list of
-            `keras_laf.aggregations.get` or a layer such as
+            `keras_laf.aggregations.resolve` or a layer such as
             `keras_laf.SoftmaxAggregation(learn=True)`. Defaults to
             `"sum"`.
         aggregation_kwargs: dict. The arguments of an aggregation given
             by name, e.g. `{"units": 8, "preset": "closed_forms"}` for
             `"laf"`. Defaults to `None`: the name's defaults (9 LAF units).
-        laf_units: int. Deprecated: `aggregation_kwargs={"units": ...}`.
-        laf_preset: str. Deprecated: `aggregation_kwargs={"preset": ...}`.
         hidden_units: int. Units of the MLP's hidden layers. Defaults to
             `units`.
         num_mlp_layers: int. Dense layers of the MLP. Defaults to `2`.
@@ -111,8 +109,6 @@ class GINConv(GraphConvolution):
         units,
         aggregation="sum",
         aggregation_kwargs=None,
-        laf_units=None,
-        laf_preset=None,
         hidden_units=None,
         num_mlp_layers=2,
         epsilon=0.0,
@@ -127,8 +123,6 @@ class GINConv(GraphConvolution):
             units,
             aggregation=aggregation,
             aggregation_kwargs=aggregation_kwargs,
-            laf_units=laf_units,
-            laf_preset=laf_preset,
             activation=activation,
             use_bias=use_bias,
             kernel_initializer=kernel_initializer,
@@ -218,14 +212,12 @@ class GCNConv(GraphConvolution):
         units: int. Output features per node.
         aggregation: str, list of str or an aggregation layer: the
             aggregation of the normalised messages, a name or list of
-            `keras_laf.aggregations.get` or a layer such as
+            `keras_laf.aggregations.resolve` or a layer such as
             `keras_laf.PowerMeanAggregation(learn=True)`. Defaults to
             `"sum"`.
         aggregation_kwargs: dict. The arguments of an aggregation given
             by name, e.g. `{"units": 8, "preset": "closed_forms"}` for
             `"laf"`. Defaults to `None`: the name's defaults (9 LAF units).
-        laf_units: int. Deprecated: `aggregation_kwargs={"units": ...}`.
-        laf_preset: str. Deprecated: `aggregation_kwargs={"preset": ...}`.
         add_self_loops: bool. Whether every node is its own neighbour.
             Defaults to `True`.
         activation: activation of the output. Defaults to no activation.
@@ -261,8 +253,6 @@ class GCNConv(GraphConvolution):
         units,
         aggregation="sum",
         aggregation_kwargs=None,
-        laf_units=None,
-        laf_preset=None,
         add_self_loops=True,
         activation=None,
         use_bias=True,
@@ -274,8 +264,6 @@ class GCNConv(GraphConvolution):
             units,
             aggregation=aggregation,
             aggregation_kwargs=aggregation_kwargs,
-            laf_units=laf_units,
-            laf_preset=laf_preset,
             activation=activation,
             use_bias=use_bias,
             kernel_initializer=kernel_initializer,
@@ -352,13 +340,11 @@ class GATConv(GraphConvolution):
         units: int. Output features per node and head.
         aggregation: str, list of str or an aggregation layer: the
             aggregation of the weighted messages, a name or list of
-            `keras_laf.aggregations.get` or a layer such as
+            `keras_laf.aggregations.resolve` or a layer such as
             `keras_laf.LAF(4)`. Defaults to `"sum"`.
         aggregation_kwargs: dict. The arguments of an aggregation given
             by name, e.g. `{"units": 8, "preset": "closed_forms"}` for
             `"laf"`. Defaults to `None`: the name's defaults (9 LAF units).
-        laf_units: int. Deprecated: `aggregation_kwargs={"units": ...}`.
-        laf_preset: str. Deprecated: `aggregation_kwargs={"preset": ...}`.
         num_heads: int. Attention heads. Defaults to `1`.
         concat_heads: bool. Whether the heads are concatenated (else
             averaged). Defaults to `True`.
@@ -403,8 +389,6 @@ class GATConv(GraphConvolution):
         units,
         aggregation="sum",
         aggregation_kwargs=None,
-        laf_units=None,
-        laf_preset=None,
         num_heads=1,
         concat_heads=True,
         negative_slope=0.2,
@@ -420,8 +404,6 @@ class GATConv(GraphConvolution):
             units,
             aggregation=aggregation,
             aggregation_kwargs=aggregation_kwargs,
-            laf_units=laf_units,
-            laf_preset=laf_preset,
             activation=activation,
             use_bias=use_bias,
             kernel_initializer=kernel_initializer,

@@ -21,7 +21,7 @@ aggregation of the package: LAF (Pellegrini et al., "Learning Aggregation
 Functions", IJCAI 2021), fixed aggregators, or PNA's aggregators with its
 degree scalers (Corso et al., "Principal Neighbourhood Aggregation for
 Graph Nets", NeurIPS 2020) as a `keras_laf.DegreeScalerAggregation`.
-`MessagePassing` is its name before, kept so that saved models load.
+`MessagePassing`, its name in keras-laf 0.1.0, is in `keras_laf.compat`.
 `GraphReadout` aggregates the nodes of each graph.
 
 The layers compute with segment operations over as many segments as
@@ -30,13 +30,9 @@ a compiled model compiles once per batch shape, which
 `keras_laf.datasets.pad_graph_batch` keeps to a few buckets.
 """
 
-import warnings
-
 import keras
 from keras import ops
 
-from keras_laf import aggregations
-from keras_laf.aggregations import DegreeScalerAggregation
 from keras_laf.core.validation import check_positive_int
 from keras_laf.core.validation import check_same_length
 from keras_laf.graphs.base import GraphConvolution
@@ -60,7 +56,7 @@ class AggregationConv(GraphConvolution):
 
     The aggregation is resolved once, as the `aggr` of PyTorch Geometric's
     convolutions: a name or a list of names of
-    `keras_laf.aggregations.get` (`"laf"`, `"sum"`, `"mean"`, `"max"`,
+    `keras_laf.aggregations.resolve` (`"laf"`, `"sum"`, `"mean"`, `"max"`,
     `"softmax"`, `"set2set"`, `["mean", "max", "min", "std"]`, ...) makes
     a new layer, and an aggregation layer is used as it is
     (`keras_laf.LAF(8, preset="closed_forms")`,
@@ -89,8 +85,6 @@ class AggregationConv(GraphConvolution):
         aggregation_kwargs: dict. The arguments of an aggregation given
             by name, e.g. `{"units": 8, "preset": "closed_forms"}` for
             `"laf"`. Defaults to `None`: the name's defaults (9 LAF units).
-        laf_units: int. Deprecated: `aggregation_kwargs={"units": ...}`.
-        laf_preset: str. Deprecated: `aggregation_kwargs={"preset": ...}`.
         message_units: int. Features of each message. Defaults to `units`.
         message_activation: activation of the messages. Defaults to
             `"sigmoid"` for an aggregation that expects elements in
@@ -149,8 +143,6 @@ class AggregationConv(GraphConvolution):
         units,
         aggregation="laf",
         aggregation_kwargs=None,
-        laf_units=None,
-        laf_preset=None,
         message_units=None,
         message_activation=None,
         activation="leaky_relu",
@@ -163,8 +155,6 @@ class AggregationConv(GraphConvolution):
             units,
             aggregation=aggregation,
             aggregation_kwargs=aggregation_kwargs,
-            laf_units=laf_units,
-            laf_preset=laf_preset,
             activation=activation,
             use_bias=use_bias,
             kernel_initializer=kernel_initializer,
@@ -277,156 +267,4 @@ class AggregationConv(GraphConvolution):
             "message_activation": keras.activations.serialize(
                 self.message_activation
             ),
-        }
-
-
-class _DegreeScalerOfMessagePassing(DegreeScalerAggregation):
-    """The scalers of a `MessagePassing` layer made with the old arguments.
-
-    Files saved before keep its learned delta among the `MessagePassing`
-    layer's own variables, which that layer loads: here an empty store
-    loads nothing.
-    """
-
-    def load_own_variables(self, store):
-        if len(store.keys()):
-            super().load_own_variables(store)
-
-
-@keras.saving.register_keras_serializable(package="keras_laf")
-class MessagePassing(AggregationConv):
-    """`AggregationConv` under its former name, with its former scalers.
-
-    Deprecated: use `keras_laf.AggregationConv`, and PNA's scalers as
-    `aggregation=keras_laf.DegreeScalerAggregation(aggregation, scalers,
-    degree_histogram=keras_laf.degree_histogram(...))`. Kept so that
-    models saved with it load and predict as they did: the old arguments
-    map onto a `DegreeScalerAggregation` of the aggregation, and the
-    weights keep the places they had in the files.
-
-    Args:
-        units: as for `AggregationConv`.
-        aggregation: a name or a list of names, as for `AggregationConv`.
-        message_units: as for `AggregationConv`.
-        message_activation: as for `AggregationConv`.
-        activation: as for `AggregationConv`.
-        use_bias: as for `AggregationConv`.
-        kernel_initializer: as for `AggregationConv`.
-        bias_initializer: as for `AggregationConv`.
-        laf_units: int. Defaults to `16`.
-        laf_preset: str. Defaults to `None`.
-        aggregation_kwargs: dict, as for `AggregationConv`. Defaults to
-            `None`.
-        scalers: list of str from `"identity"`, `"amplification"`,
-            `"attenuation"`, `"linear"`, `"inverse_linear"`. Defaults to
-            `("identity",)`.
-        average_log_degree: float. PNA's delta. Defaults to `1.5`, the old
-            default.
-        average_degree: float. Defaults to `None`: `exp(delta) - 1`.
-        train_average_log_degree: bool. Defaults to `False`.
-        **kwargs: base layer keyword arguments, such as `name` and `dtype`.
-
-    Example:
-
-    >>> import warnings
-    >>> with warnings.catch_warnings():
-    ...     warnings.simplefilter("ignore", DeprecationWarning)
-    ...     layer = MessagePassing(4, aggregation="sum", scalers=["linear"])
-    >>> type(layer._aggregating_layer()).__name__
-    '_DegreeScalerOfMessagePassing'
-    """
-
-    def __init__(
-        self,
-        units,
-        aggregation="laf",
-        laf_units=16,
-        laf_preset=None,
-        message_units=None,
-        scalers=("identity",),
-        aggregation_kwargs=None,
-        average_log_degree=1.5,
-        average_degree=None,
-        train_average_log_degree=False,
-        message_activation=None,
-        activation="leaky_relu",
-        use_bias=True,
-        kernel_initializer="glorot_uniform",
-        bias_initializer="zeros",
-        **kwargs,
-    ):
-        warnings.warn(
-            "`keras_laf.MessagePassing` is now `keras_laf.AggregationConv` "
-            "(in PyTorch Geometric `MessagePassing` is the abstract base of "
-            "the convolutions), and its scalers are an aggregation: "
-            "`AggregationConv(units, aggregation=keras_laf."
-            "DegreeScalerAggregation(aggregation, scalers, "
-            "degree_histogram=keras_laf.degree_histogram(edge_target, "
-            "num_nodes)))`. Save the model again to store the new name.",
-            DeprecationWarning,
-            stacklevel=2,
-        )
-        # Its LAF's units were 16 by default.
-        aggregation_kwargs = {
-            **aggregations.former_shortcut_kwargs(
-                aggregation, 16 if laf_units is None else laf_units, laf_preset
-            ),
-            **(aggregation_kwargs or {}),
-        }
-        if isinstance(scalers, str):
-            scalers = [scalers]
-        super().__init__(
-            units,
-            aggregation=aggregation,
-            aggregation_kwargs=aggregation_kwargs,
-            message_units=message_units,
-            message_activation=message_activation,
-            activation=activation,
-            use_bias=use_bias,
-            kernel_initializer=kernel_initializer,
-            bias_initializer=bias_initializer,
-            **kwargs,
-        )
-        self.average_log_degree = average_log_degree
-        self.average_degree = average_degree
-        self.train_average_log_degree = train_average_log_degree
-        # The old layer held the aggregation as `_aggregation`, where its
-        # weights are in saved files; the scalers wrap it.
-        self._scaler = _DegreeScalerOfMessagePassing(
-            self._aggregation,
-            list(scalers),
-            average_log_degree=average_log_degree,
-            average_degree=average_degree,
-            train_average_log_degree=train_average_log_degree,
-            name="degree_scaler",
-            dtype=self.dtype_policy,
-        )
-
-    @property
-    def scalers(self):
-        return self._scaler.scalers
-
-    @property
-    def log_average_log_degree(self):
-        return self._scaler.log_average_log_degree
-
-    def _aggregating_layer(self):
-        # Before __init__ has wrapped the aggregation, the aggregation.
-        scaler = getattr(self, "_scaler", None)
-        return self._aggregation if scaler is None else scaler
-
-    def load_own_variables(self, store):
-        # Files saved before hold the learned delta as this layer's own.
-        if len(store.keys()) == 1 and self._scaler.train_average_log_degree:
-            self._scaler.log_average_log_degree.assign(store["0"])
-            return
-        super().load_own_variables(store)
-
-    def get_config(self):
-        return {
-            **super().get_config(),
-            "scalers": self.scalers,
-            "average_log_degree": self.average_log_degree,
-            "average_degree": self.average_degree,
-            "train_average_log_degree": self.train_average_log_degree,
         }

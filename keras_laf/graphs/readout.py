@@ -38,7 +38,7 @@ class GraphReadout(GraphLayer):
 
     Args:
         aggregation: str, list of str, or an aggregation layer. Any
-            identifier of `keras_laf.aggregations.get`: `"laf"`, names or
+            identifier of `keras_laf.aggregations.resolve`: `"laf"`, names or
             a preset of `FixedAggregation` aggregators, `"softmax"`,
             `"powermean"`, the poolings `"attention"`, `"set2set"`,
             `"gmt"`, `"gru"` and `"lstm"` (which pad the graphs' nodes
@@ -51,8 +51,6 @@ class GraphReadout(GraphLayer):
         aggregation_kwargs: dict. The arguments of an aggregation given
             by name, e.g. `{"units": 8, "preset": "closed_forms"}` for
             `"laf"`. Defaults to `None`: the name's defaults (9 LAF units).
-        laf_units: int. Deprecated: `aggregation_kwargs={"units": ...}`.
-        laf_preset: str. Deprecated: `aggregation_kwargs={"preset": ...}`.
         **kwargs: base layer keyword arguments, such as `name` and `dtype`.
 
     Call arguments:
@@ -107,17 +105,8 @@ class GraphReadout(GraphLayer):
            [5. ]], dtype=float32)
     """
 
-    def __init__(
-        self,
-        aggregation="sum",
-        aggregation_kwargs=None,
-        laf_units=None,
-        laf_preset=None,
-        **kwargs,
-    ):
-        super().__init__(
-            aggregation, aggregation_kwargs, laf_units, laf_preset, **kwargs
-        )
+    def __init__(self, aggregation="sum", aggregation_kwargs=None, **kwargs):
+        super().__init__(aggregation, aggregation_kwargs, **kwargs)
 
     def build(
         self,

@@ -240,8 +240,9 @@ def build_model(method, data, laf_units, laf_preset=None):
         # Random starting vectors (no --vectors) are learned.
         train_embeddings=not data.given_vectors,
         aggregation=TRAINED[method].aggregation,
-        laf_units=laf_units,
-        laf_preset=laf_preset,
+        aggregation_kwargs=methods.with_laf_arguments(
+            TRAINED[method].aggregation, units=laf_units, preset=laf_preset
+        ),
         name=f"set_expansion_{method}",
     )
 

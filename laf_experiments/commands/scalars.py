@@ -9,6 +9,7 @@ sets of up to 5, 10, ..., 50 elements to see how it generalises to larger
 sets than it was trained on.
 """
 
+from laf_experiments import methods
 from laf_experiments import regression
 from laf_experiments.data import TARGETS
 from laf_experiments.data import TEST_MAX_SIZES
@@ -101,18 +102,20 @@ def build_model(method, laf_preset=None, laf_output_bound=None):
     """The paper's DeepSets model of integer sets with an aggregation."""
     from keras_laf.models import deep_sets
 
+    aggregation = regression.aggregation(
+        method,
+        laf_units=9,
+        laf_preset=laf_preset,
+        laf_output_bound=laf_output_bound,
+    )
     return deep_sets(
         vocabulary_size=10,
         embedding_dim=10,
         phi_units=(),
-        aggregation=regression.aggregation(
-            method,
-            laf_units=9,
-            laf_preset=laf_preset,
-            laf_output_bound=laf_output_bound,
+        aggregation=aggregation,
+        aggregation_kwargs=methods.with_laf_arguments(
+            aggregation, units=9, preset=laf_preset
         ),
-        laf_units=9,
-        laf_preset=laf_preset,
         ragged=False,
         name=f"deep_sets_{method.replace('-', '_')}",
     )

@@ -8,6 +8,7 @@ Transformer's attention encoder provides the interaction; its pooling is
 either PMA (the original) or LAF.
 """
 
+from laf_experiments import methods
 from laf_experiments import regression
 from laf_experiments.data import UNIQUE_REDUCTIONS
 from laf_experiments.regression import open_regression_store
@@ -87,9 +88,10 @@ def build_model(method, laf_preset=None):
     return set_transformer(
         input_dim=784,
         phi_units=(300, 100, 30),
-        head=method.removeprefix("st-"),
-        laf_units=10,
-        laf_preset=laf_preset,
+        aggregation=method.removeprefix("st-"),
+        aggregation_kwargs=methods.with_laf_arguments(
+            method.removeprefix("st-"), units=10, preset=laf_preset
+        ),
         name=f"set_transformer_{method.removeprefix('st-')}",
     )
 

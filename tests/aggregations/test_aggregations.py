@@ -1,7 +1,5 @@
 """Tests of the aggregation registry: `register`, `get` and the names."""
 
-import warnings
-
 import numpy as np
 import pytest
 
@@ -83,20 +81,17 @@ def test_a_mixed_list_takes_each_members_arguments():
         aggregations.get(["laf", "max"], aggregations_kwargs=[{}])
 
 
-def test_the_former_units_and_preset_shortcuts_warn_and_still_work():
-    with pytest.warns(DeprecationWarning, match="aggregations_kwargs"):
-        layer = aggregations.get(["laf", "lstm", "max"], units=3)
+def test_shortcuts_new_in_0_2_0_are_gone():
+    # `get(..., units=...)` for every member went before 0.2.0's release:
+    # a name takes its class's arguments only.
+    with pytest.raises(ValueError, match="takes no argument 'units'"):
+        aggregations.get("max", units=3)
+    layer = aggregations.get(["laf", "lstm", "max"])
     assert [member.name for member in layer.members] == [
-        "laf_0",
-        "lstm_1",
-        "max_2",
+        "aggregation_0",
+        "aggregation_1",
+        "aggregation_2",
     ]
-    assert layer.members[0].units == 3 and layer.members[1].units == 3
-    with pytest.warns(DeprecationWarning, match="takes no such argument"):
-        layer = aggregations.get("max", units=3)
-    assert layer.aggregators == ["max"]
-    assert aggregations.former_shortcut_kwargs("gmt", units=8) == {"dim": 8}
-    assert aggregations.former_shortcut_kwargs(["sum", "max"], units=8) == {}
 
 
 def test_layers_pass_through_and_their_input_domain():
@@ -139,17 +134,10 @@ def test_unknown_arguments_name_the_class_and_its_arguments():
         aggregations.register("not_an_aggregation")(dict)
 
 
-def test_deprecated_names_warn_and_still_answer():
-    with pytest.warns(DeprecationWarning, match="input_domain"):
-        assert aggregations.needs_unit_interval("laf")
-    with pytest.warns(DeprecationWarning, match="registered"):
-        assert aggregations.DEFAULT_UNITS["laf"] == 9
-    with pytest.warns(DeprecationWarning):
-        assert aggregations.check(("laf", "max")) == ["laf", "max"]
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
+def test_names_new_in_0_2_0_are_gone():
+    for name in ("needs_unit_interval", "DEFAULT_UNITS", "check"):
         with pytest.raises(AttributeError):
-            aggregations.NO_SUCH_NAME  # noqa: B018
+            getattr(aggregations, name)
 
 
 @pytest.mark.parametrize("name", ["laf", "softmax", "gmt", "pna", "median"])

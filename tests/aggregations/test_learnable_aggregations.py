@@ -627,7 +627,7 @@ def test_graph_readout_takes_every_aggregation(aggregation):
     graph_ids = np.array([0, 1, 1], "int32")
     readout = keras_laf.GraphReadout(
         aggregation,
-        aggregation_kwargs=aggregations.former_shortcut_kwargs(aggregation, 2),
+        aggregation_kwargs={"units": 2} if aggregation == "laf" else {},
     )
     outputs = numpy(readout(features, graph_ids))
     expected_shape = readout.compute_output_shape(features.shape)

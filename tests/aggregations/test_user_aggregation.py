@@ -140,7 +140,7 @@ BUILDERS = {
     "point_cloud_classifier": (
         lambda: keras_laf.models.point_cloud_classifier(
             num_classes=3,
-            pooling=NAME,
+            aggregation=NAME,
             hidden_units=4,
             num_equivariant_layers=1,
             input_dim=3,

@@ -11,7 +11,6 @@ import numpy as np
 import pytest
 from keras import ops
 
-from keras_laf import aggregations
 from keras_laf.datasets import GraphBatches
 from keras_laf.datasets import bucket_size
 from keras_laf.datasets import disjoint_union
@@ -90,7 +89,7 @@ def small_network(aggregation, convolution="message_passing"):
     keras.utils.set_random_seed(1)
     return graph_network(
         aggregation=aggregation,
-        aggregation_kwargs=aggregations.former_shortcut_kwargs(aggregation, 2),
+        aggregation_kwargs={"units": 2} if aggregation == "laf" else {},
         hidden_units=4,
         num_layers=2,
         num_readout_layers=2,

@@ -285,9 +285,10 @@ def test_padded_and_unpadded_batches_give_the_same_outputs(aggregation):
         molecule_features.NUM_ATOM_FEATURES,
         molecule_features.NUM_BOND_FEATURES,
         aggregation=aggregation,
+        aggregation_kwargs={"units": 2} if aggregation == "laf" else None,
         readout_aggregation=readout,
+        readout_aggregation_kwargs={"units": 2} if readout == "laf" else None,
         hidden_units=8,
-        laf_units=2,
     )
     unpadded = keras.ops.convert_to_numpy(
         model.predict_on_batch(union)["graph_outputs"]
@@ -305,10 +306,10 @@ def test_molecule_network_fits_on_padded_batches():
         molecule_features.NUM_ATOM_FEATURES,
         molecule_features.NUM_BOND_FEATURES,
         aggregation="laf",
+        aggregation_kwargs={"units": 2, "preset": "closed_forms"},
         readout_aggregation="laf",
+        readout_aggregation_kwargs={"units": 2, "preset": "closed_forms"},
         hidden_units=8,
-        laf_units=2,
-        laf_preset="closed_forms",
     )
     model.compile("adam", loss="mae")
     history = model.fit(
@@ -330,8 +331,8 @@ def test_molecule_network_saves_and_reloads(tmp_path):
         molecule_features.NUM_BOND_FEATURES,
         aggregation=keras_laf.SoftmaxAggregation(learn=True),
         readout_aggregation="laf",
+        readout_aggregation_kwargs={"units": 2},
         hidden_units=8,
-        laf_units=2,
     )
     union = graphs.batch()
     path = tmp_path / "molecules.keras"

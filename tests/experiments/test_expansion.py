@@ -72,8 +72,11 @@ def test_builder_learned_embedding_and_save(tmp_path):
     "kwargs, message",
     [
         ({"vocabulary_size": 0}, "vocabulary_size=0"),
-        ({"vocabulary_size": 5, "aggregation": "max"}, "aggregation='max'"),
-        ({"vocabulary_size": 5, "laf_units": 0}, "laf_units=0"),
+        ({"vocabulary_size": 5, "aggregation": "maxi"}, "'maxi'"),
+        (
+            {"vocabulary_size": 5, "aggregation_kwargs": {"units": 0}},
+            "units=0",
+        ),
         ({"vocabulary_size": 5, "phi_units": ()}, "phi_units=()"),
         ({"vocabulary_size": 5, "scorer_units": ()}, "scorer_units=()"),
         (

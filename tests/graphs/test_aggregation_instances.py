@@ -296,18 +296,15 @@ def test_names_resolve_to_the_same_layers_as_instances():
     assert (layer.units, layer.preset) == (4, "closed_forms")
     assert laf.get_config()["aggregation"] == "laf"
     assert laf.get_config()["aggregation_kwargs"] == arguments
-    # The former shortcuts give the same layer, with a warning.
-    with pytest.warns(DeprecationWarning, match="aggregation_kwargs"):
-        former = AggregationConv(3, laf_units=4, laf_preset="closed_forms")
-    assert former.get_config()["aggregation_kwargs"] == arguments
+    # New in 0.2.0, it takes no former shortcuts.
+    with pytest.raises((TypeError, ValueError)):
+        AggregationConv(3, laf_units=4, laf_preset="closed_forms")
 
 
 @pytest.mark.parametrize(
     "make_layer, name",
     [
-        (lambda: AggregationConv(3, laf_units=4), "AggregationConv"),
-        (lambda: GINConv(3, laf_units=4), "GINConv"),
-        (lambda: GraphReadout(laf_units=4), "GraphReadout"),
+        (lambda: GraphReadout("laf", laf_units=4), "GraphReadout"),
         (
             lambda: graph_network(
                 num_node_features=2, laf_units=4, num_layers=1
@@ -315,11 +312,11 @@ def test_names_resolve_to_the_same_layers_as_instances():
             "graph_network",
         ),
     ],
-    ids=["aggregation_conv", "gin", "readout", "graph_network"],
+    ids=["readout", "graph_network"],
 )
-def test_former_shortcut_warning_names_the_callers_line(make_layer, name):
-    # However deep the layer's `__init__` chain, the warning points at the
-    # line that passed the shortcut: the lambda above, in this file.
+def test_0_1_0_laf_units_warning_names_the_callers_line(make_layer, name):
+    # keras-laf 0.1.0's `laf_units`: the warning points at the line that
+    # passed it, the lambda above, in this file.
     with pytest.warns(DeprecationWarning, match=f"`{name}\\(laf_units") as seen:
         make_layer()
     assert {pathlib.Path(w.filename).name for w in seen} == {
@@ -337,8 +334,10 @@ def test_former_shortcut_warning_names_the_callers_line(make_layer, name):
     ids=["aggregation_conv", "gin", "readout"],
 )
 def test_bad_aggregations(make_layer):
-    with pytest.raises(ValueError, match="laf_units=4"):
-        make_layer(aggregation=keras_laf.LAF(2), laf_units=4)
+    with pytest.raises(ValueError, match="own arguments"):
+        make_layer(
+            aggregation=keras_laf.LAF(2), aggregation_kwargs={"units": 4}
+        )
     with pytest.raises(ValueError, match="of type Dense"):
         make_layer(aggregation=keras.layers.Dense(2))
     with pytest.raises(ValueError, match="flatten=True"):

@@ -66,7 +66,7 @@ def scaled(aggregation, laf_units=3, delta=1.5):
     return DegreeScalerAggregation(
         aggregations.get(
             aggregation,
-            **aggregations.former_shortcut_kwargs(aggregation, laf_units),
+            **({"units": laf_units} if aggregation == "laf" else {}),
         ),
         ALL_SCALERS,
         average_log_degree=delta,
@@ -187,7 +187,7 @@ def test_relabelling_permutes_node_outputs_only(aggregation):
     inputs = hand_made_batch()
     model = graph_network(
         aggregation=aggregation,
-        aggregation_kwargs=aggregations.former_shortcut_kwargs(aggregation, 3),
+        aggregation_kwargs={"units": 3} if aggregation == "laf" else {},
         hidden_units=4,
         num_layers=2,
         scalers=ALL_SCALERS,
@@ -229,7 +229,7 @@ def test_empty_edges_isolated_nodes_and_single_node_graphs(aggregation):
         assert np.all(np.isfinite(keras.ops.convert_to_numpy(graphs)))
     model = graph_network(
         aggregation=aggregation,
-        aggregation_kwargs=aggregations.former_shortcut_kwargs(aggregation, 2),
+        aggregation_kwargs={"units": 2} if aggregation == "laf" else {},
         num_layers=2,
     )
     outputs = model(
@@ -452,14 +452,14 @@ def test_laf_preset_reaches_the_layers():
     assert AggregationConv(4).aggregation_layer().units == 9
     with pytest.raises(ValueError, match="preset='median'"):
         AggregationConv(4, aggregation_kwargs={"preset": "median"})
-    with pytest.warns(DeprecationWarning, match="laf_preset"):
-        with pytest.raises(ValueError, match="preset='median'"):
-            GraphReadout("laf", laf_preset="median")
+    # `laf_preset` was new in 0.2.0 and went before its release.
+    with pytest.raises((TypeError, ValueError)):
+        GraphReadout("laf", laf_preset="closed_forms")
 
 
-def test_configs_saved_with_the_former_shortcuts_load():
-    # A graph layer's config before `aggregation_kwargs`: LAF's units
-    # were 16 by default and stored.
+def test_configs_saved_by_0_1_0_load():
+    # A graph layer's config of keras-laf 0.1.0: LAF's units were 16 by
+    # default and stored as `laf_units`.
     config = AggregationConv(4, name="layer").get_config()
     del config["aggregation_kwargs"]
     config.update(laf_units=16, laf_preset="closed_forms")
@@ -477,7 +477,7 @@ def test_mixed_precision():
                 aggregations.get(
                     aggregation,
                     dtype="mixed_float16",
-                    **aggregations.former_shortcut_kwargs(aggregation, 16),
+                    **({"units": 16} if aggregation == "laf" else {}),
                 ),
                 ALL_SCALERS,
                 average_log_degree=1.5,
@@ -662,7 +662,7 @@ def test_the_readout_takes_its_own_arguments():
         num_layers=1,
     )
     assert model.get_layer("graph_readout").aggregation_layer().units == 3
-    # The paper's 100 units by default, the layers' arguments not applied.
+    # The name's defaults, the layers' arguments not applied.
     model = graph_network(
         aggregation="laf",
         aggregation_kwargs={"units": 2},
@@ -671,6 +671,6 @@ def test_the_readout_takes_its_own_arguments():
         num_layers=1,
     )
     readout = model.get_layer("graph_readout").aggregation_layer()
-    assert readout.members[0].units == 100
+    assert readout.members[0].units == 9
     layer = model.get_layer("message_passing_1").aggregation_layer()
     assert layer.units == 2

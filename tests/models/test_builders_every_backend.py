@@ -34,15 +34,17 @@ def integer_sets(num_sets, seed=0):
 @pytest.mark.parametrize(
     "builder",
     [
-        lambda: models.deep_sets(vocabulary_size=10, laf_units=3, ragged=False),
+        lambda: models.deep_sets(
+            vocabulary_size=10, aggregation_kwargs={"units": 3}, ragged=False
+        ),
         lambda: models.set_transformer(
             input_dim=1, hidden_units=8, num_heads=2, ragged=False
         ),
         lambda: models.point_cloud_classifier(
             num_classes=3,
             hidden_units=8,
-            pooling="laf",
-            laf_units=4,
+            aggregation="laf",
+            aggregation_kwargs={"units": 4},
             input_dim=1,
             ragged=False,
         ),
@@ -147,7 +149,9 @@ FIT_SCRIPT = textwrap.dedent(
     sets = [rng.integers(0, 10, size) for size in rng.integers(1, 6, 32)]
     sums = np.array([elements.sum() for elements in sets], "float32")
     padded, mask = pad_sets(sets)
-    model = models.deep_sets(vocabulary_size=10, laf_units=3)
+    model = models.deep_sets(
+        vocabulary_size=10, aggregation_kwargs={"units": 3}
+    )
     model.compile(optimizer="adam", loss="mae")
     history = model.fit([padded, mask], sums, epochs=1, batch_size=16)
     assert np.isfinite(history.history["loss"]).all()

@@ -306,8 +306,7 @@ def test_search_keeps_fixed_units(tmp_path):
         ({"aggregations": ("laf", "laf")}, "repeat"),
         ({"default_aggregation": "sum"}, "default_aggregation='sum'"),
         ({"compile_kwargs": {"optimizer": "sgd"}}, "optimizer"),
-        ({"model_kwargs": {"laf_units": 3}}, "units=3"),
-        ({"model_kwargs": {"laf_preset": "paper"}}, "laf_preset='paper'"),
+        ({"model_kwargs": {"aggregation_kwargs": {}}}, "aggregation_kwargs="),
         ({"laf_presets": ()}, r"laf_presets=\(\)"),
         ({"laf_presets": "paper"}, "laf_presets='paper'"),
         ({"laf_presets": ("paper", "median")}, "Unknown LAF preset 'median'"),
@@ -343,7 +342,7 @@ def test_bad_deep_sets_inputs_raise(arguments, match):
     [
         ({"aggregations": ("laf", "sum")}, "Unknown aggregation 'sum'"),
         ({"input_dim": 0}, "input_dim=0"),
-        ({"model_kwargs": {"head": "pma"}}, "head='pma'"),
+        ({"model_kwargs": {"aggregation": "pma"}}, "aggregation='pma'"),
         ({"min_units": 3, "max_units": 2}, "min_units=3"),
     ],
 )

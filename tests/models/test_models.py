@@ -39,7 +39,12 @@ CONFIGS = {
     ),
     "set_transformer_pma": (
         models.set_transformer,
-        {"input_dim": 3, "hidden_units": 8, "num_heads": 2, "head": "pma"},
+        {
+            "input_dim": 3,
+            "hidden_units": 8,
+            "num_heads": 2,
+            "aggregation": "pma",
+        },
         False,
     ),
     "set_transformer_isab_laf": (
@@ -50,8 +55,8 @@ CONFIGS = {
             "num_heads": 2,
             "encoder": "isab",
             "num_inducing": 3,
-            "head": "laf",
-            "laf_units": 2,
+            "aggregation": "laf",
+            "aggregation_kwargs": {"units": 2},
         },
         False,
     ),
@@ -60,9 +65,11 @@ CONFIGS = {
             models.point_cloud_classifier,
             {
                 "num_classes": 4,
-                "pooling": pooling,
+                "aggregation": pooling,
+                "aggregation_kwargs": {"units": 2}
+                if pooling == "laf"
+                else None,
                 "hidden_units": 8,
-                "laf_units": 2,
             },
             False,
         )
@@ -172,7 +179,10 @@ def test_save_and_reload(tmp_path, config):
 
 def test_paper_configurations():
     integer_model = models.deep_sets(
-        vocabulary_size=10, embedding_dim=10, phi_units=(), laf_units=9
+        vocabulary_size=10,
+        embedding_dim=10,
+        phi_units=(),
+        aggregation_kwargs={"units": 9},
     )
     assert [layer.name for layer in integer_model.layers] == [
         "sets",
@@ -193,9 +203,12 @@ def test_paper_configurations():
     ]
     assert widths == [300, 100, 30]
     assert mnist_model.get_layer("aggregation").output.shape == (None, 270)
-    for head in ("pma", "laf"):
+    for head, kwargs in (("pma", None), ("laf", {"units": 10})):
         model = models.set_transformer(
-            input_dim=784, phi_units=(300, 100, 30), head=head, laf_units=10
+            input_dim=784,
+            phi_units=(300, 100, 30),
+            aggregation=head,
+            aggregation_kwargs=kwargs,
         )
         assert model.output_shape == (None, 1)
 
@@ -206,28 +219,34 @@ def test_paper_configurations():
         (models.deep_sets, {"input_dim": 3}, "aggregation"),
         (
             models.set_transformer,
-            {"input_dim": 3, "hidden_units": 8, "num_heads": 2, "head": "laf"},
+            {
+                "input_dim": 3,
+                "hidden_units": 8,
+                "num_heads": 2,
+                "aggregation": "laf",
+            },
             "laf",
         ),
         (
             models.point_cloud_classifier,
-            {"num_classes": 4, "pooling": "laf", "hidden_units": 8},
+            {"num_classes": 4, "aggregation": "laf", "hidden_units": 8},
             "laf",
         ),
         (models.set_expansion, {"vocabulary_size": 10}, "aggregation"),
     ],
 )
-def test_laf_preset_reaches_the_layer(builder, kwargs, layer_name):
+def test_aggregation_kwargs_reach_the_layer(builder, kwargs, layer_name):
     def laf_layer(model):
         if layer_name == "aggregation" and builder is models.set_expansion:
             model = model.get_layer("set_encoder")
         return model.get_layer(layer_name)
 
     assert laf_layer(builder(**kwargs)).preset == "pooling"
-    model = builder(**kwargs, laf_preset="closed_forms")
+    preset = {"preset": "closed_forms"}
+    model = builder(**kwargs, aggregation_kwargs=preset)
     assert laf_layer(model).preset == "closed_forms"
     with pytest.raises(ValueError, match="preset='median'"):
-        builder(**kwargs, laf_preset="median")
+        builder(**kwargs, aggregation_kwargs={"preset": "median"})
 
 
 def test_point_cloud_pooling_may_be_a_layer():
@@ -235,7 +254,7 @@ def test_point_cloud_pooling_may_be_a_layer():
     # tanh features into [0, 1].
     pooling = keras_laf.LAF(3, name="my_laf")
     model = models.point_cloud_classifier(
-        num_classes=4, pooling=pooling, hidden_units=8, ragged=False
+        num_classes=4, aggregation=pooling, hidden_units=8, ragged=False
     )
     assert model.get_layer("my_laf") is pooling
     assert model.output_shape == (None, 4)
@@ -253,7 +272,7 @@ def test_point_cloud_laf_in_a_list_pools_the_mapped_features_once():
     # ["laf", "max"]: LAF and max both pool (1 + tanh) / 2 of the last
     # equivariant layer, with no sigmoid after the map.
     model = models.point_cloud_classifier(
-        num_classes=3, pooling=["laf", "max"], hidden_units=8, dropout=0.0
+        num_classes=3, aggregation=["laf", "max"], hidden_units=8, dropout=0.0
     )
     clouds = np.random.default_rng(0).normal(size=(2, 5, 3))
     inputs = [clouds.astype("float32"), np.ones((2, 5), "float32")]
@@ -280,7 +299,10 @@ def test_deep_sets_laf_in_a_list_pools_phi_squashed_once():
     # ["laf", "max"]: phi ends in a sigmoid, so LAF pools phi's output as
     # it is, with no second sigmoid, like the max beside it.
     model = models.deep_sets(
-        input_dim=3, aggregation=["laf", "max"], laf_units=2, phi_units=(4,)
+        input_dim=3,
+        aggregation=["laf", "max"],
+        aggregation_kwargs={"aggregations_kwargs": [{"units": 2}, {}]},
+        phi_units=(4,),
     )
     rng = np.random.default_rng(0)
     sets = rng.normal(size=(2, 5, 3)).astype("float32")
@@ -306,7 +328,11 @@ def test_deep_sets_laf_in_a_list_pools_phi_squashed_once():
             {"input_dim": 3, "aggregation": "medians"},
             "medians",
         ),
-        (models.deep_sets, {"input_dim": 3, "laf_units": 0}, "laf_units=0"),
+        (
+            models.deep_sets,
+            {"input_dim": 3, "aggregation_kwargs": {"units": 0}},
+            "units=0",
+        ),
         (models.deep_sets, {}, "exactly one"),
         (models.deep_sets, {"input_dim": 3, "phi_units": 5}, "phi_units=5"),
         (
@@ -314,8 +340,12 @@ def test_deep_sets_laf_in_a_list_pools_phi_squashed_once():
             {"input_dim": 3, "hidden_units": 10},
             "divide",
         ),
-        (models.set_transformer, {"input_dim": 3, "head": "mean"}, "head"),
-        (models.point_cloud_classifier, {"pooling": "medians"}, "medians"),
+        (
+            models.set_transformer,
+            {"input_dim": 3, "aggregation": "medians"},
+            "medians",
+        ),
+        (models.point_cloud_classifier, {"aggregation": "medians"}, "medians"),
         (models.point_cloud_classifier, {"dropout": 1.0}, "dropout=1.0"),
     ],
 )
@@ -342,7 +372,10 @@ MIRRORED_SCRIPT = textwrap.dedent(
     assert strategy.num_replicas_in_sync == 2
     with strategy.scope():
         model = models.deep_sets(
-            vocabulary_size=10, phi_units=(), laf_units=3, ragged=False
+            vocabulary_size=10,
+            phi_units=(),
+            aggregation_kwargs={"units": 3},
+            ragged=False,
         )
         model.compile(optimizer="adam", loss="mae")
     history = model.fit(
@@ -372,32 +405,50 @@ def test_mirrored_strategy_on_two_logical_cpus():
             models.deep_sets,
             {"vocabulary_size": 10, "phi_units": ()},
             {"units": 3},
-            {"laf_units": 3},
+            {"aggregation_kwargs": {"units": 3}},
+        ),
+        (
+            models.deep_sets,
+            {"vocabulary_size": 10, "phi_units": (), "aggregation": "lstm"},
+            {"lstm_units": 3},
+            {"aggregation_kwargs": {"units": 3}},
         ),
         (
             models.set_transformer,
-            {"input_dim": 3, "num_heads": 2, "head": "laf"},
-            {"dim": 8, "units": 3},
-            {"hidden_units": 8, "laf_units": 3},
+            {"input_dim": 3, "num_heads": 2},
+            {"head": "laf", "dim": 8, "units": 3},
+            {
+                "aggregation": "laf",
+                "hidden_units": 8,
+                "aggregation_kwargs": {"units": 3},
+            },
         ),
         (
             models.point_cloud_classifier,
-            {"num_classes": 4, "pooling": "laf"},
-            {"width": 8, "units": 3},
-            {"hidden_units": 8, "laf_units": 3},
+            {"num_classes": 4},
+            {"pooling": "laf", "width": 8, "units": 3},
+            {
+                "aggregation": "laf",
+                "hidden_units": 8,
+                "aggregation_kwargs": {"units": 3},
+            },
+        ),
+        (
+            models.graph_network,
+            {"num_layers": 1},
+            {"laf_units": 3},
+            {"aggregation_kwargs": {"units": 3}},
         ),
     ],
 )
-def test_old_width_names_still_work_with_a_deprecation_warning(
+def test_0_1_0_arguments_still_work_with_a_deprecation_warning(
     builder, kwargs, old, new
 ):
     keras.utils.set_random_seed(0)
-    with pytest.warns(DeprecationWarning, match="is deprecated; use"):
-        renamed = builder(**kwargs, **old)
+    with pytest.warns(DeprecationWarning, match="removed in keras-laf 0.3.0"):
+        former = builder(**kwargs, **old)
     keras.utils.set_random_seed(0)
     current = builder(**kwargs, **new)
-    assert [w.shape for w in renamed.weights] == [
+    assert [w.shape for w in former.weights] == [
         w.shape for w in current.weights
     ]
-    with pytest.raises(ValueError, match="both"):
-        builder(**kwargs, **old, **new)

@@ -122,7 +122,10 @@ DATA_PARALLEL_SCRIPT = textwrap.dedent(
     mask = (rng.uniform(size=(64, 5)) < 0.8).astype("float32")
     sums = (digits * mask).sum(1, keepdims=True)
     model = models.deep_sets(
-        vocabulary_size=10, phi_units=(), laf_units=3, ragged=False
+        vocabulary_size=10,
+        phi_units=(),
+        aggregation_kwargs={"units": 3},
+        ragged=False,
     )
     model.compile(optimizer="adam", loss="mae")
     history = model.fit([digits, mask], sums, batch_size=16, epochs=2,

@@ -19,7 +19,7 @@ def laf_layers(layer):
     >>> model = keras_laf.models.deep_sets(
     ...     input_dim=2, aggregation=["laf", "max"])
     >>> [layer.name for layer in laf_layers(model)]
-    ['laf_0']
+    ['aggregation_0']
     """
     found, seen, pending = [], set(), [layer]
     while pending:
