@@ -27,7 +27,6 @@ import warnings
 import keras
 
 from keras_laf import aggregations
-from keras_laf import graphs
 from keras_laf.graphs.base import GraphLayer
 from keras_laf.graphs.message_passing import AggregationConv
 from keras_laf.graphs.readout import GraphReadout
@@ -309,7 +308,3 @@ class MessagePassing(AggregationConv):
             "average_degree": self.average_degree,
             "train_average_log_degree": self.train_average_log_degree,
         }
-
-
-# 0.1.0's `keras_laf.graphs.MessagePassing`.
-graphs.MessagePassing = MessagePassing
