@@ -100,6 +100,8 @@ def plot_error_by_size(
     method_labels=None,
     paper_points=None,
     quick=False,
+    paper_label="paper",
+    log_scale=False,
 ):
     """Plots an error against the maximum test-set size, as in the paper.
 
@@ -119,6 +121,9 @@ def plot_error_by_size(
             paper's values at one test size (`laf_experiments.paper`).
         quick: whether the records come from a `--quick` run, which the
             title then says is not a result.
+        paper_label: whose values `paper_points` are, in the legend.
+        log_scale: whether the vertical axes are logarithmic, for errors
+            that grow by orders of magnitude with the set.
     """
     targets = _ordered(record["target"] for record in summary)
     methods = _ordered(record["method"] for record in summary)
@@ -158,9 +163,11 @@ def plot_error_by_size(
                     markersize=11,
                     markerfacecolor="none",
                     color=color,
-                    label=f"{_label(method, method_labels)}, paper",
+                    label=f"{_label(method, method_labels)}, {paper_label}",
                 )
         axis.set_title(target)
+        if log_scale:
+            axis.set_yscale("log")
         axis.set_xlabel("maximum test-set size")
         axis.set_ylabel(ylabel)
         axis.grid(alpha=0.3)

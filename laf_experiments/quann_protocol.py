@@ -290,6 +290,8 @@ def write_records(args, store):
         title="MNIST, QUANN's protocol (stars: QUANN's table)",
         paper_points=published_points(),
         quick=args.quick,
+        paper_label="QUANN",
+        log_scale=True,
     )
     return [TABLE, FIGURE]
 
