@@ -82,8 +82,6 @@ def deep_sets(
         rho_units: widths of rho's hidden layers. Defaults to `()`.
         rho_activation: activation of rho's hidden layers. Defaults to
             `"relu"`.
-        lstm_units: int. State size of the `"lstm"` and `"gru"`
-            aggregations, and width of `"gmt"`. Defaults to `32`.
         ragged: bool. If False (the default), on every backend the model
             takes two inputs, `[sets, mask]`: the sets padded to one size,
             float32 `(batch, set_size, input_dim)` (int32
