@@ -28,6 +28,7 @@ build, so they cannot drift from the code.
 """
 
 import ast
+import importlib
 import inspect
 import pathlib
 import re
@@ -59,6 +60,20 @@ MATHJAX_FILES = (
 # Public names kept only so that code and saved models using them still
 # work; the reference documents what replaces them.
 DEPRECATED_NAMES = ("MessagePassing",)
+
+
+def object_page(path):
+    """The page of one public object: its heading (`show_root_heading`) is
+    the title. A constant computed from others (`NUM_ATOM_FEATURES =
+    len(ATOM_FEATURES)`) shows its value rather than that expression."""
+    module_name, _, name = path.rpartition(".")
+    value = getattr(importlib.import_module(module_name), name, None)
+    if value is None or callable(value) or inspect.ismodule(value):
+        return f"::: {path}\n"
+    return (
+        f"::: {path}\n    options:\n      show_attribute_values: false\n\n"
+        f"`{name} = {value!r}`\n"
+    )
 
 
 def api_pages():
@@ -383,8 +398,7 @@ def on_files(files, config):
             )
         )
         for title, page, path in pages:
-            # The object's heading (`show_root_heading`) is the title.
-            content = f"::: {path}\n"
+            content = object_page(path)
             files.append(File.generated(config, page, content=content))
     for _, page, module, members in MODULE_PAGES:
         content = module_page(module, members)
