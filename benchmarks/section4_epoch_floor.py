@@ -22,8 +22,8 @@ import numpy as np
 
 from benchmarks import quiet_tensorflow_logs
 from benchmarks.common import epoch_times
-from benchmarks.common import markdown
 from benchmarks.common import write_record
+from laf_experiments.reports import markdown_table
 
 # Keras is imported inside the functions below, after this.
 quiet_tensorflow_logs("3")
@@ -155,7 +155,7 @@ def main(argv=None):
         for row in rows
     ]
     print(f"backend {backend}, {args.num_sets} sets per epoch")
-    print(markdown(header, table))
+    print(markdown_table(header, table))
     write_record(args.output, {"backend": backend, "rows": rows})
 
 
