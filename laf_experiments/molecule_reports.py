@@ -12,6 +12,7 @@ import math
 
 import numpy as np
 
+from laf_experiments import plots
 from laf_experiments.errors import ExperimentError
 from laf_experiments.methods import METHODS as METHODS_TABLE
 from laf_experiments.molecule_methods import FIXED_METHODS
@@ -288,8 +289,6 @@ def plot_results(records, settings, target_labels=None):
     against the heavy atoms of the test molecules, a line per method (a
     colour and a marker each); `settings` and `target_labels` as
     `results_table`."""
-    from matplotlib.figure import Figure
-
     if not records:
         raise ExperimentError("no records to plot")
     groups = {}
@@ -300,15 +299,7 @@ def plot_results(records, settings, target_labels=None):
     targets = _ordered(records, "target")
     splits = _ordered(records, "split")
     methods = [m for m in METHODS if any(k[1] == m for k in groups)]
-    columns = min(3, len(targets))
-    rows = math.ceil(len(targets) / columns)
-    figure = Figure(
-        figsize=(max(4.2 * columns, 6.4), 3.3 * rows + 1.0),
-        layout="constrained",
-    )
-    axes = list(figure.subplots(rows, columns, squeeze=False).flat)
-    for unused in axes[len(targets) :]:
-        unused.set_visible(False)
+    figure, axes = plots.panel_figure(len(targets), 3, (4.2, 3.3))
     positions = {name: index for index, name in enumerate(splits)}
     for axis, target in zip(axes, targets):
         for method in methods:
@@ -337,14 +328,7 @@ def plot_results(records, settings, target_labels=None):
         axis.set_xlabel("heavy atoms of the test molecules")
         axis.set_ylabel("MAE / std of the labels")
         axis.grid(alpha=0.3)
-    handles, labels = axes[0].get_legend_handles_labels()
-    figure.legend(
-        handles,
-        labels,
-        loc="outside lower center",
-        ncol=min(len(labels), 4),
-        frameon=False,
-    )
+    plots.figure_legend(figure, axes)
     title = (
         f"Trained on molecules of {settings['train_sizes']} heavy atoms "
         f"({settings['source']}), tested on larger ones"
@@ -384,21 +368,11 @@ def plot_validation_curves(curves, target_labels=None):
     target, the mean over seeds of the validation MAE (standardised
     labels) at every epoch, a line per method, to show where training
     levels off."""
-    from matplotlib.figure import Figure
-
     target_labels = target_labels or {}
     targets = list(dict.fromkeys(target for target, _ in curves))
     if not targets:
         return None
-    columns = min(3, len(targets))
-    rows = math.ceil(len(targets) / columns)
-    figure = Figure(
-        figsize=(max(4.2 * columns, 6.4), 3.3 * rows + 1.0),
-        layout="constrained",
-    )
-    axes = list(figure.subplots(rows, columns, squeeze=False).flat)
-    for unused in axes[len(targets) :]:
-        unused.set_visible(False)
+    figure, axes = plots.panel_figure(len(targets), 3, (4.2, 3.3))
     for axis, target in zip(axes, targets):
         for method in METHODS:
             if (target, method) not in curves:
@@ -419,14 +393,7 @@ def plot_validation_curves(curves, target_labels=None):
         axis.set_xlabel("epoch")
         axis.set_ylabel("validation MAE / std")
         axis.grid(alpha=0.3)
-    handles, labels = axes[0].get_legend_handles_labels()
-    figure.legend(
-        handles,
-        labels,
-        loc="outside lower center",
-        ncol=min(len(labels), 4),
-        frameon=False,
-    )
+    plots.figure_legend(figure, axes)
     title = "Validation loss by epoch, mean over seeds"
     figure.suptitle(title, fontsize="medium")
     return figure

@@ -36,7 +36,10 @@ MISSING = (
 )
 
 
-def _figure(num_panels, max_columns, panel_size):
+def panel_figure(num_panels, max_columns, panel_size):
+    """A figure of `num_panels` panels in rows of at most `max_columns`,
+    each `panel_size` (width, height) inches, with room below for a
+    legend; returns the figure and its visible axes, one per panel."""
     from matplotlib.figure import Figure
 
     columns = min(max_columns, num_panels)
@@ -127,7 +130,7 @@ def plot_error_by_size(
     """
     targets = _ordered(record["target"] for record in summary)
     methods = _ordered(record["method"] for record in summary)
-    figure, axes = _figure(len(targets), 4, (3.6, 2.8))
+    figure, axes = panel_figure(len(targets), 4, (3.6, 2.8))
     paper_size, paper_values = paper_points or (None, {})
     for axis, target in zip(axes, targets, strict=False):
         for method in methods:
@@ -171,7 +174,7 @@ def plot_error_by_size(
         axis.set_xlabel("maximum test-set size")
         axis.set_ylabel(ylabel)
         axis.grid(alpha=0.3)
-    _figure_legend(figure, axes)
+    figure_legend(figure, axes)
     if title:
         figure.suptitle(title, fontsize="medium")
     save_figure(figure, path, quick)
@@ -202,7 +205,7 @@ def plot_budget_curve(
     targets = _ordered(record["target"] for record in table)
     methods = _ordered(record["method"] for record in table)
     ladder = sorted({(r["train_size"], r["epochs"]) for r in table})
-    figure, axes = _figure(len(targets), 4, (3.6, 2.8))
+    figure, axes = panel_figure(len(targets), 4, (3.6, 2.8))
     for axis, target in zip(axes, targets, strict=False):
         for method in methods:
             points = sorted(
@@ -242,14 +245,15 @@ def plot_budget_curve(
         axis.set_xlabel("training sets x epochs")
         axis.set_ylabel("MAE at the largest size")
         axis.grid(alpha=0.3)
-    _figure_legend(figure, axes)
+    figure_legend(figure, axes)
     if title:
         figure.suptitle(title, fontsize="medium")
     save_figure(figure, path)
 
 
-def _figure_legend(figure, axes):
-    # One legend for every panel: the entries of all of them, each once.
+def figure_legend(figure, axes):
+    """One legend below every panel of `figure`: the entries of all
+    `axes`, each once."""
     entries = {}
     for axis in axes:
         for handle, label in zip(*axis.get_legend_handles_labels()):
@@ -336,7 +340,7 @@ def accuracy_figure(records, title, chance=None):
     sizes = sorted({record["num_points"] for record in records})
     methods = _ordered(record["method"] for record in records)
     width = max(1.1 * len(methods) + 1.0, 3.6)
-    figure, axes = _figure(len(sizes), 3, (width, 3.2))
+    figure, axes = panel_figure(len(sizes), 3, (width, 3.2))
     for axis, size in zip(axes, sizes, strict=False):
         for index, method in enumerate(methods):
             accuracies = np.array(
@@ -458,7 +462,7 @@ def graph_scores_figure(tasks, scores, paper, sizes, training_sizes, title):
     sizes_axis.set_ylabel("average log10 MSE")
     sizes_axis.set_title("Extrapolation to larger graphs")
     sizes_axis.grid(alpha=0.3)
-    _figure_legend(figure, [tasks_axis])
+    figure_legend(figure, [tasks_axis])
     figure.suptitle(title[0], fontsize="medium")
     return figure
 
@@ -479,7 +483,7 @@ def metrics_figure(metrics, scores, ylabel, title):
     _grouped_bars(axis, metrics, scores)
     axis.set_ylim(0, 1)
     axis.set_ylabel(ylabel)
-    _figure_legend(figure, [axis])
+    figure_legend(figure, [axis])
     figure.suptitle(title, fontsize="medium")
     return figure
 
@@ -493,7 +497,7 @@ def units_figure(maes, title):
             (the LAF paper's Appendix B).
         title: the figure's title.
     """
-    figure, axes = _figure(len(maes), 3, (4.2, 3.2))
+    figure, axes = panel_figure(len(maes), 3, (4.2, 3.2))
     for axis, (target, by_units) in zip(axes, maes.items(), strict=False):
         units = sorted(by_units)
         axis.boxplot(
@@ -522,7 +526,7 @@ def trials_figure(searches, title):
             trial's.
         title: the figure's title.
     """
-    figure, axes = _figure(len(searches), 3, (4.5, 3.6))
+    figure, axes = panel_figure(len(searches), 3, (4.5, 3.6))
     for axis, (target, runs) in zip(axes, searches.items(), strict=False):
         best_by_units = {}
         for index, (seed, trials, best) in enumerate(runs):

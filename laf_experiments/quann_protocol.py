@@ -9,8 +9,6 @@ drawn like the training sets. Its table stops at 16 digits; here the
 trained models are also tested on sets of up to 50.
 """
 
-import numpy as np
-
 from laf_experiments import methods
 from laf_experiments import plots
 from laf_experiments import quann_model
@@ -99,21 +97,6 @@ def published_points():
     }
 
 
-def mse_records(runs):
-    """One record per run and largest test-set size: the test MSE."""
-    return [
-        {
-            "method": run["method"],
-            "target": run["target"],
-            "seed": run["seed"],
-            "max_size": item["max_size"],
-            "mse": item["mse"],
-        }
-        for run in runs
-        for item in run["test"]
-    ]
-
-
 def training_sets(args, target, seed, train_images):
     """The training and validation sets of a run, as QUANN draws them.
 
@@ -192,7 +175,7 @@ def run(args):
         args,
         settings,
         regression.REGRESSION_KEY,
-        mse_records,
+        lambda runs: regression.regression_records(runs, "mse"),
         group_fields=("method", "target", "max_size"),
         value_field="mse",
     )
@@ -214,30 +197,6 @@ def run(args):
         ),
         lambda key: key["target"],
     )
-
-    def evaluate(key, model):
-        dataset, labels, max_sizes = test_data(key)
-        predictions = model.predict(dataset, verbose=0)[:, 0]
-        squared_errors = (predictions - labels) ** 2
-        test = [
-            {
-                "max_size": int(size),
-                "mse": float(squared_errors[max_sizes == size].mean()),
-            }
-            for size in np.unique(max_sizes)
-        ]
-        path = store.predictions_path(**key)
-        path.parent.mkdir(exist_ok=True)
-        np.savez_compressed(
-            path, labels=labels, predictions=predictions, max_sizes=max_sizes
-        )
-        record = {"test": test}
-        presets, units = regression.laf_units_found(model)
-        if units:
-            record["laf_presets"] = presets
-            record["laf_units"] = units
-        errors = ", ".join(f"{i['max_size']}: {i['mse']:.4g}" for i in test)
-        return record, f"MSE by largest test-set size {errors}"
 
     runner.run_all(
         args,
@@ -265,7 +224,7 @@ def run(args):
                 args, key, data[0]
             ),
         ),
-        evaluate=evaluate,
+        evaluate=regression.evaluation(store, test_data, "mse"),
     )
     runner.report_written(args, store, write_records(args, store))
 

