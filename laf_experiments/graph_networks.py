@@ -62,13 +62,14 @@ def build_model(
             layer's default.
     """
     from keras_laf.models import graph_network
+    from keras_laf.models.building_blocks import with_laf_arguments
 
     aggregation, aggregation_kwargs = graph_method(method).spec()
     return graph_network(
         aggregation=aggregation,
         # LAF's units and preset (for a list, those of its LAF member).
         aggregation_kwargs={
-            **methods.with_laf_arguments(
+            **with_laf_arguments(
                 aggregation, units=laf_units, preset=laf_preset
             ),
             **aggregation_kwargs,

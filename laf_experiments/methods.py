@@ -47,33 +47,6 @@ class Method:
         return identifier, dict(self.aggregation_kwargs)
 
 
-def with_laf_arguments(identifier, aggregation_kwargs=None, **laf_kwargs):
-    """`aggregation_kwargs` with LAF's arguments `laf_kwargs` (None ones
-    left out) where `identifier` is `"laf"` or a list holding it (in its
-    member's `aggregations_kwargs`); the arguments given win.
-
-    Example:
-
-    >>> with_laf_arguments("laf", {"output_bound": 10.0}, units=9)
-    {'units': 9, 'output_bound': 10.0}
-    >>> with_laf_arguments(["laf", "max"], units=9, preset=None)
-    {'aggregations_kwargs': [{'units': 9}, {}]}
-    >>> with_laf_arguments("max", units=9)
-    {}
-    """
-    laf_kwargs = {k: v for k, v in laf_kwargs.items() if v is not None}
-    kwargs = dict(aggregation_kwargs or {})
-    if isinstance(identifier, str):
-        return {**laf_kwargs, **kwargs} if identifier == "laf" else kwargs
-    if isinstance(identifier, (list, tuple)) and "laf" in identifier:
-        members = kwargs.get("aggregations_kwargs") or [{} for _ in identifier]
-        kwargs["aggregations_kwargs"] = [
-            {**laf_kwargs, **member} if name == "laf" else dict(member)
-            for name, member in zip(identifier, members, strict=True)
-        ]
-    return kwargs
-
-
 # tab20's light shades, beside tab10's named colours.
 _LIGHT_BLUE = "#aec7e8"
 _LIGHT_ORANGE = "#ffbb78"

@@ -23,6 +23,7 @@ from keras_laf.graphs.convolutions import GCNConv
 from keras_laf.graphs.convolutions import GINConv
 from keras_laf.graphs.message_passing import AggregationConv
 from keras_laf.graphs.readout import GraphReadout
+from keras_laf.models.building_blocks import with_laf_arguments
 
 UPDATES = ("gru", "residual", "none")
 # The message-passing layers by name: the paper's `AggregationConv`, which
@@ -183,8 +184,9 @@ def graph_network(
             name, for every layer (and the readout, when it is the same;
             PyTorch Geometric's
             `aggr_kwargs`), e.g. `{"units": 8, "preset": "closed_forms"}`
-            for `"laf"`; the paper's network is `PAPER_LAF_KWARGS`, 100
-            units. Defaults to `None`: the name's defaults.
+            for `"laf"`. Defaults to `None`: the name's defaults, but
+            the paper's network's `PAPER_LAF_KWARGS` (100 units) for a
+            LAF by name.
         hidden_units: int. Node state size. Defaults to `16`, as PNA.
         message_units: int. Message size. Defaults to `hidden_units`.
         num_layers: int. Message-passing layers. Defaults to `4`.
@@ -209,7 +211,8 @@ def graph_network(
             sigmoid dense layer before it.
         readout_aggregation_kwargs: dict. The arguments of a
             `readout_aggregation` given by name, as `aggregation_kwargs`.
-            Defaults to `None`: the name's defaults.
+            Defaults to `None`: the name's defaults (a LAF by name: 100
+            units).
         num_readout_layers: int. Dense layers of each output MLP.
             Defaults to `3`, as PNA.
         dropout: float. Dropout rate between message-passing layers.
@@ -260,7 +263,9 @@ def graph_network(
     make_layer = _convolution_factory(
         convolution, hidden_units, message_units, num_heads
     )
-    arguments = dict(aggregation_kwargs or {})
+    arguments = with_laf_arguments(
+        aggregation, aggregation_kwargs, **PAPER_LAF_KWARGS
+    )
     if readout_aggregation is None:
         # The aggregation inside PNA's scalers, where a layer of them is
         # given.
@@ -268,7 +273,9 @@ def graph_network(
         if isinstance(aggregation, DegreeScalerAggregation):
             readout_aggregation = aggregation.aggregation_layer()
     else:
-        readout_arguments = readout_aggregation_kwargs
+        readout_arguments = with_laf_arguments(
+            readout_aggregation, readout_aggregation_kwargs, **PAPER_LAF_KWARGS
+        )
     if list(scalers) != ["identity"]:
         # PNA's scalers around each layer's aggregation.
         aggregation = DegreeScalerAggregation(

@@ -9,7 +9,10 @@ from keras_laf.layers import PerElement
 from keras_laf.layers import PermutationEquivariant
 from keras_laf.models.building_blocks import set_aggregation
 from keras_laf.models.building_blocks import set_inputs
+from keras_laf.models.building_blocks import with_laf_arguments
 
+# The units of a LAF pooling by name: the LAF paper's point-cloud layer.
+LAF_UNITS = 10
 POOLINGS = (
     "max",
     "sum",
@@ -76,7 +79,8 @@ def point_cloud_classifier(
         aggregation_kwargs: dict. The arguments of a pooling given by
             name, e.g. `{"units": 10, "output_bound": 10.0}` for `"laf"`,
             or `aggregations_kwargs` for a list. Defaults to `None`: the
-            name's defaults.
+            name's defaults, but `LAF_UNITS` (10, the LAF paper's) units
+            for a LAF by name.
         hidden_units: int. Width of the equivariant and dense layers.
             Defaults to `256`.
         num_equivariant_layers: int. Defaults to `3`.
@@ -126,7 +130,7 @@ def point_cloud_classifier(
     # and the MultiAggregation does not squash LAF's again.
     pooling_layer = set_aggregation(
         aggregation,
-        aggregation_kwargs,
+        with_laf_arguments(aggregation, aggregation_kwargs, units=LAF_UNITS),
         "laf" if aggregation == "laf" else "pooling",
     )
     if pooling_layer.input_domain == "unit_interval":

@@ -13,7 +13,10 @@ from keras_laf.models.building_blocks import dense_head
 from keras_laf.models.building_blocks import element_network
 from keras_laf.models.building_blocks import set_aggregation
 from keras_laf.models.building_blocks import set_inputs
+from keras_laf.models.building_blocks import with_laf_arguments
 
+# The units of a LAF head by name: the LAF paper's ST-LAF.
+LAF_UNITS = 10
 # The heads of the LAF paper.
 HEADS = ("pma", "laf")
 ENCODERS = ("sab", "isab")
@@ -66,8 +69,9 @@ def set_transformer(
             ST-LAF, its elements through a sigmoid first; a name, a list
             or a layer). Defaults to `"pma"`.
         aggregation_kwargs: dict. The arguments of an aggregation given by
-            name, e.g. `{"units": 10}` for `"laf"`. Defaults to `None`:
-            the name's defaults.
+            name, e.g. `{"units": 4}` for `"laf"`. Defaults to `None`: the
+            name's defaults, but `LAF_UNITS` (10, the LAF paper's ST-LAF)
+            units for a LAF by name.
         encoder: str. `"sab"` or `"isab"`. Defaults to `"sab"`.
         num_blocks: int. Encoder blocks. Defaults to `2`.
         hidden_units: int. Width of the attention blocks. Defaults to
@@ -148,7 +152,9 @@ def set_transformer(
     else:
         pooling = set_aggregation(
             aggregation,
-            aggregation_kwargs,
+            with_laf_arguments(
+                aggregation, aggregation_kwargs, units=LAF_UNITS
+            ),
             "laf" if aggregation == "laf" else "aggregation",
         )
         if pooling.input_domain == "unit_interval":

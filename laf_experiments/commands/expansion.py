@@ -233,6 +233,7 @@ def expansion_records(runs):
 def build_model(method, data, laf_units, laf_preset=None):
     """The `set_expansion` model of a trained method."""
     from keras_laf.models import set_expansion
+    from keras_laf.models.building_blocks import with_laf_arguments
 
     return set_expansion(
         vocabulary_size=data.num_words,
@@ -240,7 +241,7 @@ def build_model(method, data, laf_units, laf_preset=None):
         # Random starting vectors (no --vectors) are learned.
         train_embeddings=not data.given_vectors,
         aggregation=TRAINED[method].aggregation,
-        aggregation_kwargs=methods.with_laf_arguments(
+        aggregation_kwargs=with_laf_arguments(
             TRAINED[method].aggregation, units=laf_units, preset=laf_preset
         ),
         name=f"set_expansion_{method}",

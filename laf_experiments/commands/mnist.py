@@ -9,7 +9,6 @@ copy, Keras's cache or a prepared tensorflow-datasets folder, else the
 MNIST benchmark instead (`laf_experiments.quann_protocol`).
 """
 
-from laf_experiments import methods
 from laf_experiments import quann_protocol
 from laf_experiments import regression
 from laf_experiments.data import TARGETS
@@ -161,6 +160,7 @@ def add_arguments(parser):
 def build_model(method, laf_preset=None, laf_output_bound=None):
     """The paper's DeepSets model of image sets with an aggregation."""
     from keras_laf.models import deep_sets
+    from keras_laf.models.building_blocks import with_laf_arguments
 
     aggregation = regression.aggregation(
         method,
@@ -173,7 +173,7 @@ def build_model(method, laf_preset=None, laf_output_bound=None):
         phi_units=(300, 100, 30),
         rho_units=(1000, 100),
         aggregation=aggregation,
-        aggregation_kwargs=methods.with_laf_arguments(
+        aggregation_kwargs=with_laf_arguments(
             aggregation, units=9, preset=laf_preset
         ),
         name=f"deep_sets_{method.replace('-', '_')}",

@@ -26,7 +26,6 @@ from laf_experiments.data.nci_molecules import TRAIN_SIZES
 from laf_experiments.errors import ExperimentError
 from laf_experiments.errors import log
 from laf_experiments.errors import require
-from laf_experiments.methods import with_laf_arguments
 from laf_experiments.molecule_methods import METHODS
 from laf_experiments.molecule_methods import METHODS_DESCRIPTION
 from laf_experiments.molecule_methods import aggregations
@@ -257,6 +256,8 @@ def run(args):
         )
 
     def build_model(key):
+        from keras_laf.models.building_blocks import with_laf_arguments
+
         options = aggregations(
             key["method"], degree_histogram(key), args.laf_preset
         )

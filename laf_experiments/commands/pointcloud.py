@@ -164,6 +164,7 @@ def add_arguments(parser):
 def build_model(method, num_classes, width=256, laf_preset=None):
     """The DeepSets point-cloud classifier with the method's pooling."""
     from keras_laf.models import point_cloud_classifier
+    from keras_laf.models.building_blocks import with_laf_arguments
 
     pooling, aggregation_kwargs = POOLINGS[method].spec()
     # The paper's LAF of 10 units; the recurrent poolings and GMT as wide
@@ -177,7 +178,7 @@ def build_model(method, num_classes, width=256, laf_preset=None):
     return point_cloud_classifier(
         num_classes=num_classes,
         aggregation=pooling,
-        aggregation_kwargs=methods.with_laf_arguments(
+        aggregation_kwargs=with_laf_arguments(
             pooling, aggregation_kwargs, units=10, preset=laf_preset
         ),
         hidden_units=width,

@@ -9,7 +9,6 @@ sets of up to 5, 10, ..., 50 elements to see how it generalises to larger
 sets than it was trained on.
 """
 
-from laf_experiments import methods
 from laf_experiments import regression
 from laf_experiments.data import TARGETS
 from laf_experiments.data import TEST_MAX_SIZES
@@ -101,6 +100,7 @@ def add_arguments(parser):
 def build_model(method, laf_preset=None, laf_output_bound=None):
     """The paper's DeepSets model of integer sets with an aggregation."""
     from keras_laf.models import deep_sets
+    from keras_laf.models.building_blocks import with_laf_arguments
 
     aggregation = regression.aggregation(
         method,
@@ -113,7 +113,7 @@ def build_model(method, laf_preset=None, laf_output_bound=None):
         embedding_dim=10,
         phi_units=(),
         aggregation=aggregation,
-        aggregation_kwargs=methods.with_laf_arguments(
+        aggregation_kwargs=with_laf_arguments(
             aggregation, units=9, preset=laf_preset
         ),
         ragged=False,

@@ -8,7 +8,6 @@ Transformer's attention encoder provides the interaction; its pooling is
 either PMA (the original) or LAF.
 """
 
-from laf_experiments import methods
 from laf_experiments import regression
 from laf_experiments.data import UNIQUE_REDUCTIONS
 from laf_experiments.regression import open_regression_store
@@ -84,12 +83,13 @@ def add_arguments(parser):
 def build_model(method, laf_preset=None):
     """The paper's Set Transformer with a PMA (`st-pma`) or LAF head."""
     from keras_laf.models import set_transformer
+    from keras_laf.models.building_blocks import with_laf_arguments
 
     return set_transformer(
         input_dim=784,
         phi_units=(300, 100, 30),
         aggregation=method.removeprefix("st-"),
-        aggregation_kwargs=methods.with_laf_arguments(
+        aggregation_kwargs=with_laf_arguments(
             method.removeprefix("st-"), units=10, preset=laf_preset
         ),
         name=f"set_transformer_{method.removeprefix('st-')}",

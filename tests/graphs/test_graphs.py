@@ -662,7 +662,7 @@ def test_the_readout_takes_its_own_arguments():
         num_layers=1,
     )
     assert model.get_layer("graph_readout").aggregation_layer().units == 3
-    # The name's defaults, the layers' arguments not applied.
+    # The paper's 100 units by default, the layers' arguments not applied.
     model = graph_network(
         aggregation="laf",
         aggregation_kwargs={"units": 2},
@@ -671,6 +671,6 @@ def test_the_readout_takes_its_own_arguments():
         num_layers=1,
     )
     readout = model.get_layer("graph_readout").aggregation_layer()
-    assert readout.members[0].units == 9
+    assert readout.members[0].units == 100
     layer = model.get_layer("message_passing_1").aggregation_layer()
     assert layer.units == 2

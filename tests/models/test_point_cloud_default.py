@@ -15,8 +15,7 @@ def test_point_cloud_classifier_pools_with_laf_by_default():
     )
     laf = model.get_layer("laf")
     assert isinstance(laf, keras_laf.LAF)
-    # The name's defaults: 9 units (the paper's point clouds take 10).
-    assert laf.units == 9 and laf.preset == "pooling"
+    assert laf.units == 10 and laf.preset == "pooling"
     # The pooled features are LAF of the equivariant features mapped into
     # [0, 1], not their maximum.
     clouds = np.random.default_rng(0).normal(size=(2, 6, 3)).astype("float32")
@@ -31,4 +30,4 @@ def test_point_cloud_classifier_pools_with_laf_by_default():
     np.testing.assert_allclose(
         pooled, keras.ops.convert_to_numpy(laf(mapped)), rtol=1e-5
     )
-    assert pooled.shape == (2, 8 * 9)
+    assert pooled.shape == (2, 8 * 10)
