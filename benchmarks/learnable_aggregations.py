@@ -53,6 +53,7 @@ from benchmarks.common import epoch_times
 from benchmarks.common import integer_model
 from benchmarks.common import point_cloud_accuracy
 from benchmarks.common import provenance
+from laf_experiments.settings import seed_ranges
 
 REPOSITORY = pathlib.Path(__file__).resolve().parent.parent
 
@@ -131,20 +132,6 @@ def parse_list(text, allowed, what):
             f"list of {list(allowed)} or 'all'"
         )
     return names
-
-
-def parse_seeds(text):
-    """`0-4,100-104` -> [0, 1, 2, 3, 4, 100, ..., 104]."""
-    seeds = []
-    for part in text.split(","):
-        low, _, high = part.partition("-")
-        try:
-            seeds.extend(range(int(low), int(high or low) + 1))
-        except ValueError:
-            raise argparse.ArgumentTypeError(
-                f"seeds are integers and ranges like 0-4. Received: {text!r}"
-            ) from None
-    return seeds
 
 
 def regression_values(name, sets):
@@ -526,7 +513,7 @@ def parse_arguments(argv):
     try:
         args.methods = parse_list(args.methods, METHODS, "method")
         args.tasks = parse_list(args.tasks, all_tasks(), "task")
-        args.seeds = parse_seeds(args.seeds)
+        args.seeds = seed_ranges(args.seeds)
     except argparse.ArgumentTypeError as error:
         parser.error(str(error))
     for name in ("epochs", "train_size", "test_size", "batch_size"):

@@ -204,7 +204,7 @@ def run(args):
         keys=[
             {"method": method, "target": target, "seed": seed}
             for target in args.targets
-            for seed in range(args.seeds)
+            for seed in args.seeds
             for method in args.methods
         ],
         describe=lambda key: (

@@ -120,7 +120,7 @@ def run_regression(
     keys = [
         {"method": method, "target": target, "seed": seed}
         for target in args.targets
-        for seed in range(args.seeds)
+        for seed in args.seeds
         for method in args.methods
     ]
     training_data = runner.cached(

@@ -31,7 +31,7 @@ def run_methods(args, store, train, evaluate):
         store,
         keys=[
             {"method": method, "seed": seed}
-            for seed in range(args.seeds)
+            for seed in args.seeds
             for method in args.methods
         ],
         describe=lambda key: f"{key['method']}, seed {key['seed']}",

@@ -160,6 +160,32 @@ def fraction(text):
     return value
 
 
+def seed_ranges(text):
+    """Parses seeds and ranges of seeds, e.g. `5-9` or `0-4,100-104`."""
+    seeds = []
+    for part in text.split(","):
+        low, _, high = part.strip().partition("-")
+        try:
+            seeds.extend(range(int(low), int(high or low) + 1))
+        except ValueError:
+            seeds = []
+            break
+    if not seeds or min(seeds) < 0:
+        raise argparse.ArgumentTypeError(
+            "expected seeds and ranges of seeds like 5-9 or 0-4,100-104, "
+            f"received {text!r}"
+        )
+    return tuple(sorted(set(seeds)))
+
+
+def seed_choice(text):
+    """Parses `--seeds`: a number N (the seeds 0..N-1), or seeds and
+    ranges of seeds (`5-9`, `0,3,7`)."""
+    if text.strip().isdigit():
+        return tuple(range(positive_int(text)))
+    return seed_ranges(text)
+
+
 def positive_int_list(text):
     """Parses comma-separated positive integers, e.g. `5,10,20`."""
     values = [item.strip() for item in text.split(",") if item.strip()]
@@ -311,9 +337,10 @@ def add_common_arguments(
     )
     group.add_argument(
         "--seeds",
-        type=positive_int,
-        metavar="N",
-        help="repetitions with seeds 0..N-1 (default: "
+        type=seed_choice,
+        metavar="N|SEEDS",
+        help="repetitions: a number N for the seeds 0..N-1, or the seeds "
+        "themselves, e.g. 5-9 for a second set of five (default: "
         f"{defaults['seeds']}; --quick: {quick['seeds']})",
     )
     parser.set_defaults(
@@ -347,6 +374,8 @@ def resolve_settings(args, extra_names=()):
         args.output = os.path.join(
             "experiments_output", f"{args.experiment}{suffix}"
         )
+    if isinstance(args.seeds, int):
+        args.seeds = tuple(range(args.seeds))
     settings = {name: getattr(args, name) for name in names}
     del settings["seeds"]
     settings["laf_preset"] = args.laf_preset

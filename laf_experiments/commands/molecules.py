@@ -312,7 +312,7 @@ def run(args):
 
     keys = [
         {"target": target, "method": method, "seed": seed}
-        for seed in range(args.seeds)
+        for seed in args.seeds
         for target in args.targets
         for method in args.methods
     ]

@@ -345,7 +345,7 @@ def run(args):
         keys=[
             {"method": method, "num_points": num_points, "seed": seed}
             for num_points in args.num_points
-            for seed in range(args.seeds)
+            for seed in args.seeds
             for method in args.methods
         ],
         describe=lambda key: (

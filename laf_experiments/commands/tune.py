@@ -319,13 +319,13 @@ def run(args):
     runner.run_all(
         args,
         store,
-        keys=[{"target": target, "seed": seed} for seed in range(args.seeds)],
+        keys=[{"target": target, "seed": seed} for seed in args.seeds],
         describe=lambda key: f"{key['target']}, seed {key['seed']}",
         train=train,
         evaluate=evaluate,
     )
     for run in store.runs:
-        if run["target"] == target and run["seed"] < args.seeds:
+        if run["target"] == target and run["seed"] in args.seeds:
             _report(experiment, run)
     reports.write_results(
         args, store, figure=(PLOT, lambda: trials_figure(store.runs))

@@ -212,7 +212,7 @@ def run(args):
             {"target": target, "units": units, "seed": seed}
             for target in args.targets
             for units in args.units
-            for seed in range(args.seeds)
+            for seed in args.seeds
         ],
         describe=lambda key: (
             f"{key['target']} with {key['units']} units, restart {key['seed']}"

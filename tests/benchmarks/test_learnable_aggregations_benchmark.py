@@ -82,5 +82,6 @@ def test_help_and_bad_arguments():
     assert completed.returncode == 2 and "unknown method" in completed.stderr
     completed = run(["--seeds=a-b"])
     assert (
-        completed.returncode == 2 and "seeds are integers" in completed.stderr
+        completed.returncode == 2
+        and "expected seeds and ranges of seeds" in completed.stderr
     )

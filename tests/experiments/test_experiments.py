@@ -185,6 +185,28 @@ def test_other_settings_are_refused(scalars_output, capsys):
 
 
 @pytest.mark.slow
+def test_a_second_set_of_seeds_joins_the_first(tmp_path, capsys):
+    argv = [
+        "scalars",
+        *QUIET,
+        "--targets",
+        "sum",
+        "--methods",
+        "deepsets",
+        "--output",
+        str(tmp_path),
+    ]
+    assert run([*argv, "--seeds", "2"], capsys)[0] == 0
+    status, out, _ = run([*argv, "--seeds", "1-3"], capsys)
+    assert status == 0
+    # Seed 1 is recorded; only 2 and 3 train.
+    assert "deepsets on sum, seed 1: already recorded" in out
+    assert "seed 0" not in out
+    seeds = [run["seed"] for run in read_json(tmp_path)["runs"]]
+    assert sorted(seeds) == [0, 1, 2, 3]
+
+
+@pytest.mark.slow
 def test_interrupted_command_resumes(tmp_path, capsys, monkeypatch):
     argv = [
         "scalars",
@@ -428,6 +450,8 @@ def test_pointcloud_on_modelnet40_files(tmp_path, capsys):
         (["unique-sum", "--methods", "laf"], "unknown method 'laf'"),
         (["pointcloud", "--methods", "max"], "unknown method 'max'"),
         (["scalars", "--epochs", "0"], "expected a positive integer"),
+        (["scalars", "--seeds", "0"], "expected a positive integer"),
+        (["scalars", "--seeds", "5-x"], "expected seeds and ranges of seeds"),
         (["scalars", "--max-sizes", "1,5"], "set sizes of at least 2"),
         (["mnist", "--source", "web"], "invalid choice: 'web'"),
         (["graph"], "invalid choice: 'graph'"),
