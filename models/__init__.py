@@ -6,6 +6,7 @@ The KerasTuner hypermodels (`DeepSetsHyperModel`,
 """
 
 from keras_laf.models.deep_sets import deep_sets
+from keras_laf.models.graph_model import GraphModel
 from keras_laf.models.graph_network import graph_network
 from keras_laf.models.molecule_network import molecule_network
 from keras_laf.models.point_cloud import point_cloud_classifier
@@ -20,6 +21,7 @@ _HYPERMODELS = (
 
 __all__ = [
     "DeepSetsHyperModel",
+    "GraphModel",
     "SetHyperModel",
     "SetTransformerHyperModel",
     "deep_sets",

@@ -24,6 +24,7 @@ from keras_laf.graphs.convolutions import GINConv
 from keras_laf.graphs.message_passing import AggregationConv
 from keras_laf.graphs.readout import GraphReadout
 from keras_laf.models.building_blocks import with_laf_arguments
+from keras_laf.models.graph_model import GraphModel
 
 UPDATES = ("gru", "residual", "none")
 # The message-passing layers by name: the paper's `AggregationConv`, which
@@ -156,10 +157,11 @@ def graph_network(
     `keras_laf.datasets.disjoint_union`, whose leading
     dimensions are the numbers of nodes, edges and graphs of the batch;
     `keras_laf.datasets.GraphBatches` yields batches for `fit`, `evaluate`
-    and `predict`, padded to a few sizes (`GraphBatches.unpad` drops the
-    padding's rows from the predictions). For one union, call
-    `model.predict_on_batch(inputs)`: `model.predict(inputs)` fails inside
-    Keras on arrays of different lengths (see `disjoint_union`). The
+    and `predict`, padded to a few sizes. The model is a
+    `keras_laf.models.GraphModel`: `model.predict` on a union or on
+    `GraphBatches` gives one row per node and per graph, without the
+    padding's rows, and a batch that does not match its inputs or outputs
+    is an error naming them. The
     readout takes the number of graphs from the length of
     the input `nodes_per_graph`, a shape, so the model fits on JAX too,
     whose traces need shapes known (TF-GNN's `GraphTensor` carries the
@@ -228,10 +230,11 @@ def graph_network(
         name: str. The model's name. Defaults to `"graph_network"`.
 
     Returns:
-        An uncompiled `keras.Model` with inputs `{"node_features":
-        (num_nodes, num_node_features), "edge_source": (num_edges,),
-        "edge_target": (num_edges,), "node_graph_ids": (num_nodes,),
-        "nodes_per_graph": (num_graphs,)}` (indices and counts int32) and
+        An uncompiled `keras_laf.models.GraphModel` with inputs
+        `{"node_features": (num_nodes, num_node_features), "edge_source":
+        (num_edges,), "edge_target": (num_edges,), "node_graph_ids":
+        (num_nodes,), "nodes_per_graph": (num_graphs,)}` (indices and
+        counts int32) and
         outputs `{"node_outputs": (num_nodes, num_node_outputs),
         "graph_outputs": (num_graphs, num_graph_outputs)}`.
 
@@ -316,7 +319,7 @@ def graph_network(
             ("graph_outputs", graph_states, num_graph_outputs),
         )
     }
-    return keras.Model(inputs, outputs, name=name)
+    return GraphModel(inputs, outputs, name=name)
 
 
 def _check_sizes(**sizes):

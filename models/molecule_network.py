@@ -13,6 +13,7 @@ import keras
 from keras_laf.core.validation import check_positive_int
 from keras_laf.graphs import AggregationConv
 from keras_laf.graphs import GraphReadout
+from keras_laf.models.graph_model import GraphModel
 
 
 def _copy(aggregation):
@@ -82,10 +83,12 @@ def molecule_network(
         name: str. The model's name. Defaults to `"molecule_network"`.
 
     Returns:
-        An uncompiled `keras.Model` with inputs `{"node_features":
-        (num_atoms, num_atom_features), "edge_source": (num_edges,),
-        "edge_target": (num_edges,), "node_graph_ids": (num_atoms,),
-        "nodes_per_graph": (num_molecules,)}` (int32 indices and counts)
+        An uncompiled `keras_laf.models.GraphModel` (whose `predict` gives
+        one row per molecule, on a union or on `MoleculeBatches`) with
+        inputs `{"node_features": (num_atoms, num_atom_features),
+        "edge_source": (num_edges,), "edge_target": (num_edges,),
+        "node_graph_ids": (num_atoms,), "nodes_per_graph":
+        (num_molecules,)}` (int32 indices and counts)
         and, with bond features, `"edge_features": (num_edges,
         num_bond_features)`; output `{"graph_outputs": (num_molecules,
         num_outputs)}`.
@@ -98,10 +101,10 @@ def molecule_network(
     >>> inputs = keras_laf.datasets.disjoint_union(
     ...     [np.ones((3, 3)), np.ones((1, 3))],
     ...     [np.array([[0, 1], [1, 0]]), np.zeros((0, 2), "int32")],
+    ...     edge_features=[np.ones((2, 2)), np.zeros((0, 2))],
     ...     pad=False,
     ... )
-    >>> inputs["edge_features"] = np.ones((2, 2), "float32")
-    >>> tuple(model(inputs)["graph_outputs"].shape)
+    >>> model.predict(inputs, verbose=0)["graph_outputs"].shape
     (2, 1)
     """
     num_atom_features = check_positive_int(
@@ -168,4 +171,4 @@ def molecule_network(
         nodes_per_graph=inputs["nodes_per_graph"],
     )
     outputs = keras.layers.Dense(num_outputs, name="graph_outputs")(pooled)
-    return keras.Model(inputs, {"graph_outputs": outputs}, name=name)
+    return GraphModel(inputs, {"graph_outputs": outputs}, name=name)

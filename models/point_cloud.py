@@ -56,8 +56,8 @@ def point_cloud_classifier(
     concatenated), `"lstm"` (an LSTM over the points in their given order,
     the order-dependent baseline of the LAF paper).
     Points are expected standardised per cloud (zero mean, unit variance), as
-    `laf_experiments.data` produces them; the model does not
-    standardise.
+    `keras_laf.datasets.make_solid_point_clouds` and `load_modelnet40`
+    give them; the model does not standardise.
 
     Args:
         num_classes: int. Number of classes. Defaults to `40`.

@@ -82,6 +82,8 @@ def test_every_section_with_code_is_found():
     ]
     assert [heading for heading, _ in GUIDE_BLOCKS] == [
         "backends: Data-parallel training on JAX",
+        "backends: Data-parallel training on JAX",
+        "backends: Distributed training on TensorFlow",
         "backends: Distributed training on TensorFlow",
     ]
 

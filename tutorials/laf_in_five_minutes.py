@@ -53,7 +53,8 @@ This tutorial shows:
 ## Setup
 
 Every tutorial of keras-laf takes `--quick` (a few seconds, used by the
-tests) and `--output DIR` (where the figures go).
+tests) and `--output DIR` (where the figures go). The figures need
+matplotlib (`pip install matplotlib`, or the `experiments` extra).
 """
 
 import argparse

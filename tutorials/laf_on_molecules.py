@@ -34,7 +34,8 @@ first_5K.smi`, and their TPSA computed with Daylight's tools,
   units start as count, max, min and mean and are pulled onto closed
   forms that hold on any number of elements.
 
-You need RDKit: `pip install "keras-laf[molecules]"`.
+You need RDKit, and matplotlib for the figures: `pip install
+"keras-laf[molecules]" matplotlib`.
 """
 
 """
@@ -54,6 +55,7 @@ import numpy as np
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
+from rdkit import RDConfig
 
 from keras_laf.datasets import MoleculeBatches
 from keras_laf.datasets import read_smiles_file
@@ -61,8 +63,6 @@ from keras_laf.datasets import smiles_to_graphs
 from keras_laf.datasets.molecules import ATOM_FEATURES
 from keras_laf.datasets.molecules import BOND_FEATURES
 from keras_laf.models import molecule_network
-from laf_experiments.data.nci_molecules import nci_directory
-from laf_experiments.data.nci_molecules import read_tpsa
 
 NAME = "laf_on_molecules"
 parser = argparse.ArgumentParser(
@@ -109,13 +109,29 @@ print(
 )
 
 """
-A SMILES that RDKit cannot parse is skipped, never dropped silently: a
-warning names its line. Eight of RDKit's NCI molecules (metal complexes,
-a hypervalent oxygen) are reported this way.
+RDKit installs the NCI files in its data folder. `read_smiles_file`
+reads the SMILES of `first_5K.smi` with their line numbers; the TPSA
+file has a comment line, then a `SMILES,TPSA` line for each molecule of
+the SMILES file, in the same order, which we check.
 """
 
-smiles, line_numbers = read_smiles_file(nci_directory() / "first_5K.smi")
-tpsa = read_tpsa(nci_directory() / "first_5k.tpsa.csv", smiles)
+nci = pathlib.Path(RDConfig.RDDataDir) / "NCI"
+smiles, line_numbers = read_smiles_file(nci / "first_5K.smi")
+rows = [
+    line.rsplit(",", 1)
+    for line in (nci / "first_5k.tpsa.csv").read_text().splitlines()
+    if line and not line.startswith("#")
+]
+if [row[0] for row in rows] != smiles:
+    raise ValueError("The TPSA file does not list the SMILES file's molecules")
+tpsa = np.array([float(row[1]) for row in rows])
+
+"""
+A SMILES that RDKit cannot parse is skipped, never dropped silently: a
+warning names its line. Eight of RDKit's NCI molecules (metal complexes,
+a hypervalent oxygen) are reported this way, and their TPSA left out.
+"""
+
 with warnings.catch_warnings(record=True) as caught:
     warnings.simplefilter("always")
     molecules = smiles_to_graphs(smiles, line_numbers, source="first_5K.smi")
@@ -246,9 +262,9 @@ for label, options in AGGREGATIONS.items():
 """
 ## Predicting larger molecules
 
-`model.predict` on `MoleculeBatches` returns the padding's rows too;
-`unpad` keeps one row per molecule, in order. We undo the
-standardisation and measure the MAE in Å² on each range of sizes.
+`model.predict` on `MoleculeBatches` returns one row per molecule, in
+order, without the padding's rows. We undo the standardisation and
+measure the MAE in Å² on each range of sizes.
 """
 
 predictions = {}
@@ -256,7 +272,7 @@ for label, model in models.items():
     predictions[label] = {}
     for split in ("16-25", "26-40", "41+"):
         test = batches(split)
-        outputs = test.unpad(model.predict(test, verbose=0))["graph_outputs"]
+        outputs = model.predict(test, verbose=0)["graph_outputs"]
         predictions[label][split] = outputs[:, 0] * std + mean
         error = np.mean(
             np.abs(predictions[label][split] - labels[splits[split]])

@@ -46,10 +46,10 @@ against M.
 """
 ## Setup
 
-The sets and targets come from `laf_experiments.data`, the data of the
-paper's experiments (installed with the `experiments` extra): the same
-sets `keras-laf scalars` trains on, so the figure below compares with
-the command's and with RESULTS.md.
+The sets and their targets are a few lines of NumPy, below: the same
+sets `keras-laf scalars` trains and tests on, so the figure at the end
+compares with the command's and with RESULTS.md. The figures need
+matplotlib (`pip install matplotlib`, or the `experiments` extra).
 """
 
 import argparse
@@ -67,10 +67,9 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 
 import keras_laf
+from keras_laf.datasets import ragged_set_dataset
 from keras_laf.datasets import to_padded_batches
 from keras_laf.models import deep_sets
-from laf_experiments.data import make_test_sets_by_max_size
-from laf_experiments.data import make_training_sets
 
 NAME = "learning_aggregators"
 parser = argparse.ArgumentParser(
@@ -121,40 +120,99 @@ BATCH_SIZE = 64
 """
 ## The data
 
-`make_training_sets(num_sets, target)` draws sets of 2 to 10 digits, each
-uniform in 0..9, and labels each set with the target (the docstring of
-`laf_experiments.data.aggregation_targets` defines all twelve): the median
-of an even number of digits is the mean of the two middle ones, and the
+A training set has 2 to 10 digits, each uniform in 0..9; the sets are a
+list of arrays of different lengths.
+"""
+
+
+def training_sets(num_sets, seed, max_size=TRAIN_MAX_SIZE):
+    rng = np.random.default_rng(seed)
+    sizes = rng.integers(2, max_size, size=num_sets, endpoint=True)
+    digits = rng.integers(0, 10, size=(num_sets, max_size))
+    return [row[:size].astype("int32") for row, size in zip(digits, sizes)]
+
+
+"""
+Each set is labelled with the target, computed in NumPy: the median of an
+even number of digits is the mean of the two middle ones, and the
 kurtosis is the plain standardised fourth moment m_4 / m_2^2 (not the
 excess kurtosis), 0 for constant sets.
 """
 
-example = make_training_sets(4, "median", seed=0)
-for digits, label in zip(example.sets, example.labels):
+
+def kurtosis(digits):
+    if digits.min() == digits.max():
+        return 0.0
+    deviations = digits - digits.mean()
+    return np.mean(deviations**4) / np.mean(deviations**2) ** 2
+
+
+TARGET_FUNCTIONS = {
+    "count": len,
+    "sum": np.sum,
+    "mean": np.mean,
+    "median": np.median,
+    "kurtosis": kurtosis,
+}
+
+
+def labels_of(sets, target):
+    function = TARGET_FUNCTIONS[target]
+    return np.array([function(digits) for digits in sets], "float32")
+
+
+example = training_sets(4, seed=0)
+for digits, label in zip(example, labels_of(example, "median")):
     print(f"median of {digits.tolist()} = {label}")
 
 """
 Large sets of uniform digits are dull: the maximum of 50 uniform digits is
-almost always 9 and their mean almost always close to 4.5. The test sets of
-`make_test_sets_by_max_size` are therefore *diversified*: each set draws
-its digits from its own random range and weights, so that the targets keep
-varying at every M (the docstring of `laf_experiments.data.digit_sets`
-gives the recipe).
-
-`to_dataset` turns the sets into a `tf.data` pipeline of **ragged**
-batches: an int32 `tf.RaggedTensor` of shape `(batch, None)`, one row per
-set, and the labels `(batch, 1)`. `to_padded_batches` pads each batch and
-adds its mask, `(batch, set_size)` with 1 for the real digits: the inputs
-that the models of `keras_laf.models` take by default, on every backend;
-see `ragged_sets.py` for what happens inside.
+almost always 9 and their mean almost always close to 4.5. The test sets
+are therefore *diversified*: each set draws its digits from its own
+random range and weights, so that the targets keep varying at every M.
+Its range runs between two uniform digits; the digits strictly between
+them are allowed with probability 1/2 each; the weights of the allowed
+digits are a flat Dirichlet draw (normalised Gamma(1) variables), and the
+set's digits are drawn with them by inverting their cumulative sum. A set
+is constant one time in ten (both ends equal).
 """
 
-test_suite = {
-    target: make_test_sets_by_max_size(
-        test_size, target, max_sizes=max_sizes, seed=1
-    )
-    for target in TARGETS
+
+def diversified_sets(num_sets, max_size, seed):
+    # A stream of its own for each M, whichever other sizes are drawn.
+    rng = np.random.default_rng([seed, max_size])
+    sizes = rng.integers(2, max_size, size=num_sets, endpoint=True)
+    ends = rng.integers(0, 10, size=(num_sets, 2))
+    low, high = ends.min(axis=1, keepdims=True), ends.max(axis=1, keepdims=True)
+    values = np.arange(10)
+    between = (values > low) & (values < high)
+    allowed = (values == low) | (values == high)
+    allowed |= between & (rng.random((num_sets, 10)) < 0.5)
+    weights = rng.gamma(1.0, size=(num_sets, 10)) * allowed
+    cumulative = np.cumsum(weights, axis=1)
+    cumulative /= cumulative[:, -1:]
+    uniforms = rng.random((num_sets, max_size))
+    # The digit is the number of cumulative weights at or below a uniform
+    # draw, so a digit of zero weight is never drawn.
+    digits = (cumulative[:, None, :] <= uniforms[:, :, None]).sum(axis=2)
+    return [row[:size].astype("int32") for row, size in zip(digits, sizes)]
+
+
+train_sets = training_sets(train_size, seed=0)
+test_sets = {
+    max_size: diversified_sets(test_size, max_size, seed=1)
+    for max_size in max_sizes
 }
+
+"""
+`ragged_set_dataset` turns the sets and their labels into a `tf.data`
+pipeline of **ragged** batches: an int32 `tf.RaggedTensor` of shape
+`(batch, None)`, one row per set, and the labels `(batch, 1)`.
+`to_padded_batches` pads each batch and adds its mask, `(batch,
+set_size)` with 1 for the real digits: the inputs that the models of
+`keras_laf.models` take by default, on every backend; see
+`ragged_sets.py` for what happens inside.
+"""
 
 """
 ## Training
@@ -200,10 +258,15 @@ def train_and_test(target, method):
     model.compile(
         optimizer=keras.optimizers.Adam(args.learning_rate), loss="mae"
     )
-    train = make_training_sets(train_size, target, seed=0)
     # The dataset shuffles itself at every epoch, so fit() must not.
     dataset = to_padded_batches(
-        train.to_dataset(BATCH_SIZE, shuffle=True, seed=0)
+        ragged_set_dataset(
+            train_sets,
+            labels_of(train_sets, target),
+            BATCH_SIZE,
+            shuffle=True,
+            seed=0,
+        )
     )
     callbacks = []
     if method == "laf" and target in CLOSED_FORM_TARGETS:
@@ -217,11 +280,13 @@ def train_and_test(target, method):
         dataset, epochs=epochs, shuffle=False, verbose=0, callbacks=callbacks
     )
     errors, predictions = {}, {}
-    for max_size, test in test_suite[target].items():
+    for max_size, sets in test_sets.items():
+        labels = labels_of(sets, target)
         predicted = model.predict(
-            to_padded_batches(test.to_dataset(256)), verbose=0
+            to_padded_batches(ragged_set_dataset(sets, labels, 256)),
+            verbose=0,
         )[:, 0]
-        errors[max_size] = float(np.mean(np.abs(predicted - test.labels)))
+        errors[max_size] = float(np.mean(np.abs(predicted - labels)))
         predictions[max_size] = predicted
     print(
         f"{target:>9} {METHODS[method]:>9}: training loss "
@@ -290,7 +355,7 @@ figure, axes = plt.subplots(
     1, len(TARGETS), figsize=(4 * len(TARGETS), 4.2), layout="constrained"
 )
 for axis, target in zip(axes, TARGETS):
-    labels = test_suite[target][largest].labels
+    labels = labels_of(test_sets[largest], target)
     for method, label in METHODS.items():
         _, predictions = results[target, method]
         color, marker = STYLES[method]

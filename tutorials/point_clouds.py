@@ -39,10 +39,11 @@ randomly rotated. If you have ModelNet40 in the HDF5 form of PointNet
 """
 ## Setup
 
-The clouds come from `laf_experiments.data`, the data of the paper's
-experiments (installed with the `experiments` extra): sampling eight
-solids and reading ModelNet40's HDF5 files is more than a tutorial's few
-lines, and `keras-laf pointcloud` uses the same clouds.
+The clouds come from `keras_laf.datasets`: `make_solid_point_clouds`
+samples the eight solids and `load_modelnet40` reads ModelNet40's HDF5
+files, as `keras-laf pointcloud` does. The figures need matplotlib and
+`--modelnet-dir` needs h5py: `pip install matplotlib h5py` (the
+`experiments` extra has both).
 """
 
 import argparse
@@ -62,9 +63,8 @@ import matplotlib.pyplot as plt
 from keras_laf import LAF
 from keras_laf import FixedAggregation
 from keras_laf import PermutationEquivariant
-from laf_experiments.data import PointClouds
-from laf_experiments.data import load_modelnet40
-from laf_experiments.data import make_solid_point_clouds
+from keras_laf.datasets import load_modelnet40
+from keras_laf.datasets import make_solid_point_clouds
 
 NAME = "point_clouds"
 parser = argparse.ArgumentParser(
@@ -118,29 +118,20 @@ the class.
 
 `load_modelnet40` keeps a random subset of `num_points` of the 2,048 points
 of each ModelNet40 cloud (the paper uses 100 and 1,000). We hold out part
-of the training split for validation.
+of the training split for validation, with `PointClouds.subset`.
 """
-
-
-def subset(clouds, indices):
-    return PointClouds(
-        points=clouds.points[indices],
-        labels=clouds.labels[indices],
-        class_names=clouds.class_names,
-    )
-
 
 if args.modelnet_dir:
     full_train = load_modelnet40(args.modelnet_dir, "train", num_points)
     test = load_modelnet40(args.modelnet_dir, "test", num_points)
     order = np.random.default_rng(0).permutation(len(full_train.labels))
     num_validation = len(order) // 10
-    validation = subset(full_train, order[:num_validation])
-    train = subset(full_train, order[num_validation:])
+    validation = full_train.subset(order[:num_validation])
+    train = full_train.subset(order[num_validation:])
     if args.quick:
-        train = subset(train, slice(train_size))
-        validation = subset(validation, slice(test_size))
-        test = subset(test, slice(test_size))
+        train = train.subset(slice(train_size))
+        validation = validation.subset(slice(test_size))
+        test = test.subset(slice(test_size))
     source = "ModelNet40"
 else:
     train = make_solid_point_clouds(train_size, num_points, seed=0)

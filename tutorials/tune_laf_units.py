@@ -45,9 +45,10 @@ This tutorial:
 """
 ## Setup
 
-The sets and targets come from `laf_experiments.data`, the data of the
-paper's experiments (installed with the `experiments` extra): the same
-sets `keras-laf scalars` and `keras-laf units` train on.
+The sets and their targets are a few lines of NumPy, below: the same
+sets `keras-laf scalars` and `keras-laf units` train on. You need
+KerasTuner and matplotlib: `pip install "keras-laf[tuner]" matplotlib`
+(or the `experiments` extra, which has both).
 
 Every tutorial of keras-laf takes `--quick` (a few seconds, used by the
 tests) and `--output DIR` (where the figures go). KerasTuner also writes
@@ -68,11 +69,9 @@ import numpy as np
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 
+from keras_laf.datasets import ragged_set_dataset
 from keras_laf.datasets import to_padded_batches
 from keras_laf.models.hypermodels import DeepSetsHyperModel
-from laf_experiments.data import TEST_MAX_SIZES
-from laf_experiments.data import make_test_sets_by_max_size
-from laf_experiments.data import make_training_sets
 
 NAME = "tune_laf_units"
 parser = argparse.ArgumentParser(description=__doc__.split("\n")[1])
@@ -97,7 +96,7 @@ NUM_TRAIN_SETS, NUM_VAL_SETS, NUM_TEST_SETS, EPOCHS = (
 MIN_UNITS, MAX_UNITS, UNITS_STEP, RESTARTS, WIDE_TRIALS = (
     (1, 9, 4, 2, 2) if args.quick else (1, 21, 2, 3, 12)
 )
-TEST_SIZES = (10, 50) if args.quick else TEST_MAX_SIZES
+TEST_SIZES = (10, 50) if args.quick else tuple(range(5, 51, 5))
 BATCH_SIZE = 64
 
 keras.utils.set_random_seed(0)
@@ -114,14 +113,32 @@ validation sets are drawn the same way with another seed; the test sets
 """
 
 TARGET = "max_minus_min"
-train_data = make_training_sets(NUM_TRAIN_SETS, TARGET, seed=0)
-val_data = make_training_sets(NUM_VAL_SETS, TARGET, seed=1)
-# Padded sets and their mask, the models' inputs on every backend.
-train = to_padded_batches(
-    train_data.to_dataset(BATCH_SIZE, shuffle=True, seed=0)
-)
-validation = to_padded_batches(val_data.to_dataset(BATCH_SIZE))
-print("A set and its label:", train_data.sets[0], train_data.labels[0])
+
+
+def training_sets(num_sets, seed, max_size=10):
+    rng = np.random.default_rng(seed)
+    sizes = rng.integers(2, max_size, size=num_sets, endpoint=True)
+    digits = rng.integers(0, 10, size=(num_sets, max_size))
+    return [row[:size].astype("int32") for row, size in zip(digits, sizes)]
+
+
+def spreads(sets):
+    return np.array([digits.max() - digits.min() for digits in sets], "float32")
+
+
+def padded_batches(sets, batch_size, shuffle=False, seed=None):
+    # Ragged batches of the sets with their labels, then padded with their
+    # mask: the models' inputs on every backend.
+    dataset = ragged_set_dataset(
+        sets, spreads(sets), batch_size, shuffle=shuffle, seed=seed
+    )
+    return to_padded_batches(dataset)
+
+
+train_sets = training_sets(NUM_TRAIN_SETS, seed=0)
+train = padded_batches(train_sets, BATCH_SIZE, shuffle=True, seed=0)
+validation = padded_batches(training_sets(NUM_VAL_SETS, seed=1), BATCH_SIZE)
+print("A set and its label:", train_sets[0], spreads(train_sets[:1])[0])
 
 """
 ## The hypermodel and its defaults
@@ -269,21 +286,45 @@ hyperparameters, to build and train a fresh model on more data.
 
 LAF is meant to generalise to sets larger than those it was trained on.
 The test sets of maximum size M hold 2 to M digits, so up to five times
-more than in training at M = 50.
+more than in training at M = 50. Uniform digits would make them dull (50
+of them almost always span 0 to 9), so each test set draws its digits
+from its own range and weights, as in `learning_aggregators.py`: between
+two uniform digits, each digit strictly between them allowed with
+probability 1/2, with weights from a flat Dirichlet draw.
 """
 
 best_hp = tuner.get_best_hyperparameters()[0]
 best_model = tuner.get_best_models()[0]
 print("Best hyperparameters:", best_hp.values)
 
-test_suite = make_test_sets_by_max_size(
-    NUM_TEST_SETS, TARGET, max_sizes=TEST_SIZES
-)
+
+def diversified_sets(num_sets, max_size, seed):
+    # A stream of its own for each M, whichever other sizes are drawn.
+    rng = np.random.default_rng([seed, max_size])
+    sizes = rng.integers(2, max_size, size=num_sets, endpoint=True)
+    ends = rng.integers(0, 10, size=(num_sets, 2))
+    low, high = ends.min(axis=1, keepdims=True), ends.max(axis=1, keepdims=True)
+    values = np.arange(10)
+    between = (values > low) & (values < high)
+    allowed = (values == low) | (values == high)
+    allowed |= between & (rng.random((num_sets, 10)) < 0.5)
+    weights = rng.gamma(1.0, size=(num_sets, 10)) * allowed
+    cumulative = np.cumsum(weights, axis=1)
+    cumulative /= cumulative[:, -1:]
+    uniforms = rng.random((num_sets, max_size))
+    # The digit is the number of cumulative weights at or below a uniform
+    # draw, so a digit of zero weight is never drawn.
+    digits = (cumulative[:, None, :] <= uniforms[:, :, None]).sum(axis=2)
+    return [row[:size].astype("int32") for row, size in zip(digits, sizes)]
+
+
 test_errors = {
     max_size: best_model.evaluate(
-        to_padded_batches(data.to_dataset(256)), verbose=0, return_dict=True
+        padded_batches(diversified_sets(NUM_TEST_SETS, max_size, seed=1), 256),
+        verbose=0,
+        return_dict=True,
     )["mae"]
-    for max_size, data in test_suite.items()
+    for max_size in TEST_SIZES
 }
 for max_size, error in test_errors.items():
     print(f"test MAE on sets of up to {max_size} digits: {error:.3f}")

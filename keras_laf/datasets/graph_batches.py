@@ -63,6 +63,56 @@ def _checked_edges(graph_edges, index, num_nodes):
     return graph_edges
 
 
+def _check_edge_features(edge_features, edges):
+    """Each graph's edge features `(num_edges_i, features)`, one row per
+    edge of `edges` (the checked edges of each graph), all alike."""
+    if len(edge_features) != len(edges):
+        raise ValueError(
+            "`edge_features` must hold one entry per graph. Received: "
+            f"{len(edge_features)} entries for {len(edges)} graphs"
+        )
+    shapes = [np.shape(features) for features in edge_features]
+    for index, (shape, graph_edges) in enumerate(zip(shapes, edges)):
+        if (
+            len(shape) != 2
+            or shape[1:] != shapes[0][1:]
+            or shape[0] != len(graph_edges)
+        ):
+            raise ValueError(
+                f"The edge features of graph {index} must have shape "
+                f"(num_edges, features): one row per edge, {len(graph_edges)}"
+                f", and the same features for every graph (graph 0: "
+                f"{shapes[0]}). Received: edge_features[{index}].shape={shape}"
+            )
+
+
+def _checked_graphs(
+    node_features, edges, node_labels, graph_labels, edge_features
+):
+    """The number of nodes of each graph and its checked edges, or a
+    ValueError naming the first graph that does not match."""
+    if len(node_features) != len(edges):
+        raise ValueError(
+            "`node_features` and `edges` must hold one entry per graph. "
+            f"Received: {len(node_features)} and {len(edges)} entries"
+        )
+    if not len(node_features):
+        raise ValueError(
+            "`disjoint_union` needs at least one graph (the features' size "
+            "comes from them). Received: 0 graphs"
+        )
+    _check_node_features(node_features)
+    node_counts = np.array([len(f) for f in node_features], dtype="int64")
+    _check_labels(node_labels, graph_labels, node_counts)
+    checked = [
+        _checked_edges(graph_edges, index, count)
+        for index, (graph_edges, count) in enumerate(zip(edges, node_counts))
+    ]
+    if edge_features is not None:
+        _check_edge_features(edge_features, checked)
+    return node_counts, checked
+
+
 def _check_labels(node_labels, graph_labels, node_counts):
     num_graphs = len(node_counts)
     if node_labels is not None:
@@ -107,7 +157,12 @@ def _warn_unpadded(helper, fix):
 
 
 def disjoint_union(
-    node_features, edges, node_labels=None, graph_labels=None, pad=None
+    node_features,
+    edges,
+    node_labels=None,
+    graph_labels=None,
+    edge_features=None,
+    pad=None,
 ):
     """Batches graphs as one graph: the disjoint union of them.
 
@@ -131,13 +186,14 @@ def disjoint_union(
     and sample weights to the return value; on JAX, where every new
     shape is a compilation, the default warns once per process.
 
-    For predictions over one union, call `model.predict_on_batch(inputs)`
-    or `model(inputs)`: `model.predict(inputs)` splits the arrays into
+    The models of `keras_laf.models` (a `keras_laf.models.GraphModel`)
+    predict on a union with `model.predict(inputs)`, one row per graph. A
+    plain `keras.Model` cannot: its `predict` splits the arrays into
     batches along their first axis, which the arrays of a union do not
-    share (nodes, edges, graphs), and Keras then fails while reporting it
-    (`AttributeError: 'str' object has no attribute 'shape'`, its check
-    of the arrays' lengths reading the dict's keys as arrays). Over many
-    graphs, `GraphBatches(...).predict(model)`: one row per graph.
+    share (nodes, edges, graphs), and Keras fails while reporting it
+    (`AttributeError: 'str' object has no attribute 'shape'`); call
+    `model.predict_on_batch(inputs)` or `model(inputs)` on it, or
+    `GraphBatches(...).predict(model)` over many graphs.
 
     Args:
         node_features: sequence of arrays `(num_nodes_i, features)`.
@@ -145,6 +201,9 @@ def disjoint_union(
             target) indexing the nodes of graph i.
         node_labels: optional sequence of arrays `(num_nodes_i, tasks)`.
         graph_labels: optional array-like `(num_graphs, tasks)`.
+        edge_features: optional sequence of arrays `(num_edges_i,
+            features)`, one row per edge of graph i, in the order of its
+            edges (bond features, PyTorch Geometric's `edge_attr`).
         pad: bool or None. `True` pads the union to buckets with
             `pad_graph_batch` (its default buckets, powers of 2 from 16)
             and returns it as a batch of `GraphBatches`: the padded
@@ -158,7 +217,9 @@ def disjoint_union(
         `inputs`, a dict of NumPy arrays: `"node_features"` float32
         `(num_nodes, features)`, `"edge_source"` and `"edge_target"` int32
         `(num_edges,)`, `"node_graph_ids"` int32 `(num_nodes,)` and
-        `"nodes_per_graph"` int32 `(num_graphs,)`. With labels, a tuple
+        `"nodes_per_graph"` int32 `(num_graphs,)`; with edge features,
+        `"edge_features"` float32 `(num_edges, features)`, the rows of
+        each edge in the order of `"edge_source"`. With labels, a tuple
         `(inputs, targets)` with `targets` a dict holding `"node_outputs"`
         float32 `(num_nodes, tasks)` and/or `"graph_outputs"` float32
         `(num_graphs, tasks)`. With `pad=True`, the same padded, and
@@ -168,7 +229,8 @@ def disjoint_union(
         ValueError: where the graphs' features, edges or labels do not
             match, naming the graph and the received value: features not
             `(num_nodes_i, features)` alike, edges not int `(num_edges_i,
-            2)` or outside `[0, num_nodes_i)`, labels not one per node or
+            2)` or outside `[0, num_nodes_i)`, edge features not
+            `(num_edges_i, features)` alike, labels not one per node or
             graph.
 
     Example:
@@ -181,6 +243,17 @@ def disjoint_union(
     (array([0, 4], dtype=int32), array([0, 0, 1, 1, 1], dtype=int32))
     >>> inputs["nodes_per_graph"]
     array([2, 3], dtype=int32)
+
+    With edge features, one row per edge:
+
+    >>> inputs = disjoint_union(
+    ...     [np.zeros((2, 1)), np.zeros((3, 1))],
+    ...     [np.array([[0, 1]]), np.array([[2, 0], [0, 1]])],
+    ...     edge_features=[np.array([[1.0]]), np.array([[2.0], [3.0]])],
+    ...     pad=False,
+    ... )
+    >>> inputs["edge_target"], inputs["edge_features"][:, 0]
+    (array([1, 2, 3], dtype=int32), array([1., 2., 3.], dtype=float32))
     >>> inputs, targets, weights = disjoint_union(
     ...     [np.zeros((2, 1)), np.zeros((3, 1))],
     ...     [np.array([[0, 1]]), np.array([[2, 0]])],
@@ -195,25 +268,12 @@ def disjoint_union(
             "`pad` must be True, False or None (the default: not padded, "
             f"with a warning on JAX). Received: pad={pad!r}"
         )
-    if len(node_features) != len(edges):
-        raise ValueError(
-            "`node_features` and `edges` must hold one entry per graph. "
-            f"Received: {len(node_features)} and {len(edges)} entries"
-        )
-    if not len(node_features):
-        raise ValueError(
-            "`disjoint_union` needs at least one graph (the features' size "
-            "comes from them). Received: 0 graphs"
-        )
-    _check_node_features(node_features)
-    node_counts = np.array([len(f) for f in node_features], dtype="int64")
-    _check_labels(node_labels, graph_labels, node_counts)
+    node_counts, checked = _checked_graphs(
+        node_features, edges, node_labels, graph_labels, edge_features
+    )
     offsets = np.concatenate([[0], np.cumsum(node_counts)[:-1]])
     shifted = [
-        _checked_edges(graph_edges, index, count) + offset
-        for index, (graph_edges, count, offset) in enumerate(
-            zip(edges, node_counts, offsets)
-        )
+        graph_edges + offset for graph_edges, offset in zip(checked, offsets)
     ]
     # At least one graph: `shifted` is never empty.
     all_edges = np.concatenate(shifted).astype("int32")
@@ -226,6 +286,10 @@ def disjoint_union(
         ),
         "nodes_per_graph": node_counts.astype("int32"),
     }
+    if edge_features is not None:
+        inputs["edge_features"] = np.concatenate(edge_features).astype(
+            "float32"
+        )
     targets = None
     if node_labels is not None or graph_labels is not None:
         targets = {}
@@ -249,8 +313,9 @@ def disjoint_union(
     return inputs if targets is None else (inputs, targets)
 
 
-# The keys of a disjoint-union batch that `pad_graph_batch` pads, and the
-# outputs of `keras_laf.models.graph_network` it gives sample weights.
+# The keys of a disjoint-union batch that `pad_graph_batch` pads (and
+# the optional one, edge features), and the outputs of the graph models
+# of `keras_laf.models` that it gives sample weights.
 GRAPH_INPUTS = (
     "node_features",
     "edge_source",
@@ -258,6 +323,7 @@ GRAPH_INPUTS = (
     "node_graph_ids",
     "nodes_per_graph",
 )
+EDGE_FEATURES = "edge_features"
 GRAPH_TARGETS = ("node_outputs", "graph_outputs")
 
 
@@ -321,8 +387,8 @@ def pad_graph_batch(
     once. The padding does not change the real graphs' outputs: the
     padding nodes, with zero features, form a padding graph after the
     real ones (any further padding graphs are empty), and the padding
-    edges join padding nodes (the first padding node to itself), so no
-    message reaches a real node.
+    edges join padding nodes (the first padding node to itself), with zero
+    edge features, so no message reaches a real node.
 
     The sample weights make a loss with Keras's default reduction (the
     mean over the rows of the batch) the mean over the real rows: 0 at
@@ -332,7 +398,8 @@ def pad_graph_batch(
     `train_on_batch` with the targets.
 
     Args:
-        inputs: dict of NumPy arrays, as `disjoint_union` returns them.
+        inputs: dict of NumPy arrays, as `disjoint_union` returns them,
+            with or without `"edge_features"`.
         targets: optional dict with `"node_outputs"` `(num_nodes, tasks)`
             and/or `"graph_outputs"` `(num_graphs, tasks)`.
         num_nodes: optional int, the padded number of nodes. Defaults to
@@ -367,13 +434,21 @@ def pad_graph_batch(
     >>> padded["edge_source"][2:5], weights["graph_outputs"][:3]
     (array([4, 5, 5], dtype=int32), array([8., 8., 0.], dtype=float32))
     """
-    unknown = sorted(set(inputs) - set(GRAPH_INPUTS))
+    unknown = sorted(set(inputs) - {*GRAPH_INPUTS, EDGE_FEATURES})
     missing = sorted(set(GRAPH_INPUTS) - set(inputs))
     if unknown or missing:
         raise ValueError(
-            f"`inputs` must be a dict with the keys {list(GRAPH_INPUTS)}, as "
-            f"`disjoint_union` returns it. Received: missing keys {missing}, "
-            f"unknown keys {unknown}"
+            f"`inputs` must be a dict with the keys {list(GRAPH_INPUTS)} "
+            f"and optionally {EDGE_FEATURES!r}, as `disjoint_union` returns "
+            f"it. Received: missing keys {missing}, unknown keys {unknown}"
+        )
+    if EDGE_FEATURES in inputs and np.shape(inputs[EDGE_FEATURES])[
+        :1
+    ] != np.shape(inputs["edge_source"]):
+        raise ValueError(
+            "`inputs['edge_features']` must have one row per edge, "
+            f"{len(inputs['edge_source'])}. Received: "
+            f"inputs['edge_features'].shape={np.shape(inputs[EDGE_FEATURES])}"
         )
     if targets is not None and (
         not targets or set(targets) - set(GRAPH_TARGETS)
@@ -412,6 +487,10 @@ def pad_graph_batch(
         ).astype("int32"),
         "nodes_per_graph": nodes_per_graph,
     }
+    if EDGE_FEATURES in inputs:
+        padded[EDGE_FEATURES] = _zero_rows(
+            inputs[EDGE_FEATURES], num_edges - real_edges
+        )
     rows = {
         "node_outputs": (real_nodes, num_nodes),
         "graph_outputs": (real_graphs, num_graphs),
@@ -429,6 +508,117 @@ def pad_graph_batch(
     return padded, targets, weights
 
 
+def check_graph_model(model, batch):
+    """Checks a model against a graph batch, naming what does not match.
+
+    Keras gives a dict of inputs to a model that declares a dict of inputs
+    by position, its keys sorted: an input that a batch holds and the
+    model does not declare (bond features, `"edge_features"`) moves every
+    input after it, and Keras fails on another input's shape. A target
+    without a named output of the model fails as `TypeError: Expected
+    float32, but got graph_outputs of type 'str'`. This names the input
+    or output instead. `keras_laf.models.GraphModel` checks its batches
+    with it in `fit`, `evaluate` and `predict`, and
+    `GraphBatches.predict` the model it is given; check a plain
+    `keras.Model` with it before `fit`.
+
+    Args:
+        model: a functional `keras.Model` (one that has not declared its
+            inputs, a subclassed model not yet called, is not checked).
+        batch: a graph batch: the inputs of `disjoint_union` (a dict), or
+            a tuple `(inputs, targets)` or `(inputs, targets,
+            sample_weights)`, as `GraphBatches` yields them.
+
+    Raises:
+        ValueError: the model declares an input that the batch does not
+            hold, or (declaring a dict) does not declare one the batch
+            holds; an input's shape differs from the batch's beyond the
+            first axis; the model's outputs are not a dict named among
+            `"node_outputs"` and `"graph_outputs"`; or the batch has a
+            target that the model has no output of.
+
+    Example:
+
+    >>> inputs = disjoint_union(
+    ...     [np.ones((2, 3))],
+    ...     [np.array([[0, 1]])],
+    ...     edge_features=[np.ones((1, 4))],
+    ...     pad=False,
+    ... )
+    >>> model = keras_laf.models.graph_network(
+    ...     num_node_features=3, num_layers=1, aggregation="sum"
+    ... )
+    >>> try:
+    ...     check_graph_model(model, inputs)
+    ... except ValueError as error:
+    ...     print(str(error)[:64])
+    The graph batch holds the input 'edge_features' of shape (1, 4),
+    """
+    inputs, targets = (batch, None) if isinstance(batch, dict) else batch[:2]
+    try:
+        declared = model.input
+    except (AttributeError, ValueError):
+        return
+    declared_names = (
+        dict(declared)
+        if isinstance(declared, dict)
+        else {tensor.name: tensor for tensor in keras.tree.flatten(declared)}
+    )
+    received = f"Received: the model's inputs {sorted(declared_names)}"
+    for name, tensor in declared_names.items():
+        if name not in inputs:
+            raise ValueError(
+                f"The model declares the input {name!r}, which the graph "
+                f"batch does not hold (its inputs: {sorted(inputs)}). "
+                f"{received}"
+            )
+        shape = np.shape(inputs[name])
+        expected = tuple(tensor.shape)
+        if len(shape) != len(expected) or any(
+            size not in (None, actual)
+            for size, actual in zip(expected[1:], shape[1:])
+        ):
+            raise ValueError(
+                f"The model's input {name!r} takes the shape {expected}, "
+                f"the first axis any size, and the graph batch's {name!r} "
+                f"has the shape {shape}. Build the model for these "
+                f"features, e.g. `keras.Input(shape={shape[1:]}, "
+                f"name={name!r})`"
+            )
+    undeclared = sorted(set(inputs) - set(declared_names))
+    if isinstance(declared, dict) and undeclared:
+        name = undeclared[0]
+        raise ValueError(
+            f"The graph batch holds the input {name!r} of shape "
+            f"{np.shape(inputs[name])}, which the model does not "
+            "declare: Keras would give each input after it to the "
+            "wrong one. Declare it, e.g. `keras.Input(shape="
+            f"{np.shape(inputs[name])[1:]}, name={name!r})`, or batch "
+            f"without it. {received}"
+        )
+    outputs = model.output
+    if not isinstance(outputs, dict) or set(outputs) - set(GRAPH_TARGETS):
+        described = (
+            sorted(outputs)
+            if isinstance(outputs, dict)
+            else f"{type(outputs).__name__} (not named)"
+        )
+        raise ValueError(
+            "The model's outputs must be a dict named among "
+            f"{list(GRAPH_TARGETS)}, the names of a graph batch's targets "
+            "and sample weights, e.g. `keras.Model(inputs, "
+            "{'graph_outputs': outputs})`. Received: the model's outputs "
+            f"{described}"
+        )
+    without_output = sorted(set(targets or ()) - set(outputs))
+    if without_output:
+        name = without_output[0]
+        raise ValueError(
+            f"The graph batch has the target {name!r}, which the model has "
+            f"no output of. Received: the model's outputs {sorted(outputs)}"
+        )
+
+
 class GraphBatches(keras.utils.PyDataset):
     """Batches of graphs for `Model.fit`, drawn afresh each epoch and
     padded to buckets.
@@ -443,19 +633,26 @@ class GraphBatches(keras.utils.PyDataset):
     extra work; on JAX, where each of them would compile the step anew,
     `pad=False` warns once per process.
 
+    The batches are made as they are drawn, from the graphs' own arrays
+    (kept as given, not copied): no union or padded copy of the whole set
+    is held, so a set of 10^6 graphs takes the memory of its arrays.
+
     `fit`, `evaluate` and `predict` all take these batches. The
-    predictions of `model.predict(batches)` hold the padding's rows too,
-    each batch's real rows first: `batches.predict(model)` gives one row
-    per graph (and per node), in the graphs' order, as
-    `batches.unpad(model.predict(batches))` does. (`model.predict` on one
-    union, a dict of arrays of different lengths, fails inside Keras: see
-    `disjoint_union`.)
+    predictions of a plain `keras.Model`'s `predict(batches)` hold the
+    padding's rows too, each batch's real rows first: `batches.predict(
+    model)` gives one row per graph (and per node), in the graphs' order,
+    as `batches.unpad(model.predict(batches))` does. A
+    `keras_laf.models.GraphModel` (the models of `keras_laf.models`'
+    graph builders) drops them in its own `predict`.
 
     Args:
         node_features: sequence of arrays `(num_nodes_i, features)`.
         edges: sequence of int arrays `(num_edges_i, 2)`.
         node_labels: optional sequence of arrays `(num_nodes_i, tasks)`.
         graph_labels: optional array-like `(num_graphs, tasks)`.
+        edge_features: optional sequence of arrays `(num_edges_i,
+            features)`, one row per edge of graph i: each batch holds
+            them as `"edge_features"`, zeros at padding edges.
         batch_size: int, graphs per batch (the last batch may hold fewer).
             Defaults to `32`.
         shuffle: bool, whether the graphs are shuffled, afresh at every
@@ -472,26 +669,35 @@ class GraphBatches(keras.utils.PyDataset):
             each compiled once. Defaults to `2.0`.
         **kwargs: `keras.utils.PyDataset` arguments (`workers`, ...).
 
+    Raises:
+        ValueError: as `disjoint_union`, naming the first graph whose
+            features, edges, edge features or labels do not match.
+
     Example:
 
     >>> batches = GraphBatches(
     ...     [np.ones((3, 1)), np.ones((2, 1))],
     ...     [np.array([[0, 1]]), np.array([[1, 0]])],
     ...     graph_labels=np.ones((2, 1)),
+    ...     edge_features=[np.ones((1, 4)), np.ones((1, 4))],
     ...     batch_size=2,
     ... )
     >>> inputs, targets, weights = batches[0]
     >>> len(batches), inputs["node_features"].shape
     (1, (16, 1))
+    >>> inputs["edge_features"].shape, inputs["edge_features"][:3, 0]
+    ((16, 4), array([1., 1., 0.], dtype=float32))
 
     Predictions without the padding, graph 0's nodes first:
 
     >>> model = keras_laf.models.graph_network(
     ...     num_node_features=1, num_layers=1, aggregation="sum"
     ... )
-    >>> model.predict(batches, verbose=0)["graph_outputs"].shape
-    (16, 3)
-    >>> predictions = batches.predict(model, verbose=0)
+    >>> unlabelled = GraphBatches(
+    ...     [np.ones((3, 1)), np.ones((2, 1))],
+    ...     [np.array([[0, 1]]), np.array([[1, 0]])],
+    ... )
+    >>> predictions = unlabelled.predict(model, verbose=0)
     >>> predictions["node_outputs"].shape, predictions["graph_outputs"].shape
     ((5, 3), (2, 3))
     """
@@ -502,6 +708,7 @@ class GraphBatches(keras.utils.PyDataset):
         edges,
         node_labels=None,
         graph_labels=None,
+        edge_features=None,
         batch_size=32,
         shuffle=False,
         seed=None,
@@ -512,9 +719,10 @@ class GraphBatches(keras.utils.PyDataset):
     ):
         super().__init__(**kwargs)
         batch_size = check_positive_int("batch_size", batch_size)
-        # Checks every graph once, here, and the buckets' arguments.
-        disjoint_union(
-            node_features, edges, node_labels, graph_labels, pad=False
+        # Checks every graph once, here, without building their union,
+        # and the buckets' arguments.
+        _checked_graphs(
+            node_features, edges, node_labels, graph_labels, edge_features
         )
         bucket_size(0, smallest, growth)
         if not pad:
@@ -528,6 +736,9 @@ class GraphBatches(keras.utils.PyDataset):
         self.node_labels = None if node_labels is None else list(node_labels)
         self.graph_labels = (
             None if graph_labels is None else np.asarray(graph_labels)
+        )
+        self.edge_features = (
+            None if edge_features is None else list(edge_features)
         )
         self.batch_size = int(batch_size)
         self.shuffle = bool(shuffle)
@@ -554,13 +765,16 @@ class GraphBatches(keras.utils.PyDataset):
                 f"Batch {index} of a GraphBatches of {len(self)} batches"
             )
         graphs = self._graphs(index)
+
+        def pick(values):
+            return None if values is None else [values[g] for g in graphs]
+
         union = disjoint_union(
-            [self.node_features[g] for g in graphs],
-            [self.edges[g] for g in graphs],
-            None
-            if self.node_labels is None
-            else [self.node_labels[g] for g in graphs],
+            pick(self.node_features),
+            pick(self.edges),
+            pick(self.node_labels),
             None if self.graph_labels is None else self.graph_labels[graphs],
+            edge_features=pick(self.edge_features),
             pad=False,
         )
         inputs, targets = union if isinstance(union, tuple) else (union, None)
@@ -574,9 +788,11 @@ class GraphBatches(keras.utils.PyDataset):
     def predict(self, model, **kwargs):
         """`model.predict` over these batches, without the padding's rows.
 
-        `self.unpad(model.predict(self, **kwargs))`: Keras concatenates
-        the outputs of the batches as they come, the padding's rows
-        included, and has no step that could drop them.
+        `self.unpad(model.predict(self, **kwargs))`, after
+        `check_graph_model` has named any input or output of the model
+        that does not match the batches: Keras concatenates the outputs of
+        the batches as they come, the padding's rows included, and has no
+        step that could drop them.
 
         Args:
             model: a model of these batches' inputs whose outputs are
@@ -590,9 +806,12 @@ class GraphBatches(keras.utils.PyDataset):
             `"graph_outputs"` `(num_graphs, ...)`, one row per graph.
 
         Raises:
-            ValueError: as `unpad`, e.g. for shuffled batches.
+            ValueError: as `check_graph_model` and `unpad`, e.g. for
+                shuffled batches.
         """
         self._check_in_order()
+        batch = self[0]
+        check_graph_model(model, batch if isinstance(batch, dict) else batch[0])
         return self.unpad(model.predict(self, **kwargs))
 
     def _check_in_order(self):
@@ -612,7 +831,9 @@ class GraphBatches(keras.utils.PyDataset):
         `model.predict` concatenates the outputs of the batches as they
         come, with the rows of the padding nodes and graphs, which
         `pad_graph_batch` puts after each batch's real ones; this drops
-        them. Unpadded batches (`pad=False`) come back as they are.
+        them. Predictions that have one row per node or graph already
+        (unpadded batches, `pad=False`, or those of a
+        `keras_laf.models.GraphModel`) come back as they are.
 
         Args:
             predictions: dict with `"node_outputs"` `(rows, ...)` and/or
@@ -670,11 +891,17 @@ class GraphBatches(keras.utils.PyDataset):
         for name, value in predictions.items():
             value = np.asarray(value)
             real = np.concatenate(real_rows[name])
+            if len(value) == real.sum():
+                # One row per node or graph already: padded batches have
+                # at least one padding row each, so `real` is longer.
+                unpadded[name] = value
+                continue
             if len(value) != len(real):
                 raise ValueError(
                     f"`predictions[{name!r}]` must have the {len(real)} rows "
-                    f"of `model.predict` over these {len(self)} batches. "
-                    f"Received: {len(value)} rows"
+                    f"of `model.predict` over these {len(self)} batches, or "
+                    f"one row per item, {real.sum()}. Received: "
+                    f"{len(value)} rows"
                 )
             unpadded[name] = value[real]
         return unpadded

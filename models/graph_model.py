@@ -1,0 +1,115 @@
+"""`GraphModel`: a functional model of graph batches whose `predict`
+gives one row per graph and whose batches are checked against it."""
+
+import keras
+
+from keras_laf.datasets.graph_batches import GraphBatches
+from keras_laf.datasets.graph_batches import check_graph_model
+from keras_laf.datasets.graph_batches import pad_graph_batch
+
+
+class _OneBatch(keras.utils.PyDataset):
+    # One graph batch as the one batch of a data set: `Model.predict`
+    # would split a dict of arrays into batches of rows, which the arrays
+    # of a union (nodes, edges, graphs) do not share.
+
+    def __init__(self, inputs):
+        super().__init__()
+        self.inputs = inputs
+
+    def __len__(self):
+        return 1
+
+    def __getitem__(self, index):
+        return self.inputs
+
+
+def _first_batch(data):
+    # The batch `check_graph_model` checks, or None for data it does not
+    # know (a `tf.data.Dataset`, arrays).
+    if isinstance(data, GraphBatches):
+        return data[0]
+    if isinstance(data, dict):
+        return data
+    return None
+
+
+@keras.saving.register_keras_serializable(package="keras_laf")
+class GraphModel(keras.Model):
+    """A functional model of graphs in disjoint-union form.
+
+    Built as `keras.Model(inputs, outputs)` is, from the inputs of
+    `keras_laf.datasets.disjoint_union` (`"node_features"`,
+    `"edge_source"`, `"edge_target"`, `"node_graph_ids"`,
+    `"nodes_per_graph"` and optionally `"edge_features"`) and a dict of
+    outputs named `"node_outputs"` and/or `"graph_outputs"`; the graph
+    builders of `keras_laf.models` return one. Two things differ from a
+    plain model:
+
+    - `predict` takes one union (the dict of `disjoint_union` or
+      `keras_laf.datasets.MoleculeGraphs.batch`, which a plain model's
+      `predict` would cut into batches of 32 rows of every array) and
+      `keras_laf.datasets.GraphBatches` (and `MoleculeBatches`), and gives
+      one row per node and per graph, in the graphs' order, without the
+      padding's rows. A union is padded to a bucket (`pad_graph_batch`)
+      first, so that on JAX unions of similar sizes share a compilation.
+    - `fit`, `evaluate` and `predict` check the first graph batch against
+      the model (`keras_laf.datasets.check_graph_model`): an input the
+      batches hold and the model does not declare, or one it declares and
+      they do not hold, and a target the model has no output of, are
+      errors that name them.
+
+    Example:
+
+    >>> inputs = {
+    ...     "node_features": keras.Input(shape=(2,), name="node_features"),
+    ...     **{
+    ...         name: keras.Input(shape=(), dtype="int32", name=name)
+    ...         for name in ("edge_source", "edge_target", "node_graph_ids",
+    ...                      "nodes_per_graph")
+    ...     },
+    ... }
+    >>> pooled = keras_laf.GraphReadout("sum")(
+    ...     inputs["node_features"],
+    ...     inputs["node_graph_ids"],
+    ...     nodes_per_graph=inputs["nodes_per_graph"],
+    ... )
+    >>> model = GraphModel(inputs, {"graph_outputs": pooled})
+    >>> union = keras_laf.datasets.disjoint_union(
+    ...     [np.ones((3, 2)), np.ones((1, 2))],
+    ...     [np.array([[0, 1]]), np.zeros((0, 2), "int32")],
+    ...     pad=False,
+    ... )
+    >>> model.predict(union, verbose=0)["graph_outputs"]
+    array([[3., 3.],
+           [1., 1.]], dtype=float32)
+    """
+
+    def fit(self, x=None, *args, **kwargs):
+        if (batch := _first_batch(x)) is not None:
+            check_graph_model(self, batch)
+        return super().fit(x, *args, **kwargs)
+
+    def evaluate(self, x=None, *args, **kwargs):
+        if (batch := _first_batch(x)) is not None:
+            check_graph_model(self, batch)
+        return super().evaluate(x, *args, **kwargs)
+
+    def predict(self, x, *args, **kwargs):
+        batch = _first_batch(x)
+        if batch is None:
+            return super().predict(x, *args, **kwargs)
+        # Only the inputs: predictions need no output for a target.
+        check_graph_model(self, batch if isinstance(batch, dict) else batch[0])
+        if isinstance(x, GraphBatches):
+            return x.unpad(super().predict(x, *args, **kwargs))
+        padded, _, _ = pad_graph_batch(x)
+        predictions = super().predict(_OneBatch(padded), *args, **kwargs)
+        # The padding's nodes and graphs come after the union's own.
+        rows = {
+            "node_outputs": len(x["node_features"]),
+            "graph_outputs": len(x["nodes_per_graph"]),
+        }
+        return {
+            name: value[: rows[name]] for name, value in predictions.items()
+        }
