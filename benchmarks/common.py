@@ -13,6 +13,7 @@ import json
 import os
 import pathlib
 import subprocess
+import sys
 import time
 
 import numpy as np
@@ -482,3 +483,26 @@ def point_cloud_accuracy(pooling, seed):
         "train_seconds": seconds,
         "epoch_seconds": times.seconds,
     }
+
+
+def run_child(module, function, environment, **kwargs):
+    """Runs `function(**kwargs)` of the benchmark `module` (its `--child`
+    entry) in a fresh process with `environment`, and returns what the
+    child printed as JSON on its last line.
+
+    Raises:
+        RuntimeError: the child failed; the message ends with its stderr.
+    """
+    request = {"function": function, "kwargs": kwargs}
+    completed = subprocess.run(
+        [sys.executable, "-m", module, "--child", json.dumps(request)],
+        capture_output=True,
+        text=True,
+        env=environment,
+        cwd=REPOSITORY,
+    )
+    if completed.returncode != 0:
+        raise RuntimeError(
+            f"{function}{kwargs} failed:\n{completed.stderr[-5000:]}"
+        )
+    return json.loads(completed.stdout.strip().splitlines()[-1])

@@ -63,12 +63,11 @@ import argparse
 import json
 import os
 import platform
-import subprocess
 import sys
 import time
 
-from benchmarks.common import REPOSITORY
 from benchmarks.common import exponential_pass_seconds
+from benchmarks.common import run_child
 from benchmarks.common import write_record
 
 
@@ -354,33 +353,18 @@ def versions():
 def run_in_subprocess(backend, function, package_path=None, **kwargs):
     """Runs `function(**kwargs)` of this module in a fresh process, with
     keras_laf imported from `package_path` when given."""
-    request = {
-        "function": function,
-        "kwargs": kwargs,
-        "package_path": package_path and os.path.abspath(package_path),
-    }
-    command = [
-        sys.executable,
-        "-m",
-        "benchmarks.laf_layer",
-        "--child",
-        json.dumps(request),
-    ]
     environment = {**os.environ, "KERAS_BACKEND": backend}
     if function == "large_step":
         # TensorFlow keeps the statistics of its CPU allocator only with
         # the BFC allocator.
         environment.setdefault("TF_CPU_ALLOCATOR_USE_BFC", "true")
-    completed = subprocess.run(
-        command,
-        capture_output=True,
-        text=True,
-        env=environment,
-        cwd=REPOSITORY,
+    return run_child(
+        "benchmarks.laf_layer",
+        function,
+        environment,
+        package_path=package_path and os.path.abspath(package_path),
+        **kwargs,
     )
-    if completed.returncode != 0:
-        raise RuntimeError(f"{function}{kwargs} failed:\n{completed.stderr}")
-    return json.loads(completed.stdout.strip().splitlines()[-1])
 
 
 def measure_large_sets(backend, package_path, shape, steps):
@@ -653,12 +637,14 @@ def main():
     args = parser.parse_args()
     if args.child:
         request = json.loads(args.child)
-        if request["package_path"]:
+        kwargs = request["kwargs"]
+        package_path = kwargs.pop("package_path")
+        if package_path:
             # Ahead of the repository, which `python -m` puts first: every
             # function imports keras_laf inside, after this.
-            sys.path.insert(0, request["package_path"])
+            sys.path.insert(0, package_path)
         function = globals()[request["function"]]
-        print(json.dumps(function(**request["kwargs"])))
+        print(json.dumps(function(**kwargs)))
         return
     if args.package_path and not os.path.isdir(
         os.path.join(args.package_path, "keras_laf")
