@@ -9,6 +9,7 @@ import subprocess
 import sys
 
 import pytest
+from benchmark_helpers import run_benchmark
 
 REPOSITORY = pathlib.Path(__file__).resolve().parents[2]
 BENCHMARKS = REPOSITORY / "benchmarks"
@@ -75,15 +76,7 @@ def module(script):
 
 
 def run(script, arguments):
-    environment = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2"}
-    return subprocess.run(
-        [sys.executable, "-m", module(script), *arguments],
-        capture_output=True,
-        text=True,
-        env=environment,
-        cwd=REPOSITORY,
-        timeout=900,
-    )
+    return run_benchmark(module(script), arguments)
 
 
 # Every script's `--help` in one interpreter, which imports Keras once, as

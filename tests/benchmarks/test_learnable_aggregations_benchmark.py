@@ -4,12 +4,10 @@ CSV at the end."""
 
 import csv
 import json
-import os
 import pathlib
-import subprocess
-import sys
 
 import pytest
+from benchmark_helpers import run_benchmark
 
 REPOSITORY = pathlib.Path(__file__).resolve().parents[2]
 SMALLEST = [
@@ -23,14 +21,7 @@ SMALLEST = [
 
 
 def run(arguments):
-    return subprocess.run(
-        [sys.executable, "-m", "benchmarks.learnable_aggregations", *arguments],
-        capture_output=True,
-        text=True,
-        env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2"},
-        cwd=REPOSITORY,
-        timeout=900,
-    )
+    return run_benchmark("benchmarks.learnable_aggregations", arguments)
 
 
 @pytest.mark.slow

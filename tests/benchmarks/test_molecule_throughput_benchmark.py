@@ -2,12 +2,10 @@
 peers: every keras-laf figure on each backend, PyG's left out."""
 
 import json
-import os
 import pathlib
-import subprocess
-import sys
 
 import pytest
+from benchmark_helpers import run_benchmark
 
 pytest.importorskip("rdkit")
 
@@ -16,14 +14,7 @@ SMILES = ["CCO", "c1ccccc1", "CC(=O)O", "CCN", "C1CCCCC1", "CC(C)O", "CCCl"]
 
 
 def run(arguments):
-    return subprocess.run(
-        [sys.executable, "-m", "benchmarks.molecule_throughput", *arguments],
-        capture_output=True,
-        text=True,
-        env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2"},
-        cwd=REPOSITORY,
-        timeout=900,
-    )
+    return run_benchmark("benchmarks.molecule_throughput", arguments)
 
 
 @pytest.mark.slow
