@@ -151,6 +151,23 @@ def test_quick_figures_say_they_are_not_results(tmp_path):
     assert full_run.get_suptitle() == "MAE"
 
 
+def test_saved_figures_keep_their_colours_in_a_palette(tmp_path):
+    from matplotlib.figure import Figure
+    from PIL import Image
+
+    figure = Figure(figsize=(3, 2))
+    axes = figure.subplots()
+    axes.plot([0, 1], [0, 1], color="#d62728", linewidth=6)
+    axes.plot([0, 1], [1, 0], color="#1f77b4", linewidth=6)
+    plots.save_figure(figure, tmp_path / "lines.png")
+    with Image.open(tmp_path / "lines.png") as image:
+        assert image.mode == "P"
+        colours = {colour for _, colour in image.convert("RGB").getcolors()}
+        assert image.size == (300, 200)
+    # Each line's colour is kept exactly, as is the white background.
+    assert {(214, 39, 40), (31, 119, 180), (255, 255, 255)} <= colours
+
+
 @pytest.mark.slow
 def test_rerun_skips_recorded_runs(scalars_output, capsys):
     before = read_json(scalars_output)["runs"]
