@@ -5,6 +5,7 @@ builds the whole site with `mkdocs build --strict`."""
 import importlib.util
 import inspect
 import pathlib
+import subprocess
 
 import pytest
 
@@ -366,3 +367,17 @@ def test_the_results_page_stays_a_results_page():
     summary = text.split("\n\n## ")[0]
     rows = [line for line in summary.splitlines() if line.startswith("| ")]
     assert 1 < len(rows) - 1 <= 15
+
+
+def test_the_records_stay_what_a_reader_needs():
+    # results/ keeps the summaries RESULTS.md cites and the figures: at
+    # most 3 MB in at most 250 files.
+    listed = subprocess.run(
+        ["git", "ls-files", "-z", "results"],
+        cwd=ROOT,
+        capture_output=True,
+        check=True,
+    ).stdout.split(b"\0")
+    records = [ROOT / name.decode() for name in listed if name]
+    assert 0 < len(records) <= 250
+    assert sum(record.stat().st_size for record in records) <= 3_000_000
