@@ -29,6 +29,9 @@ from keras_laf.datasets.molecules import MoleculeBatches
 from keras_laf.datasets.molecules import MoleculeGraphs
 from keras_laf.datasets.molecules import SkippedMolecule
 from keras_laf.datasets.molecules import SkippedMoleculeWarning
+from keras_laf.datasets.molecules import atom_features
+from keras_laf.datasets.molecules import bond_features
+from keras_laf.datasets.molecules import feature_widths
 from keras_laf.datasets.molecules import read_molecule_table
 from keras_laf.datasets.molecules import read_smiles_file
 from keras_laf.datasets.molecules import smiles_to_graphs
@@ -57,9 +60,12 @@ __all__ = [
     "SkippedMoleculeWarning",
     "SOLID_NAMES",
     "adjacency_to_edges",
+    "atom_features",
+    "bond_features",
     "bucket_size",
     "check_graph_model",
     "disjoint_union",
+    "feature_widths",
     "load_digit_images",
     "load_modelnet40",
     "make_solid_point_clouds",

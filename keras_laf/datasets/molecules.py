@@ -4,11 +4,13 @@ Each molecule is a graph whose nodes are its heavy atoms and whose edges
 are its bonds, each in both directions. Atoms and bonds are described by
 one-hot features with an "other" bucket (`ATOM_FEATURES`, `BOND_FEATURES`,
 `NUM_ATOM_FEATURES` and `NUM_BOND_FEATURES` wide), so an element or a
-hybridisation never seen in a list still has a place. `smiles_to_graphs`
-parses and featurises, `read_molecule_table` does so for a CSV of SMILES
-and properties, `MoleculeGraphs.batch` gives one disjoint union
-(`keras_laf.datasets.disjoint_union`, the bonds' features as its
-`"edge_features"`) and `MoleculeBatches` the batches of
+hybridisation never seen in a list still has a place; a user's own
+functions of an atom and of a bond may replace them (`atom_featuriser`,
+`bond_featuriser`; `feature_widths` gives their widths).
+`smiles_to_graphs` parses and featurises, `read_molecule_table` does so
+for a CSV of SMILES and properties, `MoleculeGraphs.batch` gives one
+disjoint union (`keras_laf.datasets.disjoint_union`, the bonds' features
+as its `"edge_features"`) and `MoleculeBatches` the batches of
 `keras_laf.datasets.GraphBatches` with the bonds' features, padded to
 buckets; `MoleculeGraphs.predict` gives a model's predictions, one row
 per molecule.
@@ -28,12 +30,16 @@ imported only when SMILES are parsed.
 
 import concurrent.futures
 import csv
+import functools
 import hashlib
+import inspect
 import io
 import json
 import multiprocessing
 import os
 import pathlib
+import pickle
+import sys
 import typing
 import warnings
 import zipfile
@@ -173,34 +179,218 @@ def bond_features(bond):
     return _one_hot([_bond_columns(bond)], NUM_BOND_FEATURES)[0]
 
 
-def molecule_graph(molecule):
-    """One RDKit molecule as a graph of its heavy atoms.
+# The molecule whose first atom and bond `feature_widths` gives to a
+# user's featurisers.
+WIDTH_PROBE_SMILES = "CC"
+
+
+def _feature_row(value, width):
+    # `(float32 row, None)`, or `(None, the problem in words)` where
+    # `value` is not `width` finite floats (`width=None`: any number but
+    # none).
+    try:
+        row = np.asarray(value, "float32")
+    except (TypeError, ValueError):
+        return None, f"{value!r}, which is not a sequence of floats"
+    if row.ndim != 1:
+        return None, f"an array of shape {row.shape}, not a sequence of floats"
+    if width is None and not len(row):
+        return None, "no features"
+    if width is not None and len(row) != width:
+        return None, f"{len(row)} features"
+    if not np.isfinite(row).all():
+        return None, f"features that are not all finite: {row.tolist()}"
+    return row, None
+
+
+def feature_widths(
+    atom_featuriser=atom_features, bond_featuriser=bond_features
+):
+    """The widths of the features of an atom and of a bond.
+
+    What `keras_laf.models.molecule_network` takes for the graphs of
+    `smiles_to_graphs` made with these featurisers:
+    `(NUM_ATOM_FEATURES, NUM_BOND_FEATURES)` for the defaults. A user's
+    featuriser is called on the first atom or bond of ethane
+    (`WIDTH_PROBE_SMILES`), and the length of what it returns is its
+    width, which it must then give every atom or bond.
 
     Args:
-        molecule: an RDKit `Mol` (hydrogens implicit, as `MolFromSmiles`
-            gives them).
+        atom_featuriser: callable, an RDKit `Atom` to a sequence of finite
+            floats. Defaults to `atom_features`.
+        bond_featuriser: callable, an RDKit `Bond` to a sequence of finite
+            floats. Defaults to `bond_features`.
 
     Returns:
-        A tuple `(node_features, edges, edge_features)`: float32
-        `(num_atoms, NUM_ATOM_FEATURES)` (`atom_features` of each atom),
-        int32 `(2 * num_bonds, 2)` rows (source, target), each bond in
-        both directions, the bond `i` as rows `2 i` and `2 i + 1`, and
-        float32 `(2 * num_bonds, NUM_BOND_FEATURES)`, the `bond_features`
-        of each row's bond.
+        A tuple of ints `(num_atom_features, num_bond_features)`.
+
+    Raises:
+        ValueError: a featuriser is not callable, or does not return a
+            sequence of finite floats for ethane's atom or bond.
+        ImportError: RDKit is not installed (needed for a featuriser
+            other than the defaults).
+
+    Example:
+
+    >>> from rdkit import Chem
+    >>> def chiral_atom_features(atom):
+    ...     # The default features, then the tetrahedral chirality.
+    ...     tag = atom.GetChiralTag()
+    ...     return [
+    ...         *atom_features(atom),
+    ...         float(tag == Chem.ChiralType.CHI_TETRAHEDRAL_CW),
+    ...         float(tag == Chem.ChiralType.CHI_TETRAHEDRAL_CCW),
+    ...     ]
+    >>> feature_widths(chiral_atom_features)
+    (37, 7)
+    >>> feature_widths() == (NUM_ATOM_FEATURES, NUM_BOND_FEATURES)
+    True
     """
-    node_features = _one_hot(
-        [_atom_columns(atom) for atom in molecule.GetAtoms()],
-        NUM_ATOM_FEATURES,
+    featurisers = (
+        ("atom", atom_featuriser, atom_features, NUM_ATOM_FEATURES),
+        ("bond", bond_featuriser, bond_features, NUM_BOND_FEATURES),
     )
+    for kind, featuriser, _, _ in featurisers:
+        if not callable(featuriser):
+            raise ValueError(
+                f"`{kind}_featuriser` must be a function of an RDKit "
+                f"{kind} to its features. Received: "
+                f"{kind}_featuriser={featuriser!r}"
+            )
+    widths = []
+    for kind, featuriser, default, default_width in featurisers:
+        if featuriser is default:
+            widths.append(default_width)
+            continue
+        Chem, _ = _rdkit()
+        ethane = Chem.MolFromSmiles(WIDTH_PROBE_SMILES)
+        first = ethane.GetAtoms()[0] if kind == "atom" else ethane.GetBonds()[0]
+        row, problem = _feature_row(featuriser(first), None)
+        if problem is not None:
+            raise ValueError(
+                f"`{kind}_featuriser` must return a sequence of finite "
+                f"floats, as many for every {kind}. Received: {problem}, "
+                f"for the first {kind} of {WIDTH_PROBE_SMILES!r} (ethane)"
+            )
+        widths.append(len(row))
+    return tuple(widths)
+
+
+class _FeatureError(ValueError):
+    """A user's featuriser gave an atom or a bond bad features."""
+
+
+def _checked_features(featuriser, kind, items, width, describe):
+    # float32 `(len(items), width)`: `featuriser` of each RDKit atom or
+    # bond, each row checked (`_FeatureError` naming the first bad one).
+    features = np.zeros((len(items), width), "float32")
+    for index, item in enumerate(items):
+        row, problem = _feature_row(featuriser(item), width)
+        if problem is not None:
+            raise _FeatureError(
+                f"`{kind}_featuriser` gave {describe(index, item)} "
+                f"{problem}, where every {kind} must have {width} finite "
+                f"features (its width: `feature_widths` finds {width} for "
+                f"the first {kind} of {WIDTH_PROBE_SMILES!r})"
+            )
+        features[index] = row
+    return features
+
+
+class _Featurisers(typing.NamedTuple):
+    # The featurisers of `smiles_to_graphs` and their widths, as the
+    # worker processes take them.
+    atom: typing.Callable
+    bond: typing.Callable
+    atom_width: int
+    bond_width: int
+
+
+def _featurisers(atom_featuriser, bond_featuriser):
+    return _Featurisers(
+        atom_featuriser,
+        bond_featuriser,
+        *feature_widths(atom_featuriser, bond_featuriser),
+    )
+
+
+def _describe_atom(index, atom):
+    return f"atom {index} ({atom.GetSymbol()})"
+
+
+def _describe_bond(index, bond):
+    return (
+        f"bond {index} ({bond.GetBondType()}, atoms "
+        f"{bond.GetBeginAtomIdx()}-{bond.GetEndAtomIdx()})"
+    )
+
+
+def _molecule_graph(molecule, featurisers):
+    atoms = molecule.GetAtoms()
     bonds = molecule.GetBonds()
+    if featurisers.atom is atom_features:
+        # All the atoms' one-hot columns set at once.
+        node_features = _one_hot(
+            [_atom_columns(atom) for atom in atoms], NUM_ATOM_FEATURES
+        )
+    else:
+        node_features = _checked_features(
+            featurisers.atom,
+            "atom",
+            list(atoms),
+            featurisers.atom_width,
+            _describe_atom,
+        )
+    if featurisers.bond is bond_features:
+        bond_rows = _one_hot(
+            [_bond_columns(bond) for bond in bonds], NUM_BOND_FEATURES
+        )
+    else:
+        bond_rows = _checked_features(
+            featurisers.bond,
+            "bond",
+            list(bonds),
+            featurisers.bond_width,
+            _describe_bond,
+        )
     pairs = np.array(
         [(bond.GetBeginAtomIdx(), bond.GetEndAtomIdx()) for bond in bonds],
         "int32",
     ).reshape(-1, 2)
     # (num_bonds, 2 directions, 2) rows, then one row per direction.
     edges = np.stack([pairs, pairs[:, ::-1]], axis=1).reshape(-1, 2)
-    bond_rows = _one_hot([_bond_columns(b) for b in bonds], NUM_BOND_FEATURES)
     return node_features, edges, np.repeat(bond_rows, 2, axis=0)
+
+
+def molecule_graph(
+    molecule, atom_featuriser=atom_features, bond_featuriser=bond_features
+):
+    """One RDKit molecule as a graph of its heavy atoms.
+
+    Args:
+        molecule: an RDKit `Mol` (hydrogens implicit, as `MolFromSmiles`
+            gives them).
+        atom_featuriser: callable, an RDKit `Atom` to its features, as
+            `smiles_to_graphs` takes it. Defaults to `atom_features`.
+        bond_featuriser: callable, an RDKit `Bond` to its features.
+            Defaults to `bond_features`.
+
+    Returns:
+        A tuple `(node_features, edges, edge_features)`: float32
+        `(num_atoms, num_atom_features)` (`atom_featuriser` of each
+        atom), int32 `(2 * num_bonds, 2)` rows (source, target), each
+        bond in both directions, the bond `i` as rows `2 i` and `2 i + 1`,
+        and float32 `(2 * num_bonds, num_bond_features)`, the
+        `bond_featuriser` of each row's bond; the widths as
+        `feature_widths` gives them.
+
+    Raises:
+        ValueError: a featuriser gives an atom or a bond features of
+            another width than `feature_widths`'s, or not finite.
+    """
+    return _molecule_graph(
+        molecule, _featurisers(atom_featuriser, bond_featuriser)
+    )
 
 
 class SkippedMolecule(typing.NamedTuple):
@@ -407,9 +597,14 @@ def _rdkit():
     return Chem, RDLogger
 
 
-def _featurise_smiles(Chem, text):
-    # `(problem, reason, None)` for a SMILES that gives no molecule, else
-    # `(None, None, molecule_graph(...))`.
+# `_featurise_smiles`'s problem where a featuriser gives bad features:
+# an error, raised in this process with the row's line.
+BAD_FEATURES = "bad_features"
+
+
+def _featurise_smiles(Chem, text, featurisers):
+    # `(problem, reason, None)` for a SMILES that gives no molecule or bad
+    # features, else `(None, None, _molecule_graph(...))`.
     if not isinstance(text, str):
         return "no_smiles", f"{text!r} is not a SMILES string", None
     if not text.strip():
@@ -417,19 +612,54 @@ def _featurise_smiles(Chem, text):
     molecule = Chem.MolFromSmiles(text)
     if molecule is None:
         return "unparsable", f"RDKit cannot parse {text!r}", None
-    return None, None, molecule_graph(molecule)
+    try:
+        return None, None, _molecule_graph(molecule, featurisers)
+    except _FeatureError as error:
+        return BAD_FEATURES, str(error), None
 
 
-def _featurise_chunk(smiles):
+def _featurise_chunk(smiles, featurisers):
     # The work of one task, in a worker process or in this one.
     Chem, RDLogger = _rdkit()
     # RDKit's own message for each SMILES it cannot parse would repeat the
     # warnings of the skipped molecules.
     RDLogger.DisableLog("rdApp.*")
     try:
-        return [_featurise_smiles(Chem, text) for text in smiles]
+        return [_featurise_smiles(Chem, text, featurisers) for text in smiles]
     finally:
         RDLogger.EnableLog("rdApp.*")
+
+
+def _check_picklable(featurisers, workers):
+    # Worker processes import each featuriser by its module and name: a
+    # clear error here rather than a broken process pool.
+    hint = (
+        "define it with `def` at the top level of a module or script, or "
+        "pass `workers=1` to featurise in this process"
+    )
+    for argument, featuriser in (
+        ("atom_featuriser", featurisers.atom),
+        ("bond_featuriser", featurisers.bond),
+    ):
+        try:
+            pickle.dumps(featuriser)
+        except (pickle.PicklingError, AttributeError, TypeError) as error:
+            raise ValueError(
+                f"`{argument}` must be picklable to featurise in {workers} "
+                f"worker processes. Received: {featuriser!r}, which cannot "
+                f"be pickled ({error}); a lambda or a function defined "
+                f"inside another cannot: {hint}"
+            ) from None
+        main = sys.modules["__main__"]
+        if getattr(featuriser, "__module__", None) == "__main__" and not (
+            getattr(main, "__file__", None)
+        ):
+            raise ValueError(
+                f"`{argument}` must be importable by {workers} worker "
+                f"processes. Received: {featuriser!r}, defined in an "
+                f"interactive session or a notebook, which they cannot "
+                f"import: {hint}"
+            )
 
 
 def _num_workers(workers, num_smiles):
@@ -454,12 +684,13 @@ def _process_context():
     return multiprocessing.get_context("spawn")
 
 
-def _featurise_all(smiles, workers, verbose):
+def _featurise_all(smiles, workers, verbose, featurisers):
     # `_featurise_smiles` of every SMILES, in order, in chunks of at most
     # `CHUNK_SIZE`, shared among the worker processes.
     workers = _num_workers(workers, len(smiles))
     size = max(1, min(CHUNK_SIZE, -(-len(smiles) // workers)))
     chunks = [smiles[i : i + size] for i in range(0, len(smiles), size)]
+    task = functools.partial(_featurise_chunk, featurisers=featurisers)
     progress = keras.utils.Progbar(
         len(smiles), verbose=verbose, unit_name="molecule"
     )
@@ -471,22 +702,26 @@ def _featurise_all(smiles, workers, verbose):
             progress.add(len(done))
         return results
 
+    workers = min(workers, len(chunks))
     if workers == 1:
-        return collect(map(_featurise_chunk, chunks))
+        return collect(map(task, chunks))
+    _check_picklable(featurisers, workers)
     with concurrent.futures.ProcessPoolExecutor(
-        min(workers, len(chunks)), mp_context=_process_context()
+        workers, mp_context=_process_context()
     ) as executor:
-        return collect(executor.map(_featurise_chunk, chunks))
+        return collect(executor.map(task, chunks))
 
 
-def _graphs(smiles, line_numbers, workers, verbose):
+def _graphs(smiles, line_numbers, workers, verbose, featurisers, source):
     # The molecules of `smiles` that give a graph and the skipped rows, as
     # a `MoleculeGraphs`, and a boolean array of the SMILES kept.
     graphs, skipped, kept = [], [], []
-    results = _featurise_all(smiles, workers, verbose)
+    results = _featurise_all(smiles, workers, verbose, featurisers)
     for text, line, (problem, reason, graph) in zip(
         smiles, line_numbers, results
     ):
+        if problem == BAD_FEATURES:
+            raise ValueError(f"{source} line {line} ({text!r}): {reason}")
         kept.append(graph is not None)
         if graph is None:
             skipped.append(SkippedMolecule(line, text, problem, reason))
@@ -520,7 +755,13 @@ def _report(graphs, source):
 
 
 def smiles_to_graphs(
-    smiles, line_numbers=None, source="SMILES", workers=None, verbose=0
+    smiles,
+    line_numbers=None,
+    source="SMILES",
+    workers=None,
+    verbose=0,
+    atom_featuriser=atom_features,
+    bond_featuriser=bond_features,
 ):
     """Parses SMILES with RDKit and featurises each molecule as a graph.
 
@@ -529,6 +770,16 @@ def smiles_to_graphs(
     reported: a `SkippedMoleculeWarning` names its line, and
     `MoleculeGraphs.skipped` lists it. RDKit's own error messages are
     silenced meanwhile.
+
+    The features of each atom and bond are those of `atom_featuriser` and
+    `bond_featuriser`: by default the one-hot `atom_features` and
+    `bond_features`, or a user's own functions of an RDKit `Atom` or
+    `Bond` to a sequence of finite floats, as many for every atom (or
+    bond) as `feature_widths` gives. A bond's features are those of both
+    its edges. Worker processes import the featurisers by their module
+    and name: a user's must be defined with `def` at the top level of a
+    module or script (a lambda, a function defined inside another or in
+    a notebook raise a `ValueError` unless `workers=1`).
 
     Args:
         smiles: sequence of str, one SMILES per molecule.
@@ -542,14 +793,22 @@ def smiles_to_graphs(
             `SMILES_PER_WORKER` SMILES.
         verbose: int, `1` shows a progress bar (`keras.utils.Progbar`),
             `2` one line at the end, `0` nothing. Defaults to `0`.
+        atom_featuriser: callable, an RDKit `Atom` to its features.
+            Defaults to `atom_features` (`NUM_ATOM_FEATURES` wide).
+        bond_featuriser: callable, an RDKit `Bond` to its features.
+            Defaults to `bond_features` (`NUM_BOND_FEATURES` wide).
 
     Returns:
         A `MoleculeGraphs` of the molecules kept, in order.
 
     Raises:
         ValueError: `smiles` is a single string or empty, `line_numbers`
-            does not have one entry per SMILES, or no SMILES gives a
-            molecule (the error names `source` and the problems).
+            does not have one entry per SMILES, no SMILES gives a
+            molecule (the error names `source` and the problems), a
+            featuriser gives an atom or a bond another number of features
+            than `feature_widths`'s or values that are not finite (the
+            error names the line, the SMILES and the width), or a
+            featuriser cannot be pickled for worker processes.
         ImportError: RDKit is not installed.
 
     Example:
@@ -588,7 +847,10 @@ def smiles_to_graphs(
             "`line_numbers` must hold one entry per SMILES. Received: "
             f"{len(line_numbers)} line numbers for {len(smiles)} SMILES"
         )
-    graphs, _ = _graphs(smiles, line_numbers, workers, verbose)
+    featurisers = _featurisers(atom_featuriser, bond_featuriser)
+    graphs, _ = _graphs(
+        smiles, line_numbers, workers, verbose, featurisers, source
+    )
     _report(graphs, source)
     return graphs
 
@@ -714,8 +976,15 @@ def _unpack_strings(data, lengths):
     return [raw[e - n : e].decode() for e, n in zip(ends, lengths)]
 
 
+def _compact(features):
+    # The default featurisers' features, one-hot and flags, 0 or 1, as
+    # uint8; a user's featurisers' as they are.
+    small = features.astype("uint8")
+    return small if np.array_equal(small, features) else features
+
+
 def _save_cache(path, settings, graphs, targets):
-    # One array per field; the features, one-hot and flags, are 0 or 1.
+    # One array per field.
     smiles = _pack_strings(graphs.smiles)
     skipped = [_pack_strings(field) for field in zip(*graphs.skipped)]
     if not skipped:
@@ -726,9 +995,9 @@ def _save_cache(path, settings, graphs, targets):
         "line_numbers": np.array(graphs.line_numbers, "int64"),
         "num_atoms": graphs.num_atoms,
         "num_edges": np.array([len(e) for e in graphs.edges], "int64"),
-        "node_features": np.concatenate(graphs.node_features).astype("uint8"),
+        "node_features": _compact(np.concatenate(graphs.node_features)),
         "edges": np.concatenate(graphs.edges).astype("int32"),
-        "edge_features": np.concatenate(graphs.edge_features).astype("uint8"),
+        "edge_features": _compact(np.concatenate(graphs.edge_features)),
         "targets": targets,
         "settings": np.array(settings),
     }
@@ -777,9 +1046,45 @@ def _load_cache(path, settings):
     return graphs, arrays["targets"]
 
 
-def _cache_settings(smiles_column, target_columns, delimiter):
+def _featuriser_key(featuriser):
+    # What stands for a featuriser in the cache's settings: "default" for
+    # `atom_features` and `bond_features` (`FEATURISER_VERSION` and the
+    # feature names stand for them); a function's module, qualified name
+    # and source text, with its defaults and the values of its closure
+    # (those of a factory's functions differ there); a partial's
+    # function's, with its arguments. None where there is no source text
+    # to read (a callable object, a builtin, a function typed into an
+    # interpreter).
+    if featuriser is atom_features or featuriser is bond_features:
+        return "default"
+    if isinstance(featuriser, functools.partial):
+        inner = _featuriser_key(featuriser.func)
+        return inner and {
+            "partial_of": inner,
+            "args": repr(featuriser.args),
+            "keywords": repr(sorted(featuriser.keywords.items())),
+        }
+    if not inspect.isfunction(featuriser):
+        return None
+    try:
+        source = inspect.getsource(featuriser)
+    except OSError:
+        return None
+    return {
+        "module": featuriser.__module__,
+        "qualname": featuriser.__qualname__,
+        "source": source,
+        "defaults": repr((featuriser.__defaults__, featuriser.__kwdefaults__)),
+        "closure": repr(
+            [cell.cell_contents for cell in featuriser.__closure__ or ()]
+        ),
+    }
+
+
+def _cache_settings(smiles_column, target_columns, delimiter, keys):
     # Beside the file's content, what the cached graphs and targets
-    # depend on: the columns and the featuriser, as JSON.
+    # depend on: the columns and the featurisers (`keys`, each's
+    # `_featuriser_key`), as JSON.
     from rdkit import __version__ as rdkit_version
 
     return json.dumps(
@@ -790,6 +1095,7 @@ def _cache_settings(smiles_column, target_columns, delimiter):
             "featuriser_version": FEATURISER_VERSION,
             "atom_features": ATOM_FEATURES,
             "bond_features": BOND_FEATURES,
+            **keys,
             "rdkit": rdkit_version,
         }
     )
@@ -803,6 +1109,8 @@ def read_molecule_table(
     workers=None,
     cache_dir=None,
     verbose=0,
+    atom_featuriser=atom_features,
+    bond_featuriser=bond_features,
 ):
     """Reads a CSV of SMILES and properties: molecules as graphs, with targets.
 
@@ -815,9 +1123,16 @@ def read_molecule_table(
 
     The graphs, the targets and the skipped rows are cached in
     `cache_dir`, in an `.npz` file keyed by a hash of the file's content,
-    the columns, `FEATURISER_VERSION`, the feature names and RDKit's
-    version: reading the same file again loads them (and warns of the
-    same rows), and a changed file or featuriser is featurised afresh.
+    the columns, `FEATURISER_VERSION`, the feature names, RDKit's version
+    and a user's featurisers (each function's module, qualified name and
+    source text, its defaults and closure's values): reading the same
+    file again loads them (and warns of the same rows), and a changed
+    file or featuriser is featurised afresh. The key does not see the
+    functions a featuriser calls or the globals it reads: after changing
+    one of those, pass `cache_dir=False` once or delete the cache (a
+    lambda is keyed by its line's text). A featuriser without
+    source text (a callable object, a function typed into an
+    interpreter) is not cached, with a warning.
 
     Args:
         path: the CSV file.
@@ -833,6 +1148,9 @@ def read_molecule_table(
             that cannot be written is warned about, not an error.
         verbose: int, `1` shows a progress bar of the featurisation, `2`
             one line at its end, `0` nothing. Defaults to `0`.
+        atom_featuriser, bond_featuriser: callables, an RDKit `Atom` or
+            `Bond` to its features, as `smiles_to_graphs` takes them.
+            Default to `atom_features` and `bond_features`.
 
     Returns:
         A tuple `(graphs, targets)`: a `MoleculeGraphs` of the molecules
@@ -841,8 +1159,8 @@ def read_molecule_table(
 
     Raises:
         ValueError: the file is not UTF-8 text or not a CSV, a column is
-            missing (the error lists those there are), or no row gives a
-            molecule.
+            missing (the error lists those there are), no row gives a
+            molecule, or a featuriser fails as in `smiles_to_graphs`.
 
     Example:
 
@@ -868,18 +1186,35 @@ def read_molecule_table(
             "wrap it in a list"
         )
     target_columns = list(target_columns)
+    featurisers = _featurisers(atom_featuriser, bond_featuriser)
     path = pathlib.Path(path)
     content = path.read_bytes()
     cache = None
     if cache_dir is not False:
-        settings = _cache_settings(smiles_column, target_columns, delimiter)
-        key = hashlib.sha256(content + settings.encode()).hexdigest()
-        folder = default_cache_dir() if cache_dir is None else cache_dir
-        cache = pathlib.Path(folder) / f"{path.stem}-{key[:20]}.npz"
-        loaded = _load_cache(cache, settings) if cache.exists() else None
-        if loaded is not None:
-            _report(loaded[0], path.name)
-            return loaded
+        keys = {
+            "atom_featuriser": _featuriser_key(featurisers.atom),
+            "bond_featuriser": _featuriser_key(featurisers.bond),
+        }
+        unkeyed = [argument for argument, key in keys.items() if key is None]
+        if unkeyed:
+            warnings.warn(
+                f"The graphs of {path} are not cached: `{unkeyed[0]}` has "
+                "no source text to key the cache by, so a change to it "
+                "could not be told. Define it with `def` in a file, or "
+                "pass `cache_dir=False`",
+                stacklevel=2,
+            )
+        else:
+            settings = _cache_settings(
+                smiles_column, target_columns, delimiter, keys
+            )
+            key = hashlib.sha256(content + settings.encode()).hexdigest()
+            folder = default_cache_dir() if cache_dir is None else cache_dir
+            cache = pathlib.Path(folder) / f"{path.stem}-{key[:20]}.npz"
+            loaded = _load_cache(cache, settings) if cache.exists() else None
+            if loaded is not None:
+                _report(loaded[0], path.name)
+                return loaded
     try:
         text = content.decode("utf-8-sig")
     except UnicodeDecodeError as error:
@@ -893,7 +1228,7 @@ def read_molecule_table(
     if not smiles and not bad_targets:
         raise ValueError(f"{path} has a header but no rows")
     graphs, kept = (
-        _graphs(smiles, lines, workers, verbose)
+        _graphs(smiles, lines, workers, verbose, featurisers, path.name)
         if smiles
         else (MoleculeGraphs([], [], [], [], []), np.zeros(0, bool))
     )
