@@ -35,6 +35,9 @@ TENSORFLOW_ONLY = {
     "keras_laf.layers.per_element.PerElement": (
         "ragged sets (tf.ragged.constant)"
     ),
+    "keras_laf.datasets.graph_batches.GraphBatches.distribute": (
+        "builds a tf.distribute dataset"
+    ),
 }
 
 

@@ -12,6 +12,7 @@ from keras_laf.core.validation import check_non_negative_int
 from keras_laf.core.validation import check_number
 from keras_laf.core.validation import check_positive_int
 from keras_laf.core.validation import describe_received
+from keras_laf.core.validation import require_tensorflow
 
 
 def adjacency_to_edges(adjacency):
@@ -37,30 +38,63 @@ def _check_node_features(node_features):
             )
 
 
-def _checked_edges(graph_edges, index, num_nodes):
+def _checked_edges(graph_edges, index, num_nodes, name="edges"):
     """The edges of graph `index` as an int array `(num_edges, 2)` of
-    indices into its `num_nodes` nodes, or a ValueError naming them."""
+    indices into its `num_nodes` nodes, or a ValueError naming them (as
+    `name`, the argument they came from)."""
     graph_edges = np.asarray(graph_edges)
     if graph_edges.size == 0:
         return np.zeros((0, 2), "int64")
     if graph_edges.ndim != 2 or graph_edges.shape[1] != 2:
         raise ValueError(
             f"The edges of graph {index} must have shape (num_edges, 2), "
-            "rows (source, target); transpose an edge index (2, num_edges). "
-            f"Received: edges[{index}].shape={graph_edges.shape}"
+            "rows (source, target); pass an edge index (2, num_edges) as "
+            f"`edge_index`. Received: edges[{index}].shape="
+            f"{graph_edges.shape}"
         )
     if not np.issubdtype(graph_edges.dtype, np.integer):
         raise ValueError(
             f"The edges of graph {index} must be integer node indices. "
-            f"Received: edges[{index}].dtype={graph_edges.dtype}"
+            f"Received: {name}[{index}].dtype={graph_edges.dtype}"
         )
     if graph_edges.min() < 0 or graph_edges.max() >= num_nodes:
         raise ValueError(
             f"The edges of graph {index} must index its {num_nodes} nodes. "
             f"Received indices from {graph_edges.min()} to "
-            f"{graph_edges.max()}"
+            f"{graph_edges.max()} in {name}[{index}]"
         )
     return graph_edges
+
+
+def _edge_rows(edges, edge_index):
+    """The edges of each graph as rows (source, target): `edges` as
+    given, or each graph's `edge_index` `(2, num_edges_i)` transposed (a
+    view, not a copy); a ValueError unless exactly one is given or where
+    an edge index is not `(2, num_edges_i)`."""
+    if (edges is None) == (edge_index is None):
+        raise ValueError(
+            "Pass the graphs' edges as `edges`, int arrays (num_edges_i, "
+            "2) of rows (source, target), or as `edge_index`, int arrays "
+            "(2, num_edges_i) as PyTorch Geometric holds them: one of the "
+            "two. Received: "
+            + ("neither" if edges is None else "both edges and edge_index")
+        )
+    if edge_index is None:
+        return edges
+    rows = []
+    for index, graph_index in enumerate(edge_index):
+        graph_index = np.asarray(graph_index)
+        if graph_index.size and (
+            graph_index.ndim != 2 or graph_index.shape[0] != 2
+        ):
+            raise ValueError(
+                f"The edge index of graph {index} must have shape (2, "
+                "num_edges), a row of sources and a row of targets; pass "
+                "rows (source, target) as `edges`. Received: "
+                f"edge_index[{index}].shape={graph_index.shape}"
+            )
+        rows.append(graph_index.T)
+    return rows
 
 
 def _check_edge_features(edge_features, edges):
@@ -87,14 +121,20 @@ def _check_edge_features(edge_features, edges):
 
 
 def _checked_graphs(
-    node_features, edges, node_labels, graph_labels, edge_features
+    node_features,
+    edges,
+    node_labels,
+    graph_labels,
+    edge_features,
+    edges_name="edges",
 ):
     """The number of nodes of each graph and its checked edges, or a
-    ValueError naming the first graph that does not match."""
+    ValueError naming the first graph that does not match (its edges as
+    `edges_name`, the argument they came from)."""
     if len(node_features) != len(edges):
         raise ValueError(
-            "`node_features` and `edges` must hold one entry per graph. "
-            f"Received: {len(node_features)} and {len(edges)} entries"
+            f"`node_features` and `{edges_name}` must hold one entry per "
+            f"graph. Received: {len(node_features)} and {len(edges)} entries"
         )
     if not len(node_features):
         raise ValueError(
@@ -105,7 +145,7 @@ def _checked_graphs(
     node_counts = np.array([len(f) for f in node_features], dtype="int64")
     _check_labels(node_labels, graph_labels, node_counts)
     checked = [
-        _checked_edges(graph_edges, index, count)
+        _checked_edges(graph_edges, index, count, edges_name)
         for index, (graph_edges, count) in enumerate(zip(edges, node_counts))
     ]
     if edge_features is not None:
@@ -158,11 +198,12 @@ def _warn_unpadded(helper, fix):
 
 def disjoint_union(
     node_features,
-    edges,
+    edges=None,
     node_labels=None,
     graph_labels=None,
     edge_features=None,
     pad=None,
+    edge_index=None,
 ):
     """Batches graphs as one graph: the disjoint union of them.
 
@@ -198,7 +239,7 @@ def disjoint_union(
     Args:
         node_features: sequence of arrays `(num_nodes_i, features)`.
         edges: sequence of int arrays `(num_edges_i, 2)`, rows (source,
-            target) indexing the nodes of graph i.
+            target) indexing the nodes of graph i; or give `edge_index`.
         node_labels: optional sequence of arrays `(num_nodes_i, tasks)`.
         graph_labels: optional array-like `(num_graphs, tasks)`.
         edge_features: optional sequence of arrays `(num_edges_i,
@@ -212,6 +253,11 @@ def disjoint_union(
             the union as it is. Defaults to `None`: as `False`, with a
             warning on JAX, once per process, that unpadded batches
             compile once per shape.
+        edge_index: instead of `edges`, a sequence of int arrays `(2,
+            num_edges_i)`, a row of sources and a row of targets, as
+            PyTorch Geometric's `Data.edge_index` holds them. The union
+            holds them as `"edge_source"` and `"edge_target"`, the inputs
+            of the graph layers.
 
     Returns:
         `inputs`, a dict of NumPy arrays: `"node_features"` float32
@@ -229,9 +275,10 @@ def disjoint_union(
         ValueError: where the graphs' features, edges or labels do not
             match, naming the graph and the received value: features not
             `(num_nodes_i, features)` alike, edges not int `(num_edges_i,
-            2)` or outside `[0, num_nodes_i)`, edge features not
-            `(num_edges_i, features)` alike, labels not one per node or
-            graph.
+            2)` (an edge index not `(2, num_edges_i)`) or outside `[0,
+            num_nodes_i)`, edge features not `(num_edges_i, features)`
+            alike, labels not one per node or graph; or both or neither
+            of `edges` and `edge_index` given.
 
     Example:
 
@@ -254,6 +301,16 @@ def disjoint_union(
     ... )
     >>> inputs["edge_target"], inputs["edge_features"][:, 0]
     (array([1, 2, 3], dtype=int32), array([1., 2., 3.], dtype=float32))
+
+    The same edges as PyTorch Geometric's edge index, `(2, num_edges)`:
+
+    >>> inputs = disjoint_union(
+    ...     [np.zeros((2, 1)), np.zeros((3, 1))],
+    ...     edge_index=[np.array([[0], [1]]), np.array([[2, 0], [0, 1]])],
+    ...     pad=False,
+    ... )
+    >>> inputs["edge_source"], inputs["edge_target"]
+    (array([0, 4, 2], dtype=int32), array([1, 2, 3], dtype=int32))
     >>> inputs, targets, weights = disjoint_union(
     ...     [np.zeros((2, 1)), np.zeros((3, 1))],
     ...     [np.array([[0, 1]]), np.array([[2, 0]])],
@@ -269,7 +326,12 @@ def disjoint_union(
             f"with a warning on JAX). Received: pad={pad!r}"
         )
     node_counts, checked = _checked_graphs(
-        node_features, edges, node_labels, graph_labels, edge_features
+        node_features,
+        _edge_rows(edges, edge_index),
+        node_labels,
+        graph_labels,
+        edge_features,
+        "edges" if edge_index is None else "edge_index",
     )
     offsets = np.concatenate([[0], np.cumsum(node_counts)[:-1]])
     shifted = [
@@ -325,6 +387,58 @@ GRAPH_INPUTS = (
 )
 EDGE_FEATURES = "edge_features"
 GRAPH_TARGETS = ("node_outputs", "graph_outputs")
+# PyTorch Geometric's layout of `"edge_source"` and `"edge_target"`.
+EDGE_INDEX = "edge_index"
+
+
+def _checked_indices(name, values, num_nodes):
+    """`values` as int32 node indices, or a ValueError naming
+    `inputs[name]` where they are not integers in `[0, num_nodes)`."""
+    values = np.asarray(values)
+    if not np.issubdtype(values.dtype, np.integer):
+        raise ValueError(
+            f"`inputs[{name!r}]` must hold integer node indices. "
+            f"Received: inputs[{name!r}].dtype={values.dtype}"
+        )
+    if values.size and (values.min() < 0 or values.max() >= num_nodes):
+        raise ValueError(
+            f"`inputs[{name!r}]` must index the batch's {num_nodes} nodes. "
+            f"Received indices from {values.min()} to {values.max()}"
+        )
+    return values.astype("int32")
+
+
+def _with_edge_rows(inputs):
+    """A copy of `inputs` with its edges as int32 `"edge_source"` and
+    `"edge_target"` (from an `"edge_index"` `(2, num_edges)` where it has
+    one), checked against the nodes of `"node_features"`; or a ValueError
+    naming the received shape or values."""
+    if not isinstance(inputs, dict) or "node_features" not in inputs:
+        return inputs
+    num_nodes = len(inputs["node_features"])
+    inputs = dict(inputs)
+    if EDGE_INDEX in inputs:
+        given = sorted({"edge_source", "edge_target"} & set(inputs))
+        if given:
+            raise ValueError(
+                "`inputs` must hold the edges as 'edge_index' (2, "
+                "num_edges) or as 'edge_source' and 'edge_target', not "
+                f"both. Received: 'edge_index' and {given}"
+            )
+        edge_index = np.asarray(inputs.pop(EDGE_INDEX))
+        if edge_index.ndim != 2 or edge_index.shape[0] != 2:
+            raise ValueError(
+                "`inputs['edge_index']` must have shape (2, num_edges), a "
+                "row of sources and a row of targets. Received: "
+                f"inputs['edge_index'].shape={edge_index.shape}"
+            )
+        edge_index = _checked_indices(EDGE_INDEX, edge_index, num_nodes)
+        inputs["edge_source"], inputs["edge_target"] = edge_index
+        return inputs
+    for name in ("edge_source", "edge_target"):
+        if name in inputs:
+            inputs[name] = _checked_indices(name, inputs[name], num_nodes)
+    return inputs
 
 
 def bucket_size(count, smallest=16, growth=2.0):
@@ -399,7 +513,11 @@ def pad_graph_batch(
 
     Args:
         inputs: dict of NumPy arrays, as `disjoint_union` returns them,
-            with or without `"edge_features"`.
+            with or without `"edge_features"`. The edges may be one int
+            array `"edge_index"` `(2, num_edges)` (PyTorch Geometric's
+            layout) instead of `"edge_source"` and `"edge_target"`; the
+            padded batch holds them as those two, the graph layers'
+            inputs.
         targets: optional dict with `"node_outputs"` `(num_nodes, tasks)`
             and/or `"graph_outputs"` `(num_graphs, tasks)`.
         num_nodes: optional int, the padded number of nodes. Defaults to
@@ -422,6 +540,12 @@ def pad_graph_batch(
         "graph_outputs": (num_graphs,)}`, with the keys of `targets`
         where given.
 
+    Raises:
+        ValueError: keys missing or unknown; `"edge_index"` beside
+            `"edge_source"` or `"edge_target"`, or not `(2, num_edges)`;
+            an edge index outside the batch's nodes; edge features not
+            one row per edge; a requested size below the batch's.
+
     Example:
 
     >>> inputs = disjoint_union(
@@ -433,7 +557,17 @@ def pad_graph_batch(
     ((16, 1), array([ 3,  2, 11,  0], dtype=int32))
     >>> padded["edge_source"][2:5], weights["graph_outputs"][:3]
     (array([4, 5, 5], dtype=int32), array([8., 8., 0.], dtype=float32))
+
+    With the edges as one edge index `(2, num_edges)`:
+
+    >>> edge_index = np.stack(
+    ...     [inputs.pop("edge_source"), inputs.pop("edge_target")]
+    ... )
+    >>> padded, _, _ = pad_graph_batch({**inputs, "edge_index": edge_index})
+    >>> padded["edge_source"][:4]
+    array([0, 1, 4, 5], dtype=int32)
     """
+    inputs = _with_edge_rows(inputs)
     unknown = sorted(set(inputs) - {*GRAPH_INPUTS, EDGE_FEATURES})
     missing = sorted(set(GRAPH_INPUTS) - set(inputs))
     if unknown or missing:
@@ -619,6 +753,30 @@ def check_graph_model(model, batch):
         )
 
 
+def _data_shards():
+    """The current `keras.distribution` distribution and the number of
+    parts it cuts each input into along the first axis (the devices of
+    its batch axis): `(None, 1)` without one."""
+    distribution = keras.distribution.distribution()
+    if distribution is None:
+        return None, 1
+    mesh = distribution.device_mesh
+    axes = list(mesh.axis_names)
+    if distribution.batch_dim_name not in axes:
+        return distribution, 1
+    return distribution, int(
+        mesh.shape[axes.index(distribution.batch_dim_name)]
+    )
+
+
+# What each padded size counts, for messages.
+_SIZE_NOUNS = {
+    "num_nodes": "nodes",
+    "num_edges": "edges",
+    "num_graphs": "graphs",
+}
+
+
 class GraphBatches(keras.utils.PyDataset):
     """Batches of graphs for `Model.fit`, drawn afresh each epoch and
     padded to buckets.
@@ -627,11 +785,13 @@ class GraphBatches(keras.utils.PyDataset):
     graphs, padded by `pad_graph_batch` to the buckets of its numbers of
     nodes, edges and graphs, with the sample weights that keep padding out
     of the loss: on JAX, and on TensorFlow with XLA, a model then compiles
-    once per bucket instead of once per batch. With `pad=False` the
-    batches are the unions as they are, which a model that is not
-    compiled (PyTorch, TensorFlow without XLA) runs without the padding's
-    extra work; on JAX, where each of them would compile the step anew,
-    `pad=False` warns once per process.
+    once per bucket instead of once per batch. With `pad="fixed"` every
+    batch has the same numbers of nodes, edges and graphs, so a model
+    compiles once (what a TPU needs). With `pad=False` the batches are the
+    unions as they are, which a model that is not compiled (PyTorch,
+    TensorFlow without XLA) runs without the padding's extra work; on JAX,
+    where each of them would compile the step anew, `pad=False` warns once
+    per process.
 
     The batches are made as they are drawn, from the graphs' own arrays
     (kept as given, not copied): no union or padded copy of the whole set
@@ -645,9 +805,19 @@ class GraphBatches(keras.utils.PyDataset):
     `keras_laf.models.GraphModel` (the models of `keras_laf.models`'
     graph builders) drops them in its own `predict`.
 
+    Across devices: JAX's `keras.distribution.DataParallel` cuts every
+    array of a batch along its first axis, so each padded size must
+    divide by its number of devices, which the default buckets (powers of
+    2 from 16) do up to 16 devices; the sizes the batches can take are
+    checked against the current distribution when Keras takes the
+    batches, and a size that does not divide is a ValueError before the
+    first step. TensorFlow's `tf.distribute` strategies take
+    `batches.distribute(strategy)`: one union per replica.
+
     Args:
         node_features: sequence of arrays `(num_nodes_i, features)`.
-        edges: sequence of int arrays `(num_edges_i, 2)`.
+        edges: sequence of int arrays `(num_edges_i, 2)`, rows (source,
+            target); or give `edge_index`.
         node_labels: optional sequence of arrays `(num_nodes_i, tasks)`.
         graph_labels: optional array-like `(num_graphs, tasks)`.
         edge_features: optional sequence of arrays `(num_edges_i,
@@ -658,20 +828,46 @@ class GraphBatches(keras.utils.PyDataset):
         shuffle: bool, whether the graphs are shuffled, afresh at every
             epoch. Defaults to `False`.
         seed: optional int, the seed of the shuffling.
-        pad: bool, whether the batches are padded to buckets. Defaults to
-            `True`. `False` on JAX warns, once per process, that each
-            batch shape compiles the step anew.
+        pad: `True`, `False` or `"fixed"`: whether the batches are padded
+            to buckets, not padded, or all padded to the same sizes,
+            `padded_sizes`. Defaults to `True`. `False` on JAX warns, once
+            per process, that each batch shape compiles the step anew.
         smallest: int, the smallest bucket, as `bucket_size`. Defaults to
             `16`.
         growth: float, the ratio of one bucket to the next, as
             `bucket_size`: a batch computes up to `growth` times its real
             rows, and a smaller ratio wastes fewer rows for more buckets,
             each compiled once. Defaults to `2.0`.
+        num_nodes: optional int, with `pad="fixed"`: the nodes of every
+            batch, a padding node included, as `pad_graph_batch`'s.
+            Defaults to the bucket of the most nodes a batch can hold
+            (with `shuffle`, the `batch_size` graphs with the most nodes,
+            whichever batch they fall in).
+        num_edges: optional int, with `pad="fixed"`: the edges of every
+            batch. Defaults to the bucket of the most edges a batch can
+            hold.
+        num_graphs: optional int, with `pad="fixed"`: the graphs of every
+            batch, a padding graph included. Defaults to the bucket of
+            `batch_size + 1`.
+        edge_index: instead of `edges`, a sequence of int arrays `(2,
+            num_edges_i)`, a row of sources and a row of targets, as
+            PyTorch Geometric's `Data.edge_index` holds them: the batches
+            are the same.
         **kwargs: `keras.utils.PyDataset` arguments (`workers`, ...).
+
+    Attributes:
+        padded_sizes: with `pad="fixed"`, the dict `{"num_nodes": ...,
+            "num_edges": ..., "num_graphs": ...}` of every batch's sizes;
+            otherwise `None`.
 
     Raises:
         ValueError: as `disjoint_union`, naming the first graph whose
-            features, edges, edge features or labels do not match.
+            features, edges, edge features or labels do not match; with
+            `pad="fixed"`, a graph that alone exceeds a size given
+            (naming it) or a batch that can (naming the size it needs);
+            sizes given without `pad="fixed"`; under a `keras.distribution`
+            distribution (JAX's `DataParallel`), a size the batches can
+            take that does not divide by its devices.
 
     Example:
 
@@ -687,6 +883,20 @@ class GraphBatches(keras.utils.PyDataset):
     (1, (16, 1))
     >>> inputs["edge_features"].shape, inputs["edge_features"][:3, 0]
     ((16, 4), array([1., 1., 0.], dtype=float32))
+
+    Every batch of the same sizes, with the edges as edge indices:
+
+    >>> fixed = GraphBatches(
+    ...     [np.ones((n, 1)) for n in (3, 2, 9, 4, 2)],
+    ...     edge_index=[np.array([[0], [1]])] * 5,
+    ...     batch_size=2,
+    ...     pad="fixed",
+    ...     smallest=4,
+    ... )
+    >>> fixed.padded_sizes
+    {'num_nodes': 16, 'num_edges': 4, 'num_graphs': 4}
+    >>> [fixed[i]["node_features"].shape for i in range(len(fixed))]
+    [(16, 1), (16, 1), (16, 1)]
 
     Predictions without the padding, graph 0's nodes first:
 
@@ -705,7 +915,7 @@ class GraphBatches(keras.utils.PyDataset):
     def __init__(
         self,
         node_features,
-        edges,
+        edges=None,
         node_labels=None,
         graph_labels=None,
         edge_features=None,
@@ -715,14 +925,43 @@ class GraphBatches(keras.utils.PyDataset):
         pad=True,
         smallest=16,
         growth=2.0,
+        num_nodes=None,
+        num_edges=None,
+        num_graphs=None,
+        edge_index=None,
         **kwargs,
     ):
         super().__init__(**kwargs)
         batch_size = check_positive_int("batch_size", batch_size)
+        if isinstance(pad, str) and pad != "fixed":
+            raise ValueError(
+                "`pad` must be True (buckets), False or 'fixed' (every "
+                f"batch the same sizes). Received: pad={pad!r}"
+            )
+        requested = {
+            "num_nodes": num_nodes,
+            "num_edges": num_edges,
+            "num_graphs": num_graphs,
+        }
+        given = {
+            name: size for name, size in requested.items() if size is not None
+        }
+        if given and pad != "fixed":
+            raise ValueError(
+                "`num_nodes`, `num_edges` and `num_graphs` fix the sizes of "
+                f"every batch, with pad='fixed'. Received: pad={pad!r}, "
+                + ", ".join(f"{name}={size!r}" for name, size in given.items())
+            )
+        edges = _edge_rows(edges, edge_index)
         # Checks every graph once, here, without building their union,
         # and the buckets' arguments.
-        _checked_graphs(
-            node_features, edges, node_labels, graph_labels, edge_features
+        node_counts, checked = _checked_graphs(
+            node_features,
+            edges,
+            node_labels,
+            graph_labels,
+            edge_features,
+            "edges" if edge_index is None else "edge_index",
         )
         bucket_size(0, smallest, growth)
         if not pad:
@@ -742,16 +981,32 @@ class GraphBatches(keras.utils.PyDataset):
         )
         self.batch_size = int(batch_size)
         self.shuffle = bool(shuffle)
-        self.pad = bool(pad)
+        self.pad = pad if isinstance(pad, str) else bool(pad)
         self.smallest = smallest
         self.growth = growth
+        self._node_counts = node_counts
+        self._edge_counts = np.array([len(e) for e in checked], "int64")
+        self._requested = requested
+        self.padded_sizes = (
+            self._fixed_sizes(self.batch_size, len(self.node_features))
+            if self.pad == "fixed"
+            else None
+        )
         self._rng = np.random.default_rng(seed)
         self._order = np.arange(len(self.node_features))
         if self.shuffle:
             self._rng.shuffle(self._order)
+        self._check_shards()
 
     def __len__(self):
         return -(-len(self.node_features) // self.batch_size)
+
+    @property
+    def num_batches(self):
+        # Keras reads it before the first batch, where it trains (within
+        # a distribution's scope, which worker threads do not see).
+        self._check_shards()
+        return len(self)
 
     def _graphs(self, index):
         # The graphs of batch `index`, in the order of this epoch.
@@ -759,13 +1014,122 @@ class GraphBatches(keras.utils.PyDataset):
             index * self.batch_size : (index + 1) * self.batch_size
         ]
 
-    def __getitem__(self, index):
-        if not 0 <= index < len(self):
-            raise IndexError(
-                f"Batch {index} of a GraphBatches of {len(self)} batches"
-            )
-        graphs = self._graphs(index)
+    def _size_range(self, batch_size, num_graphs):
+        # The fewest and the most of each padded size over the batches of
+        # `batch_size` graphs from the first `num_graphs` of an epoch, a
+        # padding node and graph included, and where the most are.
+        full, last = divmod(num_graphs, batch_size)
+        fewest_graphs = last or batch_size
+        most_graphs = batch_size if full else last
+        ranges = {}
+        for name, counts, padding in (
+            ("num_nodes", self._node_counts, 1),
+            ("num_edges", self._edge_counts, 0),
+        ):
+            if self.shuffle:
+                ordered = np.sort(counts)
+                low = ordered[:fewest_graphs].sum()
+                high = ordered[len(ordered) - most_graphs :].sum()
+                where = (
+                    f"the {most_graphs} graphs with the most "
+                    f"{_SIZE_NOUNS[name]} (a shuffled batch may hold any "
+                    f"{most_graphs})"
+                )
+            else:
+                per_batch = np.add.reduceat(
+                    counts[:num_graphs], np.arange(0, num_graphs, batch_size)
+                )
+                low, high = per_batch.min(), per_batch.max()
+                where = f"batch {int(per_batch.argmax())}"
+            ranges[name] = (int(low) + padding, int(high) + padding, where)
+        ranges["num_graphs"] = (
+            fewest_graphs + 1,
+            most_graphs + 1,
+            f"a batch of {most_graphs} graphs",
+        )
+        return ranges
 
+    def _fixed_sizes(self, batch_size, num_graphs):
+        # The sizes that the batches of `batch_size` graphs from the first
+        # `num_graphs` of an epoch are all padded to: those requested,
+        # checked, or the bucket of the largest batch.
+        sizes = {}
+        for name, (_, most, where) in self._size_range(
+            batch_size, num_graphs
+        ).items():
+            size = self._requested[name]
+            if size is None:
+                sizes[name] = bucket_size(most, self.smallest, self.growth)
+                continue
+            size = check_non_negative_int(name, size)
+            noun = _SIZE_NOUNS[name]
+            if name != "num_graphs":
+                counts = (
+                    self._node_counts
+                    if name == "num_nodes"
+                    else self._edge_counts
+                )
+                graph = int(np.argmax(counts))
+                padding = " and a padding node" if name == "num_nodes" else ""
+                if counts[graph] + (name == "num_nodes") > size:
+                    raise ValueError(
+                        f"Graph {graph} does not fit the fixed sizes: its "
+                        f"{counts[graph]} {noun}{padding} need {name} >= "
+                        f"{counts[graph] + (name == 'num_nodes')}. Received: "
+                        f"{name}={size}"
+                    )
+            if most > size:
+                raise ValueError(
+                    f"The batches of {batch_size} graphs do not fit the fixed "
+                    f"sizes: {where} needs {name} >= {most} ({noun}, a "
+                    "padding one included for nodes and graphs); pass a "
+                    f"larger {name} or a smaller batch_size. Received: "
+                    f"{name}={size}"
+                )
+            sizes[name] = size
+        return sizes
+
+    def _check_divides(self, sizes, where):
+        # A ValueError where a padded size of a batch does not divide by
+        # the devices of the current distribution's batch axis.
+        distribution, shards = _data_shards()
+        for name, size in sizes.items():
+            if size % shards:
+                received = (
+                    f"smallest={self.smallest}, growth={self.growth}"
+                    if self.pad is True
+                    else f"pad={self.pad!r}, {name}={size}"
+                )
+                raise ValueError(
+                    f"{where} has {size} {_SIZE_NOUNS[name]}, which the "
+                    f"{shards} devices of {type(distribution).__name__} "
+                    "cannot share: it cuts every array of a graph batch "
+                    "along its first axis into equal parts. Pad to sizes "
+                    f"that divide by {shards}: a `smallest` that does and "
+                    "an integer `growth`, or pad='fixed' with such sizes. "
+                    f"Received: {received}"
+                )
+
+    def _check_shards(self):
+        # Every size the padded batches can take, against the current
+        # distribution's devices (the sizes of unpadded ones are checked
+        # as they are drawn).
+        if not self.pad or _data_shards()[1] == 1:
+            return
+        if self.pad == "fixed":
+            self._check_divides(self.padded_sizes, "Every batch")
+            return
+        ranges = self._size_range(self.batch_size, len(self.node_features))
+        for name, (fewest, most, _) in ranges.items():
+            size = bucket_size(fewest, self.smallest, self.growth)
+            while True:
+                self._check_divides({name: size}, "A batch padded to buckets")
+                if size >= most:
+                    break
+                size = int(np.ceil(size * self.growth))
+
+    def _batch(self, graphs, sizes):
+        # The batch of `graphs`, padded to `sizes` (None: the buckets).
         def pick(values):
             return None if values is None else [values[g] for g in graphs]
 
@@ -781,9 +1145,158 @@ class GraphBatches(keras.utils.PyDataset):
         if not self.pad:
             return inputs if targets is None else (inputs, targets)
         inputs, targets, weights = pad_graph_batch(
-            inputs, targets, smallest=self.smallest, growth=self.growth
+            inputs,
+            targets,
+            smallest=self.smallest,
+            growth=self.growth,
+            **(sizes or {}),
         )
         return inputs if targets is None else (inputs, targets, weights)
+
+    def __getitem__(self, index):
+        if not 0 <= index < len(self):
+            raise IndexError(
+                f"Batch {index} of a GraphBatches of {len(self)} batches"
+            )
+        batch = self._batch(self._graphs(index), self.padded_sizes)
+        inputs = batch if isinstance(batch, dict) else batch[0]
+        self._check_divides(
+            {
+                "num_nodes": len(inputs["node_features"]),
+                "num_edges": len(inputs["edge_source"]),
+                "num_graphs": len(inputs["nodes_per_graph"]),
+            },
+            f"Batch {index}",
+        )
+        return batch
+
+    def distribute(self, strategy):
+        """These batches for a `tf.distribute` strategy, one union per
+        replica, and the steps of an epoch.
+
+        A strategy such as `tf.distribute.MirroredStrategy` runs the model
+        on each replica's slice of a batch, and a disjoint union cannot be
+        sliced: cut along its first axis, its edges would point at nodes
+        on another replica. Here each step's `batch_size` graphs, in the
+        order of these batches, are `batch_size / num_replicas` graphs on
+        each replica, each replica's its own union, all padded to the
+        same sizes (TensorFlow adds up the replicas' gradients only of one
+        shape): as `pad="fixed"` pads a batch of a replica's graphs, with
+        the `num_nodes`, `num_edges` and `num_graphs` given. The replicas'
+        mean losses then average to the step's, as on one device.
+
+        The dataset repeats, each pass an epoch (shuffled afresh with
+        `shuffle=True`): pass the steps to `fit` as `steps_per_epoch`.
+        (At the end of a finite distributed dataset, Keras 3.15 counts one
+        optimizer iteration more each epoch, which shifts Adam's bias
+        correction.) An epoch is whole steps: the last `len(graphs) %
+        batch_size` graphs of its order are left out (with `shuffle`,
+        different ones each epoch).
+
+        Args:
+            strategy: a `tf.distribute.Strategy` of one input pipeline
+                (one worker), e.g. `tf.distribute.MirroredStrategy`;
+                `batch_size` must divide by its `num_replicas_in_sync`.
+
+        Returns:
+            A tuple `(dataset, steps_per_epoch)`: a
+            `tf.distribute.DistributedDataset` for `fit`, and the number
+            of steps of an epoch.
+
+        Raises:
+            ValueError: off the TensorFlow backend; with `pad=False`;
+                `batch_size` not a multiple of the replicas; fewer graphs
+                than `batch_size`; a size given that a replica's union
+                exceeds (as `pad="fixed"`); a strategy of several input
+                pipelines.
+
+        Example:
+
+        >>> strategy = tf.distribute.MirroredStrategy(["/cpu:0"])
+        >>> batches = GraphBatches(
+        ...     [np.ones((n, 1)) for n in (3, 2, 4, 2, 2)],
+        ...     [np.array([[0, 1]])] * 5,
+        ...     graph_labels=np.ones((5, 1)),
+        ...     batch_size=2,
+        ... )
+        >>> dataset, steps = batches.distribute(strategy)
+        >>> steps
+        2
+        >>> inputs, targets, weights = next(iter(dataset))
+        >>> tuple(inputs["node_features"].shape)
+        (16, 1)
+        >>> with strategy.scope():
+        ...     model = keras_laf.models.graph_network(
+        ...         num_node_features=1, num_layers=1, aggregation="sum"
+        ...     )
+        ...     model.compile(optimizer="adam", loss={"graph_outputs": "mae"})
+        >>> history = model.fit(
+        ...     dataset, epochs=2, steps_per_epoch=steps, verbose=0
+        ... )
+        >>> len(history.history["loss"])
+        2
+        """
+        require_tensorflow(
+            "Batches of `tf.distribute` strategies",
+            f"strategy={type(strategy).__name__}",
+            instead=(
+                "train on GraphBatches as they are under "
+                "`keras.distribution.DataParallel`"
+            ),
+        )
+        import tensorflow as tf
+
+        if not self.pad:
+            raise ValueError(
+                "`distribute` pads each replica's union to the same sizes, "
+                "which the replicas of a step need: make the batches with "
+                "pad=True or pad='fixed'. Received: pad=False"
+            )
+        replicas = strategy.num_replicas_in_sync
+        if self.batch_size % replicas:
+            raise ValueError(
+                "`batch_size` is the graphs of a step, across the replicas, "
+                f"and must divide by the strategy's {replicas} replicas. "
+                f"Received: batch_size={self.batch_size}"
+            )
+        per_replica = self.batch_size // replicas
+        steps = len(self.node_features) // self.batch_size
+        if not steps:
+            raise ValueError(
+                "`distribute` needs the graphs of at least one step, "
+                f"batch_size={self.batch_size}. Received: "
+                f"{len(self.node_features)} graphs"
+            )
+        sizes = self._fixed_sizes(per_replica, steps * self.batch_size)
+
+        def generate():
+            # The strategy hands the elements to the replicas in turn:
+            # step s's graphs are batch s's of one device.
+            for start in range(0, steps * self.batch_size, per_replica):
+                yield self._batch(
+                    self._order[start : start + per_replica], sizes
+                )
+            self.on_epoch_end()
+
+        signature = tf.nest.map_structure(
+            lambda array: tf.TensorSpec(array.shape, array.dtype),
+            self._batch(self._order[:per_replica], sizes),
+        )
+
+        def replica_batches(context):
+            if context.num_input_pipelines != 1:
+                raise ValueError(
+                    "`distribute` makes the batches of one input pipeline "
+                    "(one worker, as MirroredStrategy has). Received: "
+                    f"{context.num_input_pipelines} input pipelines"
+                )
+            return tf.data.Dataset.from_generator(
+                generate, output_signature=signature
+            ).repeat()
+
+        return strategy.distribute_datasets_from_function(
+            replica_batches
+        ), steps
 
     def predict(self, model, **kwargs):
         """`model.predict` over these batches, without the padding's rows.
@@ -879,13 +1392,17 @@ class GraphBatches(keras.utils.PyDataset):
                 "graph_outputs": len(graphs),
             }
             for name, real in rows.items():
-                # As `pad_graph_batch` pads: the bucket of the real rows
-                # and one padding row.
-                padded = (
-                    bucket_size(real + 1, self.smallest, self.growth)
-                    if self.pad
-                    else real
-                )
+                # As `pad_graph_batch` pads: the fixed sizes, or the
+                # bucket of the real rows and one padding row.
+                if self.pad == "fixed":
+                    size = (
+                        "num_nodes" if name == "node_outputs" else "num_graphs"
+                    )
+                    padded = self.padded_sizes[size]
+                elif self.pad:
+                    padded = bucket_size(real + 1, self.smallest, self.growth)
+                else:
+                    padded = real
                 real_rows[name].append(np.arange(padded) < real)
         unpadded = {}
         for name, value in predictions.items():

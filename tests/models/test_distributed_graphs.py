@@ -10,15 +10,13 @@ cannot be cut along its first axis as a batch of sets can.
   arrays (XLA moves what a gather needs between the devices), so the
   padded batches of `MoleculeBatches` train as on one device. Each
   array's length must divide by the number of devices, which the
-  buckets (powers of 2 from 16) do and an unpadded union may not.
+  buckets (powers of 2 from 16) do and an unpadded union may not;
+  `GraphBatches` names a bucket that does not before the first step.
 - TensorFlow's `MirroredStrategy` runs the model on each replica's
   slice, and cutting a union in two leaves edges pointing at nodes on
-  the other replica, which the graph layers' index checks reject. Each
-  replica gets a union of its own instead:
-  `strategy.distribute_datasets_from_function` hands the elements of a
-  dataset of per-replica `MoleculeBatches` to the replicas in turn. The
-  unions of one step must also have the same padded sizes on every
-  replica.
+  the other replica, which the graph layers' index checks reject.
+  `GraphBatches.distribute` gives each replica a union of its own, all
+  padded to the same sizes, which the replicas of one step need.
 
 Each script trains from the same starting weights on one device and on
 two, with the molecules in the same order (`shuffle=False`: `fit`
@@ -117,12 +115,21 @@ JAX_SCRIPT = TRAINING + textwrap.dedent(
             unpadded = "trained"
         except Exception as error:
             unpadded = type(error).__name__
+    # Buckets of 15, 30, ...: 4 molecules and the padding graph in 15
+    # rows, which 2 devices cannot share; named before the first step.
+    try:
+        train(data_parallel.scope(), datasets.MoleculeBatches(
+            graphs, labels, batch_size=GLOBAL_BATCH, smallest=15))
+        odd_buckets = "trained"
+    except ValueError as error:
+        odd_buckets = str(error)
     result(
         one,
         distributed,
         devices=len(devices),
         weight_devices=len(distributed[0].weights[0].value.sharding.device_set),
         unpadded=unpadded,
+        odd_buckets=odd_buckets,
     )
     """
 )
@@ -141,40 +148,16 @@ MIRRORED_SCRIPT = (
     + TRAINING
     + textwrap.dedent(
         """
-        def as_dataset(batches):
-            # A `PyDataset` as a `tf.data.Dataset`, one union per element.
-            def spec(array):
-                return tf.TensorSpec((None, *array.shape[1:]), array.dtype)
-
-            def generate():
-                for index in range(len(batches)):
-                    yield batches[index]
-                batches.on_epoch_end()
-
-            # Repeated, with `steps_per_epoch`: at the end of a finite
-            # distributed dataset, Keras 3.15 counts one more optimizer
-            # iteration each epoch, which shifts Adam's bias correction.
-            return tf.data.Dataset.from_generator(
-                generate, output_signature=tf.nest.map_structure(
-                    spec, batches[0])).repeat()
-
-
-        def replica_batches(context, order=None):
-            per_replica = context.get_per_replica_batch_size(GLOBAL_BATCH)
-            order = range(len(graphs)) if order is None else order
-            return as_dataset(datasets.MoleculeBatches(
-                graphs.subset(order), labels[order], batch_size=per_replica))
-
-
         strategy = tf.distribute.MirroredStrategy(["/cpu:0", "/cpu:1"])
+        # Keras averages the steps' losses weighted by the rows of the
+        # first input, which padding sets: every step alike, as the
+        # replicas' unions of one size are.
         one = train(tf.distribute.get_strategy().scope(),
                     datasets.MoleculeBatches(
-                        graphs, labels, batch_size=GLOBAL_BATCH))
-        distributed = train(
-            strategy.scope(),
-            strategy.distribute_datasets_from_function(replica_batches),
-            steps_per_epoch=len(graphs) // GLOBAL_BATCH,
-        )
+                        graphs, labels, batch_size=GLOBAL_BATCH, pad="fixed"))
+        dataset, steps = datasets.MoleculeBatches(
+            graphs, labels, batch_size=GLOBAL_BATCH).distribute(strategy)
+        distributed = train(strategy.scope(), dataset, steps_per_epoch=steps)
 
         # The global unions cut in two along their first axis.
         try:
@@ -184,21 +167,43 @@ MIRRORED_SCRIPT = (
         except tf.errors.InvalidArgumentError as error:
             cut = error.message
 
-        # Benzene and cyclohexane (24 bonds, padded to 32) on one replica,
-        # ethanol and ethylamine (8, padded to 16) on the other.
+        # Unions of different sizes on the replicas of one step, the
+        # reason `distribute` pads them to the same sizes: benzene and
+        # cyclohexane (24 bonds, padded to 32) on one replica, ethanol
+        # and ethylamine (8, padded to 16) on the other.
+        order = [1, 4, 0, 3, 2, 5, 6, 7]
+        buckets = datasets.MoleculeBatches(
+            graphs.subset(order), labels[order], batch_size=GLOBAL_BATCH // 2)
+
+        def replica_buckets(context):
+            def generate():
+                for index in range(len(buckets)):
+                    yield buckets[index]
+
+            def spec(array):
+                return tf.TensorSpec((None, *array.shape[1:]), array.dtype)
+
+            return tf.data.Dataset.from_generator(
+                generate, output_signature=tf.nest.map_structure(
+                    spec, buckets[0])).repeat()
+
         try:
             train(
                 strategy.scope(),
-                strategy.distribute_datasets_from_function(
-                    lambda context: replica_batches(
-                        context, [1, 4, 0, 3, 2, 5, 6, 7])),
-                steps_per_epoch=len(graphs) // GLOBAL_BATCH,
+                strategy.distribute_datasets_from_function(replica_buckets),
+                steps_per_epoch=steps,
             )
             uneven = "trained"
         except tf.errors.InvalidArgumentError as error:
             uneven = error.message
+        try:
+            datasets.MoleculeBatches(graphs, labels, batch_size=3).distribute(
+                strategy)
+            odd_batch = "distributed"
+        except ValueError as error:
+            odd_batch = str(error)
         result(one, distributed, replicas=strategy.num_replicas_in_sync,
-               cut=cut, uneven=uneven)
+               steps=steps, cut=cut, uneven=uneven, odd_batch=odd_batch)
         """
     )
 )
@@ -226,6 +231,10 @@ def test_molecule_network_trains_under_jax_data_parallel():
     )
     assert outcome["devices"] == outcome["weight_devices"] == 2, outcome
     assert outcome["unpadded"] == "IndivisibleError", outcome
+    assert (
+        "Batch 0 has 15 graphs, which the 2 devices of DataParallel"
+        in (outcome["odd_buckets"])
+    ), outcome
     assert_trains_as_on_one_device(outcome)
 
 
@@ -234,12 +243,15 @@ def test_molecule_network_trains_under_jax_data_parallel():
 def test_molecule_network_trains_under_mirrored_strategy():
     pytest.importorskip("rdkit")
     outcome = run_in_fresh_interpreter(MIRRORED_SCRIPT, "tensorflow")
-    assert outcome["replicas"] == 2, outcome
+    assert outcome["replicas"] == outcome["steps"] == 2, outcome
     assert_trains_as_on_one_device(outcome)
     # Cut along the first axis, a union's edges point at nodes of the
     # other replica: the graph layers' index checks stop the step.
     assert "holds_an_index_beyond" in outcome["cut"], outcome
     # Unions of different sizes on the replicas of one step fail in
-    # TensorFlow's distribution code (the guide says to pad them to one
-    # size); when this trains, the guide's advice can go.
+    # TensorFlow's distribution code; when this trains, `distribute`
+    # need not pad every union to the same sizes.
     assert "must have the same size and shape" in outcome["uneven"], outcome
+    assert (
+        "must divide by the strategy's 2 replicas" in (outcome["odd_batch"])
+    ), outcome
