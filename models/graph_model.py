@@ -47,8 +47,11 @@ class GraphModel(keras.Model):
     plain model:
 
     - `predict` takes one union (the dict of `disjoint_union` or
-      `keras_laf.datasets.MoleculeGraphs.batch`, which a plain model's
-      `predict` would cut into batches of 32 rows of every array) and
+      `keras_laf.datasets.MoleculeGraphs.batch`, or one with PyTorch
+      Geometric's `"edge_index"` of shape (2, E) in place of
+      `"edge_source"` and `"edge_target"`, as `pad_graph_batch` takes it;
+      a plain model's `predict` would cut a union into batches of 32 rows
+      of every array) and
       `keras_laf.datasets.GraphBatches` (and `MoleculeBatches`), and gives
       one row per node and per graph, in the graphs' order, without the
       padding's rows. A union is padded to a bucket (`pad_graph_batch`)
@@ -99,11 +102,16 @@ class GraphModel(keras.Model):
         batch = _first_batch(x)
         if batch is None:
             return super().predict(x, *args, **kwargs)
-        # Only the inputs: predictions need no output for a target.
-        check_graph_model(self, batch if isinstance(batch, dict) else batch[0])
         if isinstance(x, GraphBatches):
+            # Only the inputs: predictions need no output for a target.
+            check_graph_model(
+                self, batch if isinstance(batch, dict) else batch[0]
+            )
             return x.unpad(super().predict(x, *args, **kwargs))
+        # Padding first: it also turns an `"edge_index"` into the
+        # `"edge_source"` and `"edge_target"` that the model declares.
         padded, _, _ = pad_graph_batch(x)
+        check_graph_model(self, padded)
         predictions = super().predict(_OneBatch(padded), *args, **kwargs)
         # The padding's nodes and graphs come after the union's own.
         rows = {

@@ -579,8 +579,18 @@ def test_graph_model_predicts_one_row_per_graph():
     batches = GraphBatches(
         features, edges, edge_features=edge_features, batch_size=8
     )
+    # PyTorch Geometric's layout of the same edges, (2, E).
+    with_edge_index = {
+        name: value
+        for name, value in union.items()
+        if name not in ("edge_source", "edge_target")
+    }
+    with_edge_index["edge_index"] = np.stack(
+        [union["edge_source"], union["edge_target"]]
+    )
     for predictions in (
         model.predict(union, verbose=0),
+        model.predict(with_edge_index, verbose=0),
         model.predict(batches, verbose=0),
         batches.predict(model, verbose=0),
     ):
