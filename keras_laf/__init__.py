@@ -56,6 +56,7 @@ from keras_laf.graphs import AggregationConv
 from keras_laf.graphs import GATConv
 from keras_laf.graphs import GCNConv
 from keras_laf.graphs import GINConv
+from keras_laf.graphs import GINEConv
 from keras_laf.graphs import GraphReadout
 from keras_laf.layers import ISAB
 from keras_laf.layers import MAB
@@ -88,6 +89,7 @@ __all__ = [
     "GATConv",
     "GCNConv",
     "GINConv",
+    "GINEConv",
     "GRUAggregation",
     "GenAggAggregation",
     "GraphMultisetTransformer",

@@ -27,8 +27,8 @@ import warnings
 import keras
 
 from keras_laf import aggregations
+from keras_laf.graphs.aggregation_conv import AggregationConv
 from keras_laf.graphs.base import GraphLayer
-from keras_laf.graphs.message_passing import AggregationConv
 from keras_laf.graphs.readout import GraphReadout
 
 REMOVAL = "0.3.0"

@@ -17,11 +17,11 @@ from keras_laf import compat
 from keras_laf.aggregations import DegreeScalerAggregation
 from keras_laf.core.validation import check_number
 from keras_laf.core.validation import check_positive_int
-from keras_laf.graphs.base import GraphConvolution
+from keras_laf.graphs.aggregation_conv import AggregationConv
 from keras_laf.graphs.convolutions import GATConv
 from keras_laf.graphs.convolutions import GCNConv
 from keras_laf.graphs.convolutions import GINConv
-from keras_laf.graphs.message_passing import AggregationConv
+from keras_laf.graphs.message_passing import GraphConvolution
 from keras_laf.graphs.readout import GraphReadout
 from keras_laf.models.building_blocks import with_laf_arguments
 from keras_laf.models.graph_model import GraphModel

@@ -210,6 +210,24 @@ CASES = {
     "GINConv": _graph_case(
         keras_laf.GINConv, {"units": 4, "hidden_units": 3}, (5, 4)
     ),
+    "GINEConv": dict(
+        layer_cls=keras_laf.GINEConv,
+        init_kwargs={"units": 4, "hidden_units": 3},
+        inputs={
+            **_graph(),
+            # 3 features per directed edge.
+            "edge_features": np.random.default_rng(3)
+            .uniform(0.1, 0.9, (6, 3))
+            .astype("float32"),
+        },
+        positional=[
+            "node_features",
+            "edge_source",
+            "edge_target",
+            "edge_features",
+        ],
+        expected_output_shape=(5, 4),
+    ),
     "GCNConv": _graph_case(
         keras_laf.GCNConv, {"units": 4, "activation": "relu"}, (5, 4)
     ),

@@ -1,6 +1,6 @@
 """What the graph layers share below their base classes: the checks of
-their inputs (node features, edge indices) and dense sub-layers with the
-layer's initializers.
+their inputs (node features, edge indices, edge features) and dense
+sub-layers with the layer's initializers.
 
 The layers take graphs in the disjoint-union form described in
 `keras_laf.graphs.message_passing`.
@@ -21,12 +21,27 @@ def check_node_shape(shape, layer, argument="node_features"):
     return check_shape(layer, argument, shape, (2,), "(num_nodes, features)")
 
 
-def check_edges(node_features, edge_source, edge_target, layer):
-    """Checks the node features and edge indices of a graph layer's call."""
+def check_edge_features_shape(shape, layer):
+    """Checks that `shape` is `(num_edges, edge_features)` and returns it."""
+    return check_shape(
+        layer, "edge_features", shape, (2,), "(num_edges, edge_features)"
+    )
+
+
+def check_edges(
+    node_features, edge_source, edge_target, layer, edge_features=None
+):
+    """Checks the node features, edge indices and optional edge features
+    of a graph layer's call."""
     check_node_shape(node_features.shape, layer)
     check_index_tensor(layer, "edge_source", edge_source, "node")
     check_index_tensor(layer, "edge_target", edge_target, "node")
     check_same_length("edge_source", edge_source, "edge_target", edge_target)
+    if edge_features is not None:
+        check_edge_features_shape(edge_features.shape, layer)
+        check_same_length(
+            "edge_source", edge_source, "edge_features", edge_features
+        )
 
 
 def prepare_graph(node_features, edge_source, edge_target, dtype):

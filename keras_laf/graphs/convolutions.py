@@ -1,19 +1,22 @@
-"""Graph convolutions of the LAF paper's graph baselines: GIN, GCN, GAT.
+"""Graph convolutions of the LAF paper's graph baselines: GIN, GCN, GAT;
+and GINE, GIN with edge features.
 
 The baselines of the graph-properties benchmark (Pellegrini et al.,
 "Learning Aggregation Functions", IJCAI 2021, Section 4.5, after Corso et
 al., "Principal Neighbourhood Aggregation for Graph Nets", NeurIPS 2020),
-on the disjoint-union graph batches of `keras_laf.AggregationConv`:
+and PyTorch Geometric's `GINEConv` for molecules' bonds, on the
+disjoint-union graph batches of `keras_laf.graphs.message_passing`:
 
 - `node_features` `(num_nodes, features)`,
 - `edge_source`, `edge_target` int `(num_edges,)`: each directed edge
   sends a message from node `edge_source[i]` to node `edge_target[i]`
-  (an undirected edge is two directed ones).
+  (an undirected edge is two directed ones),
+- `edge_features` `(num_edges, edge_features)` for `GINEConv`.
 
 Each sums its messages by default, as in the papers; `aggregation` takes
 any other aggregation by name or as a layer, as the `aggr` of PyTorch
-Geometric's convolutions does. Like `AggregationConv`, the layers reduce
-with segment operations over a run-time number of nodes.
+Geometric's convolutions does. Each is the hooks of the template
+`GraphConvolution` it overrides.
 """
 
 import keras
@@ -24,8 +27,8 @@ from keras_laf.core.sets import SegmentSets
 from keras_laf.core.validation import check_number
 from keras_laf.core.validation import check_positive_int
 from keras_laf.core.validation import clone_initializer
-from keras_laf.graphs.base import GraphConvolution
 from keras_laf.graphs.common import dense_sublayer
+from keras_laf.graphs.message_passing import GraphConvolution
 
 
 def _with_self_loops(source, target, num_nodes):
@@ -138,7 +141,7 @@ class GINConv(GraphConvolution):
         self.epsilon = check_number("epsilon", epsilon)
         self.train_epsilon = bool(train_epsilon)
 
-    def build_for_features(self, features):
+    def build_for_features(self, features, edge_features):
         width = self.build_aggregation(features)
         self._neighbour_projection = None
         if width != features:
@@ -186,6 +189,94 @@ class GINConv(GraphConvolution):
             "epsilon": self.epsilon,
             "train_epsilon": self.train_epsilon,
         }
+
+
+@keras.saving.register_keras_serializable(package="keras_laf")
+class GINEConv(GINConv):
+    """GIN with edge features (GINE), as PyTorch Geometric's `GINEConv`.
+
+    Each node is updated as `MLP((1 + epsilon) * h_v + sum_u ReLU(h_u +
+    W e_uv + b))`, the sum running over the edges (u, v) arriving at v,
+    `e_uv` their features: GIN's message from each neighbour with the
+    edge's features added (Hu et al., "Strategies for Pre-training Graph
+    Neural Networks", ICLR 2020), for molecules whose bonds carry
+    features. The dense map `W e_uv + b` projects the edge features onto
+    the node features' width always, also where the two widths are the
+    same (PyTorch Geometric's `GINEConv` with `edge_dim`), so the layer's
+    weights do not depend on whether they happen to match. `epsilon`,
+    `train_epsilon`, the MLP and `aggregation` are those of
+    `keras_laf.GINConv`: the sum by default, any aggregation by name (with
+    `aggregation_kwargs`) or as a layer, LAF included, whose messages go
+    through a sigmoid into [0, 1].
+
+    Args:
+        units: int. Output features per node.
+        aggregation: str, list of str or an aggregation layer: the
+            aggregation of the messages, a name or list of
+            `keras_laf.aggregations.resolve` or a layer such as
+            `keras_laf.LAF(4)`. Defaults to `"sum"`.
+        aggregation_kwargs: dict. The arguments of an aggregation given
+            by name, e.g. `{"units": 8, "preset": "closed_forms"}` for
+            `"laf"`. Defaults to `None`: the name's defaults (9 LAF units).
+        hidden_units: int. Units of the MLP's hidden layers. Defaults to
+            `units`.
+        num_mlp_layers: int. Dense layers of the MLP. Defaults to `2`.
+        epsilon: float. The initial (or fixed) weight of the node itself
+            beside the aggregate of its messages, in `1 + epsilon`.
+            Defaults to `0.0`.
+        train_epsilon: bool. Whether `epsilon` is learned. Defaults to
+            `True`.
+        activation: activation of the MLP's hidden layers. Defaults to
+            `"relu"`.
+        use_bias: bool. Whether the dense layers (the edge projection
+            included) use biases. Defaults to `True`.
+        kernel_initializer: initializer of the dense kernels.
+        bias_initializer: initializer of the dense biases.
+        **kwargs: base layer keyword arguments, such as `name` and `dtype`.
+
+    Call arguments:
+        node_features: float tensor `(num_nodes, features)`.
+        edge_source: int tensor `(num_edges,)`, the sending node of each
+            edge, in `[0, num_nodes)`.
+        edge_target: int tensor `(num_edges,)`, the receiving node.
+        edge_features: float tensor `(num_edges, edge_features)`, needed:
+            without it, or of another rank, the call raises a ValueError.
+        training: bool, passed to an aggregation that takes it.
+
+    Input shape:
+        `(num_nodes, features)`, with edge indices `(num_edges,)` and edge
+        features `(num_edges, edge_features)`.
+
+    Output shape:
+        `(num_nodes, units)`.
+
+    Example:
+
+    >>> layer = GINEConv(8)
+    >>> node_features = np.random.rand(3, 4).astype("float32")
+    >>> # A path 0 - 1 - 2, each edge in both directions, 2 bond features.
+    >>> source, target = np.array([0, 1, 1, 2]), np.array([1, 0, 2, 1])
+    >>> bonds = np.random.rand(4, 2).astype("float32")
+    >>> tuple(layer(node_features, source, target, bonds).shape)
+    (3, 8)
+    """
+
+    edge_features_input = "required"
+
+    def build_for_features(self, features, edge_features):
+        super().build_for_features(features, edge_features)
+        # (edge_features,) -> (features,), added to the neighbour's.
+        self._edge_projection = dense_sublayer(
+            self, features, "edge_projection"
+        )
+        self._edge_projection.build((None, edge_features))
+
+    def message(self, node_features, source, target, edge_features, training):
+        # (num_edges, features)
+        return ops.relu(
+            ops.take(node_features, source, axis=0)
+            + self._edge_projection(edge_features)
+        )
 
 
 @keras.saving.register_keras_serializable(package="keras_laf")
@@ -272,7 +363,7 @@ class GCNConv(GraphConvolution):
         )
         self.add_self_loops = bool(add_self_loops)
 
-    def build_for_features(self, features):
+    def build_for_features(self, features, edge_features):
         width = self.build_aggregation(features)
         self._dense_layer = dense_sublayer(
             self, self.units, "dense", self.activation
@@ -424,7 +515,7 @@ class GATConv(GraphConvolution):
             return self.num_heads * width
         return width
 
-    def build_for_features(self, features):
+    def build_for_features(self, features, edge_features):
         self.build_aggregation(self.units)
         self._projection = dense_sublayer(
             self, self.num_heads * self.units, "projection", use_bias=False
@@ -479,17 +570,19 @@ class GATConv(GraphConvolution):
         # (num_edges, heads, units)
         return coefficients[:, :, None] * ops.take(projected, source, axis=0)
 
-    def aggregate_messages(self, messages, edge_target, num_nodes, training):
+    def aggregate(self, values, sets, training=None):
         # Each head aggregated alone: the edge of head k into node v is an
         # element of set v * heads + k. (num_edges * heads, units)
-        head_targets = edge_target[:, None] * self.num_heads + ops.arange(
-            self.num_heads, dtype=edge_target.dtype
+        head_sets = SegmentSets(
+            ops.reshape(
+                sets.segment_ids[:, None] * self.num_heads
+                + ops.arange(self.num_heads, dtype=sets.segment_ids.dtype),
+                (-1,),
+            ),
+            sets.num_segments * self.num_heads,
         )
-        aggregates = super().aggregate_messages(
-            ops.reshape(messages, (-1, self.units)),
-            ops.reshape(head_targets, (-1,)),
-            num_nodes * self.num_heads,
-            training,
+        aggregates = super().aggregate(
+            ops.reshape(values, (-1, self.units)), head_sets, training
         )
         # (num_nodes, heads, width)
         return ops.reshape(

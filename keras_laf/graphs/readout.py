@@ -9,6 +9,7 @@ import keras
 from keras import ops
 
 from keras_laf.core import backend
+from keras_laf.core.sets import SegmentSets
 from keras_laf.core.sets import checked_indices
 from keras_laf.core.sets import count_segments
 from keras_laf.core.sets import is_traced
@@ -176,8 +177,7 @@ class GraphReadout(GraphLayer):
         # (num_graphs, width)
         return self.aggregate(
             ops.cast(node_features, self.compute_dtype),
-            graph_ids,
-            num_graphs,
+            SegmentSets(graph_ids, num_graphs),
             training,
         )
 

@@ -14,9 +14,9 @@ from keras_laf import DegreeScalerAggregation
 from keras_laf import aggregations
 from keras_laf import degree_histogram
 from keras_laf.datasets import disjoint_union
+from keras_laf.graphs.aggregation_conv import AggregationConv
 from keras_laf.graphs.convolutions import GCNConv
 from keras_laf.graphs.convolutions import GINConv
-from keras_laf.graphs.message_passing import AggregationConv
 from keras_laf.graphs.readout import GraphReadout
 from keras_laf.models.graph_network import graph_network
 
