@@ -381,3 +381,9 @@ def test_the_records_stay_what_a_reader_needs():
     records = [ROOT / name.decode() for name in listed if name]
     assert 0 < len(records) <= 250
     assert sum(record.stat().st_size for record in records) <= 3_000_000
+
+
+def test_the_changelog_says_what_changed_for_a_user_briefly():
+    text = (ROOT / "CHANGELOG.md").read_text(encoding="utf-8")
+    assert len(text.splitlines()) <= 150
+    assert "## [0.1.0]" in text
