@@ -2,11 +2,12 @@
 
 The public names, flat: the layers and functions of the subpackages,
 
-- `laf_layer`: `LAF`, its presets, constraints, initializers, closed forms
-  and callbacks;
-- `aggregations`: the other aggregations (fixed, softmax and power mean,
-  GenAgg, Kolmogorov mean, quantiles, variance-preserving, attentional,
-  recurrent, GMT, multi) and the registry of names;
+- `aggregations`: its classes (`LAF`, each aggregation its modules
+  register, the bases `SetAggregation` and `SetPooling`,
+  `DegreeScalerAggregation`) and `degree_histogram`; the registry of
+  names (`get`, `register`, ...) stays in `keras_laf.aggregations`;
+- `aggregations.laf`: the presets, constraints, initializers, closed forms
+  and callbacks of `LAF`;
 - `layers`: the set layers `MAB`, `SAB`, `ISAB`, `PMA`, `PerElement`,
   `PermutationEquivariant`;
 - `graphs`: `AggregationConv`, `GraphReadout`, GIN, GCN and GAT;
@@ -19,27 +20,9 @@ import sys
 
 from keras_laf import aggregations
 from keras_laf import compat
-from keras_laf.aggregations import AttentionalAggregation
-from keras_laf.aggregations import DegreeScalerAggregation
-from keras_laf.aggregations import FixedAggregation
-from keras_laf.aggregations import GenAggAggregation
-from keras_laf.aggregations import GraphMultisetTransformer
-from keras_laf.aggregations import GRUAggregation
-from keras_laf.aggregations import KolmogorovMeanAggregation
-from keras_laf.aggregations import LSTMAggregation
-from keras_laf.aggregations import MedianAggregation
-from keras_laf.aggregations import MultiAggregation
-from keras_laf.aggregations import PowerMeanAggregation
-from keras_laf.aggregations import QuantileAggregation
-from keras_laf.aggregations import Set2Set
-from keras_laf.aggregations import SetAggregation
-from keras_laf.aggregations import SetPooling
-from keras_laf.aggregations import SoftmaxAggregation
-from keras_laf.aggregations import VariancePreservingAggregation
 from keras_laf.aggregations import degree_histogram
 from keras_laf.aggregations.fixed import DEEPSETS_AGGREGATORS
 from keras_laf.aggregations.fixed import PNA_AGGREGATORS
-from keras_laf.aggregations.laf import LAF
 from keras_laf.aggregations.laf import callbacks
 from keras_laf.aggregations.laf import constraints
 from keras_laf.aggregations.laf import initializers
@@ -78,55 +61,48 @@ for _former, _current in compat.MOVED_MODULES.items():
 # without an import cycle (`keras_laf.models` imports the layers above).
 _LAZY_SUBPACKAGES = ("datasets", "models")
 
+# The aggregation classes of `keras_laf.aggregations`, flat.
+_AGGREGATION_CLASSES = {
+    name: getattr(aggregations, name)
+    for name in aggregations.__all__
+    if isinstance(getattr(aggregations, name), type)
+}
+globals().update(_AGGREGATION_CLASSES)
+
+# The aggregation classes, and the names imported above.
 __all__ = [
+    *_AGGREGATION_CLASSES,
     "AggregationConv",
-    "AttentionalAggregation",
     "CLOSED_FORM_NAMES",
     "ClosedForm",
     "DEEPSETS_AGGREGATORS",
-    "DegreeScalerAggregation",
-    "FixedAggregation",
     "GATConv",
     "GCNConv",
     "GINConv",
     "GINEConv",
-    "GRUAggregation",
-    "GenAggAggregation",
-    "GraphMultisetTransformer",
     "GraphReadout",
     "ISAB",
-    "KolmogorovMeanAggregation",
-    "LAF",
-    "LSTMAggregation",
-    "MedianAggregation",
     "MAB",
     "MessagePassing",
-    "MultiAggregation",
     "PMA",
     "PNA_AGGREGATORS",
     "PerElement",
     "PermutationEquivariant",
-    "PowerMeanAggregation",
-    "QuantileAggregation",
     "SAB",
-    "Set2Set",
-    "SetAggregation",
-    "SetPooling",
-    "SoftmaxAggregation",
-    "VariancePreservingAggregation",
     "aggregations",
-    "callbacks",
     "as_set_batch",
+    "callbacks",
     "closed_form",
     "config",
     "constraints",
     "degree_histogram",
-    "initializers",
-    "presets",
     "from_padded",
+    "initializers",
     "laf",
+    "presets",
     "to_padded",
 ]
+__all__.sort()
 
 
 def __getattr__(name):

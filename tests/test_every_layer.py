@@ -1,4 +1,8 @@
-"""Every public layer through the shared `run_layer_test`."""
+"""Every public layer through the shared `run_layer_test`.
+
+Each aggregation the package registers has a case made from its registry
+entry; the other layers, and aggregations whose case needs more than their
+registered defaults, have one written here (`SPECIAL_CASES`)."""
 
 import keras
 import numpy as np
@@ -6,6 +10,7 @@ import pytest
 from layer_test_case import run_layer_test
 
 import keras_laf
+from keras_laf import aggregations
 
 BATCH, SET_SIZE, FEATURES = 2, 3, 2
 
@@ -72,8 +77,7 @@ def _graph_case(layer_cls, init_kwargs, output_shape):
     )
 
 
-CASES = {
-    "LAF": _set_case(keras_laf.LAF, {"units": 3}, (BATCH, FEATURES * 3)),
+SPECIAL_CASES = {
     # No weights to train (Keras warns on fitting a model without any).
     "FixedAggregation": {
         **_set_case(
@@ -83,12 +87,6 @@ CASES = {
         ),
         "run_training": False,
     },
-    "LSTMAggregation": _set_case(
-        keras_laf.LSTMAggregation, {"units": 4}, (BATCH, 4)
-    ),
-    "GRUAggregation": _set_case(
-        keras_laf.GRUAggregation, {"units": 4}, (BATCH, 4)
-    ),
     "SoftmaxAggregation": _set_case(
         keras_laf.SoftmaxAggregation,
         {"t": 2.0, "learn": True, "channels": FEATURES},
@@ -99,16 +97,11 @@ CASES = {
         {"p": 3.0, "learn": True},
         (BATCH, FEATURES),
     ),
+    # Parameters of their own for each feature.
     "GenAggAggregation": _set_case(
         keras_laf.GenAggAggregation,
         {"units": 3, "channels": FEATURES},
         (BATCH, FEATURES),
-    ),
-    # The default 128 ReLU units: with few, no kink of the last coupling
-    # may fall among a set's elements, whose mean is then the arithmetic
-    # mean, and that coupling's gradient 0.
-    "KolmogorovMeanAggregation": _set_case(
-        keras_laf.KolmogorovMeanAggregation, {}, (BATCH, FEATURES)
     ),
     # No weights to train.
     "QuantileAggregation": {
@@ -116,16 +109,6 @@ CASES = {
             keras_laf.QuantileAggregation,
             {"q": [0.25, 0.5], "interpolation": "midpoint"},
             (BATCH, FEATURES * 2),
-        ),
-        "run_training": False,
-    },
-    "MedianAggregation": {
-        **_set_case(keras_laf.MedianAggregation, {}, (BATCH, FEATURES)),
-        "run_training": False,
-    },
-    "VariancePreservingAggregation": {
-        **_set_case(
-            keras_laf.VariancePreservingAggregation, {}, (BATCH, FEATURES)
         ),
         "run_training": False,
     },
@@ -139,18 +122,6 @@ CASES = {
             "transform": keras.layers.Dense(3),
         },
         (BATCH, 3),
-    ),
-    "Set2Set": _set_case(
-        # Three steps: the first two leave the recurrent kernel unused
-        # (the first state is zero, then so is the LSTM's output).
-        keras_laf.Set2Set,
-        {"processing_steps": 3},
-        (BATCH, 2 * FEATURES),
-    ),
-    "GraphMultisetTransformer": _set_case(
-        keras_laf.GraphMultisetTransformer,
-        {"dim": 4, "num_heads": 2, "num_seeds": 2},
-        (BATCH, 4),
     ),
     "DegreeScalerAggregation": _set_case(
         keras_laf.DegreeScalerAggregation,
@@ -245,6 +216,30 @@ CASES = {
         expected_output_shape=(2, FEATURES * 2),
     ),
 }
+
+
+def _registered_cases():
+    # One case for each aggregation class the package registers, made as
+    # its first name makes it: the registered defaults, and the width that
+    # `output_width` gives for the name.
+    values, mask = _sets()
+    cases = {}
+    for name in aggregations.NAMES:
+        layer_cls, defaults = aggregations.registered(name)
+        if layer_cls.__name__ in cases:
+            continue
+        layer = layer_cls(**defaults)
+        layer(values, mask=mask)
+        width = aggregations.output_width(name, FEATURES)
+        cases[layer_cls.__name__] = {
+            **_set_case(layer_cls, defaults, (BATCH, width)),
+            # Keras warns on fitting a model without weights to train.
+            "run_training": bool(layer.trainable_weights),
+        }
+    return cases
+
+
+CASES = {**_registered_cases(), **SPECIAL_CASES}
 
 
 def test_every_public_layer_has_a_case():

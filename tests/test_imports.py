@@ -5,7 +5,9 @@ those at the top of a module: a function-level import that closes a cycle
 still ties the two modules together. `from package import name` counts as
 an import of `package.name` where that is a module, of `package`
 otherwise; `keras_laf`'s subpackages imported on first use
-(`_LAZY_SUBPACKAGES`) count as imports of `keras_laf/__init__.py`.
+(`_LAZY_SUBPACKAGES`) count as imports of `keras_laf/__init__.py`, and a
+package that imports its folder's modules through
+`pkgutil.iter_modules(__path__)` (`keras_laf.aggregations`) imports each.
 """
 
 import ast
@@ -82,6 +84,15 @@ def imported_modules(name, path):
             for alias in node.names:
                 submodule = f"{base}.{alias.name}"
                 add(submodule if submodule in MODULES else base)
+        elif (
+            is_package
+            and isinstance(node, ast.Call)
+            and ast.unparse(node.func) == "pkgutil.iter_modules"
+            and [ast.unparse(arg) for arg in node.args] == ["__path__"]
+        ):
+            for module in MODULES:
+                if module.rpartition(".")[0] == name:
+                    add(module)
         elif (
             isinstance(node, ast.Assign)
             and name == "keras_laf"
@@ -162,6 +173,11 @@ def test_the_walk_finds_the_modules_and_their_imports():
         in IMPORTS["keras_laf.aggregations.multi"]
     )
     assert "keras_laf.core.backend" in IMPORTS["keras_laf.ops"]
+    # The modules a package imports through `pkgutil.iter_modules`.
+    assert {
+        "keras_laf.aggregations.kolmogorov_mean",
+        "keras_laf.aggregations.laf",
+    } <= IMPORTS["keras_laf.aggregations"]
 
 
 def test_the_backend_hooks_import_none_of_the_math():

@@ -4,50 +4,37 @@ per family.
 - `base`: `SetAggregation`, the contract every aggregation follows (any
   set layout in, one row per set out; `aggregate_sets`, `output_width`,
   `input_domain` and `squash_inputs`);
-- `registry`: `register(name)` names an aggregation class, the package's
-  own and a user's alike, and `resolve` (also `get`) turns an aggregation
-  spec, a name (`"laf"`, `"max"`, `["laf", "max"]`, ...) or a layer with
-  its `aggregation_kwargs`, into a layer: the builders, the graph layers,
-  `MultiAggregation`, `DegreeScalerAggregation` and the `keras-laf`
-  command all go through it, so a name means the same layer everywhere;
+- `registry`: `register(name, **defaults)` names an aggregation class,
+  the package's own and a user's alike, and `resolve` (also `get`) turns
+  an aggregation spec, a name (`"laf"`, `"max"`, `["laf", "max"]`, ...)
+  or a layer with its `aggregation_kwargs`, into a layer: the builders,
+  the graph layers, `MultiAggregation`, `DegreeScalerAggregation` and the
+  `keras-laf` command all go through it, so a name means the same layer
+  everywhere;
 - `pooling`: `SetPooling`, the base of the aggregations that mix the
   features, and the softmax over sets;
-- `laf`: `keras_laf.LAF`, its presets, constraints, initializers, closed
-  forms and callbacks;
-- `fixed`: `FixedAggregation` (sum, mean, max, moments);
-- `parametric`: `SoftmaxAggregation`, `PowerMeanAggregation`;
-- `genagg`: `GenAggAggregation`, the generalised f-mean;
-- `kolmogorov_mean`: `KolmogorovMeanAggregation`, the neuralized
-  Kolmogorov mean of vectors;
-- `quantile`: `QuantileAggregation`, `MedianAggregation`;
-- `variance_preserving`: `VariancePreservingAggregation`;
-- `attention`: `AttentionalAggregation`, `Set2Set`;
-- `recurrent`: `LSTMAggregation`, `GRUAggregation`;
-- `gmt`: `GraphMultisetTransformer`;
-- `multi`: `MultiAggregation`, several aggregations combined;
 - `scaler`: `DegreeScalerAggregation`, PNA's degree scalers around any
-  aggregation, and `degree_histogram`, their statistics.
+  aggregation, and `degree_histogram`, their statistics;
+- every other module (`laf`, `fixed`, `parametric`, `multi`, ...) is a
+  family whose classes register themselves with `@register`.
+
+The names come from two places: those imported below, and every class
+that a module of this folder registers, handed on by its class name
+(`keras_laf.aggregations.LAF`, also `keras_laf.LAF`). This package
+imports all its modules, so a new module with a registered class needs
+no edit here.
 """
 
-from keras_laf.aggregations.attention import AttentionalAggregation
-from keras_laf.aggregations.attention import Set2Set
+import importlib
+import pkgutil
+
+from keras_laf.aggregations import registry
 from keras_laf.aggregations.base import SetAggregation
 from keras_laf.aggregations.fixed import AGGREGATOR_NAMES
 from keras_laf.aggregations.fixed import AGGREGATOR_PRESETS
 from keras_laf.aggregations.fixed import PNA_NEIGHBOURHOOD
-from keras_laf.aggregations.fixed import FixedAggregation
-from keras_laf.aggregations.genagg import GenAggAggregation
-from keras_laf.aggregations.gmt import GraphMultisetTransformer
-from keras_laf.aggregations.kolmogorov_mean import KolmogorovMeanAggregation
-from keras_laf.aggregations.laf import LAF
 from keras_laf.aggregations.multi import MultiAggregation
-from keras_laf.aggregations.parametric import PowerMeanAggregation
-from keras_laf.aggregations.parametric import SoftmaxAggregation
 from keras_laf.aggregations.pooling import SetPooling
-from keras_laf.aggregations.quantile import MedianAggregation
-from keras_laf.aggregations.quantile import QuantileAggregation
-from keras_laf.aggregations.recurrent import GRUAggregation
-from keras_laf.aggregations.recurrent import LSTMAggregation
 from keras_laf.aggregations.registry import get
 from keras_laf.aggregations.registry import held_kwargs
 from keras_laf.aggregations.registry import names
@@ -57,9 +44,17 @@ from keras_laf.aggregations.registry import resolve
 from keras_laf.aggregations.scaler import SCALER_NAMES
 from keras_laf.aggregations.scaler import DegreeScalerAggregation
 from keras_laf.aggregations.scaler import degree_histogram
-from keras_laf.aggregations.variance_preserving import (
-    VariancePreservingAggregation,
-)
+
+# Every module of this folder, in name order, so that its classes
+# register; then the registered classes defined in them, by class name.
+for _module in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
+    importlib.import_module(f"{__name__}.{_module.name}")
+_REGISTERED_CLASSES = {
+    cls.__name__: cls
+    for cls in registry.classes()
+    if cls.__module__.startswith(f"{__name__}.")
+}
+globals().update(_REGISTERED_CLASSES)
 
 # The names of the package's own aggregations; `names()` adds a user's.
 NAMES = names()
@@ -107,39 +102,27 @@ def num_aggregates(identifier, **aggregation_kwargs):
     return layer.num_aggregates
 
 
+# The registered classes, and the names defined or imported above.
 __all__ = [
+    *_REGISTERED_CLASSES,
     "AGGREGATOR_NAMES",
     "AGGREGATOR_PRESETS",
-    "AttentionalAggregation",
     "DegreeScalerAggregation",
-    "FixedAggregation",
-    "GRUAggregation",
-    "GenAggAggregation",
-    "GraphMultisetTransformer",
-    "KolmogorovMeanAggregation",
-    "LAF",
-    "LSTMAggregation",
-    "MedianAggregation",
-    "MultiAggregation",
     "NAMES",
     "PER_FEATURE_NAMES",
     "PNA_NEIGHBOURHOOD",
     "POOLING_NAMES",
-    "PowerMeanAggregation",
-    "QuantileAggregation",
     "SCALER_NAMES",
-    "Set2Set",
     "SetAggregation",
     "SetPooling",
-    "SoftmaxAggregation",
-    "VariancePreservingAggregation",
     "degree_histogram",
     "get",
+    "held_kwargs",
     "names",
     "num_aggregates",
     "output_width",
     "register",
     "registered",
     "resolve",
-    "held_kwargs",
 ]
+__all__.sort()

@@ -54,12 +54,8 @@ def register(name, **defaults):
                 f"Received: {cls!r} for the name {name!r}"
             )
         _check_arguments(cls, defaults, name)
-        if (
-            keras.saving.get_registered_object(
-                keras.saving.get_registered_name(cls)
-            )
-            is not cls
-        ):
+        serialized_name = keras.saving.get_registered_name(cls)
+        if keras.saving.get_registered_object(serialized_name) is not cls:
             keras.saving.register_keras_serializable(package="keras_laf")(cls)
         _REGISTRY[name] = (cls, dict(defaults))
         return cls
@@ -82,6 +78,11 @@ def names():
         if name != MULTI
         and not (getattr(cls, "list_argument", None) and not defaults)
     )
+
+
+def classes():
+    """The registered classes, a user's included, in registration order."""
+    return tuple(dict.fromkeys(cls for cls, _ in _REGISTRY.values()))
 
 
 def registered(name):

@@ -8,28 +8,17 @@ from keras_laf import aggregations
 
 # Two sets of 3 elements with 2 features in (0, 1).
 VALUES = np.random.default_rng(0).uniform(0.1, 0.9, (2, 3, 2)).astype("f4")
-EXPECTED_CLASSES = {
-    "laf": keras_laf.LAF,
-    "lstm": keras_laf.LSTMAggregation,
-    "gru": keras_laf.GRUAggregation,
-    "softmax": keras_laf.SoftmaxAggregation,
-    "powermean": keras_laf.PowerMeanAggregation,
-    "genagg": keras_laf.GenAggAggregation,
-    "kolmogorov_mean": keras_laf.KolmogorovMeanAggregation,
-    "attention": keras_laf.AttentionalAggregation,
-    "set2set": keras_laf.Set2Set,
-    "gmt": keras_laf.GraphMultisetTransformer,
-    "quantile": keras_laf.QuantileAggregation,
-    "median": keras_laf.MedianAggregation,
-    "variance_preserving": keras_laf.VariancePreservingAggregation,
-}
 
 
 @pytest.mark.parametrize("name", aggregations.NAMES)
 def test_every_name_gives_a_new_layer_of_its_kind(name):
     layer = aggregations.get(name, name="pooling")
-    expected = EXPECTED_CLASSES.get(name, keras_laf.FixedAggregation)
+    # The class registered under the name, public as `keras_laf.<its name>`
+    # and `keras_laf.aggregations.<its name>`.
+    expected, _ = aggregations.registered(name)
     assert type(layer) is expected
+    assert getattr(keras_laf, expected.__name__) is expected
+    assert getattr(aggregations, expected.__name__) is expected
     assert layer.name == "pooling"
     assert aggregations.get(name) is not aggregations.get(name)
     outputs = np.asarray(layer(VALUES))
@@ -38,6 +27,46 @@ def test_every_name_gives_a_new_layer_of_its_kind(name):
     if name in aggregations.PER_FEATURE_NAMES:
         # The per-feature count that the graph layers size themselves by.
         assert outputs.shape == (2, 2 * aggregations.num_aggregates(name))
+
+
+def test_some_names_and_their_classes():
+    # Written out: a registry that gave names the wrong classes fails here.
+    expected = {
+        "laf": keras_laf.LAF,
+        "max": keras_laf.FixedAggregation,
+        "pna": keras_laf.FixedAggregation,
+        "softmax": keras_laf.SoftmaxAggregation,
+        "set2set": keras_laf.Set2Set,
+        "lstm": keras_laf.LSTMAggregation,
+        "median": keras_laf.MedianAggregation,
+        "kolmogorov_mean": keras_laf.KolmogorovMeanAggregation,
+    }
+    for name, cls in expected.items():
+        assert aggregations.registered(name)[0] is cls, name
+    assert aggregations.registered("multi")[0] is keras_laf.MultiAggregation
+
+
+def test_every_registered_class_of_the_package_is_public():
+    # Registered in a module of `keras_laf.aggregations`, a class is
+    # handed on by its class name; the bases and the scaler are listed.
+    package = {
+        cls
+        for cls in aggregations.registry.classes()
+        if cls.__module__.startswith("keras_laf.aggregations.")
+    }
+    public = {
+        getattr(aggregations, name)
+        for name in aggregations.__all__
+        if isinstance(getattr(aggregations, name), type)
+    }
+    assert package == public - {
+        keras_laf.SetAggregation,
+        keras_laf.SetPooling,
+        keras_laf.DegreeScalerAggregation,
+    }
+    assert {cls.__name__ for cls in public} <= set(keras_laf.__all__)
+    for names in (aggregations.__all__, keras_laf.__all__):
+        assert list(names) == sorted(set(names))
 
 
 def test_the_names_defaults_are_registered_with_them():
