@@ -1148,9 +1148,10 @@ def read_molecule_table(
             that cannot be written is warned about, not an error.
         verbose: int, `1` shows a progress bar of the featurisation, `2`
             one line at its end, `0` nothing. Defaults to `0`.
-        atom_featuriser, bond_featuriser: callables, an RDKit `Atom` or
-            `Bond` to its features, as `smiles_to_graphs` takes them.
-            Default to `atom_features` and `bond_features`.
+        atom_featuriser: callable, an RDKit `Atom` to its features, as
+            `smiles_to_graphs` takes it. Defaults to `atom_features`.
+        bond_featuriser: callable, an RDKit `Bond` to its features, as
+            `smiles_to_graphs` takes it. Defaults to `bond_features`.
 
     Returns:
         A tuple `(graphs, targets)`: a `MoleculeGraphs` of the molecules
