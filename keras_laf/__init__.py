@@ -10,7 +10,9 @@ The public names, flat: the layers and functions of the subpackages,
   and callbacks of `LAF`;
 - `layers`: the set layers `MAB`, `SAB`, `ISAB`, `PMA`, `PerElement`,
   `PermutationEquivariant`;
-- `graphs`: `AggregationConv`, `GraphReadout`, GIN, GCN and GAT;
+- `graphs`: `AggregationConv`, `GraphReadout`, GIN (and GINE, with edge
+  features), GCN and GAT; the message-passing template
+  `keras_laf.graphs.GraphConvolution` stays in `keras_laf.graphs`;
 - `ops`: LAF as a function of tensors (`keras_laf.laf`);
 - `datasets`: padded and ragged sets, graph batches.
 """
