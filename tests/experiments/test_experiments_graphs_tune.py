@@ -410,3 +410,27 @@ def test_tune_resumes_an_interrupted_search(tmp_path, capsys, monkeypatch):
     assert "resuming after 1 trial" in out
     [search] = read_json(tmp_path)["runs"]
     assert [trial["trial_id"] for trial in search["trials"]] == ["0", "1"]
+
+
+@pytest.mark.parametrize(
+    "options, expected",
+    [
+        (["--quick"], graphs.QUICK_METHODS),
+        ([], graphs.METHODS),
+        (["--quick", "--methods", "gat"], ("gat",)),
+    ],
+)
+def test_graphs_runs_its_methods_or_the_quick_ones(
+    options, expected, tmp_path, monkeypatch
+):
+    pytest.importorskip("networkx")
+    ran = []
+
+    def run_methods(args, store, train, evaluate):
+        ran.extend(args.methods)
+
+    monkeypatch.setattr(graphs.reports, "run_methods", run_methods)
+    monkeypatch.setattr(graphs.reports, "write_results", lambda *a, **k: None)
+    argv = ["graphs", *options, "--output", str(tmp_path / "graphs")]
+    assert cli.main([*argv, "--verbose", "0"]) == 0
+    assert tuple(ran) == tuple(expected)
