@@ -16,6 +16,8 @@ no deprecated forms.
   `laf_units`, read without a warning (`GraphLayer.from_config` reads
   it through this module, and `GraphReadout` takes 0.1.0's `laf_units`:
   the graph layers themselves keep no former argument).
+- `laf_config`: a `LAF` config saved by 0.1.0, which had no presets
+  and no output bound, read as the paper's scheme without a bound.
 - `MOVED_MODULES`: 0.1.0's module paths `keras_laf.sets` and
   `keras_laf.validation`.
 """
@@ -165,6 +167,20 @@ GraphReadout.__init__ = deprecated_arguments(
 _from_config = GraphLayer.from_config.__func__
 GraphLayer.from_config = classmethod(
     lambda cls, config: _from_config(cls, graph_layer_config(config))
+)
+
+
+def laf_config(config):
+    """A `LAF` config saved by keras-laf 0.1.0: its layers had the paper's
+    initialisation and projection (`preset="paper"`) and no output bound;
+    a config that names them keeps its own."""
+    return {"preset": "paper", "output_bound": float("inf"), **config}
+
+
+# 0.1.0's LAF layers, read as they were built.
+_laf_from_config = aggregations.LAF.from_config.__func__
+aggregations.LAF.from_config = classmethod(
+    lambda cls, config: _laf_from_config(cls, laf_config(config))
 )
 
 

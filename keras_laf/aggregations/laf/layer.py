@@ -1,7 +1,5 @@
 """The LAF layer: learnable aggregation functions over sets."""
 
-import warnings
-
 import keras
 import numpy as np
 from keras import ops
@@ -94,8 +92,7 @@ class LAF(SetAggregation):
             `keras_laf.constraints.PositiveDenominator(pull=2e-4)`). `"paper"`
             is the paper's scheme exactly: exponents uniform in [0, 1],
             coefficients normal with standard deviation 0.01, only the exponents
-            projected onto [0, 100]. `"anchored"`, the name of `"closed_forms"`
-            before presets, is accepted for it.
+            projected onto [0, 100].
         output_bound: float > 0, `float("inf")` for none, or None for the
             preset's. Every output lies in `[-output_bound,
             output_bound]`: on a set of N elements the denominator's
@@ -121,7 +118,6 @@ class LAF(SetAggregation):
             identity) to leave the signs free.
         exponent_regularizer: optional regularizer of the exponents.
         coefficient_regularizer: optional regularizer of the coefficients.
-        initialization: deprecated name of `preset`.
         **kwargs: base layer keyword arguments, such as `name` and `dtype`.
 
     Call arguments:
@@ -179,7 +175,6 @@ class LAF(SetAggregation):
         coefficient_constraint=None,
         exponent_regularizer=None,
         coefficient_regularizer=None,
-        initialization=None,
         **kwargs,
     ):
         # The layer computes in float32 and casts its output itself.
@@ -187,20 +182,6 @@ class LAF(SetAggregation):
         super().__init__(flatten=flatten, **kwargs)
         self.units = check_positive_int("units", units)
         self.epsilon = check_number("epsilon", epsilon, above=0, below=0.5)
-        if initialization is not None:
-            warnings.warn(
-                "`LAF(initialization=...)` is deprecated; use `preset=` "
-                "instead.",
-                DeprecationWarning,
-                stacklevel=2,
-            )
-            if preset != DEFAULT_PRESET and preset != initialization:
-                raise ValueError(
-                    "Give `preset` only (`initialization` is its old name). "
-                    f"Received: preset={preset!r}, "
-                    f"initialization={initialization!r}"
-                )
-            preset = initialization
         self.num_aggregates = self.units
         # None: the default, as for every other argument left out.
         self.preset = standardize_preset(
@@ -464,18 +445,6 @@ class LAF(SetAggregation):
                 f"{method} needs the layer's weights: build or call the "
                 "layer first."
             )
-
-    @classmethod
-    def from_config(cls, config):
-        # Layers saved before presets name theirs `initialization`
-        # ("anchored" is now "closed_forms"); layers saved before that were
-        # built with the paper's scheme and no coefficient constraint.
-        config = dict(config)
-        if "preset" not in config:
-            config["preset"] = config.pop("initialization", "paper")
-        # Layers saved before the output bound computed without one.
-        config.setdefault("output_bound", float("inf"))
-        return super().from_config(config)
 
     def get_config(self):
         return {

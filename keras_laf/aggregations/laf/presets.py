@@ -39,9 +39,6 @@ PRESETS = {
     "on larger sets",
     "paper": "the paper's initialisation and projection, for comparisons",
 }
-# Names of earlier versions, and the preset each is now: `"anchored"` was
-# the default start with the pulls onto the closed forms.
-PRESET_ALIASES = {"anchored": "closed_forms"}
 # The closed-forms preset's pull of the coefficients towards 0 per step
 # (`PositiveDenominator(pull=...)`), chosen by a seed study on the
 # paper's integer targets.
@@ -70,18 +67,16 @@ MAX_NUMERATOR_OUTER = 1.0
 
 
 def standardize_preset(preset):
-    """Returns the preset's name, with earlier names mapped to today's.
+    """Returns the preset's name, checked.
 
     Args:
-        preset: str. A name of `PRESETS` or `PRESET_ALIASES`.
+        preset: str. A name of `PRESETS`.
 
     Raises:
         ValueError: `preset` names no preset.
     """
-    if isinstance(preset, str):
-        preset = PRESET_ALIASES.get(preset, preset)
-        if preset in PRESETS:
-            return preset
+    if isinstance(preset, str) and preset in PRESETS:
+        return preset
     raise ValueError(
         f"`preset` must be one of {list(PRESETS)}. Received: preset={preset!r}"
     )
@@ -91,7 +86,7 @@ def preset_arguments(preset):
     """The initializers and constraints of a preset, as `LAF` arguments.
 
     Args:
-        preset: str. A name of `PRESETS` (or of `PRESET_ALIASES`).
+        preset: str. A name of `PRESETS`.
 
     Returns:
         A dict with fresh `exponent_initializer`, `coefficient_initializer`,

@@ -174,20 +174,12 @@ def test_pooling_exponents_are_only_projected_and_floored():
     np.testing.assert_allclose(projected, expected, rtol=1e-6)
 
 
-def test_old_names_of_the_presets_still_work():
-    with pytest.warns(DeprecationWarning, match="use `preset=`"):
-        layer = LAF(units=2, initialization="anchored")
-    assert layer.preset == "closed_forms"
-    assert layer.exponent_constraint.pull == 5e-4
-    with pytest.warns(DeprecationWarning):
-        assert LAF(units=2, initialization="paper").preset == "paper"
-    assert LAF(units=2, preset="anchored").preset == "closed_forms"
-
-
-def test_preset_and_its_old_name_must_agree():
-    with pytest.raises(ValueError, match="Give `preset` only"):
-        with pytest.warns(DeprecationWarning):
-            LAF(units=2, preset="paper", initialization="closed_forms")
+def test_names_that_were_never_released_are_rejected():
+    # `initialization` and "anchored" came and went before a release.
+    with pytest.raises(ValueError, match="initialization"):
+        LAF(units=2, initialization="paper")
+    with pytest.raises(ValueError, match="Received: preset='anchored'"):
+        LAF(units=2, preset="anchored")
 
 
 def test_positive_denominator_is_projected_after_each_step():
@@ -261,38 +253,39 @@ def test_config_round_trip_keeps_the_preset():
         )
 
 
-def test_config_saved_before_initialization_keeps_the_papers_behaviour():
+def test_config_saved_by_0_1_0_keeps_the_papers_behaviour():
+    # keras-laf 0.1.0's LAF had no presets and no output bound.
     config = LAF(units=2, preset="paper").get_config()
-    del config["preset"]
+    del config["preset"], config["output_bound"]
     restored = LAF.from_config(config)
     assert restored.preset == "paper"
+    assert restored.output_bound == float("inf")
     assert restored.coefficient_constraint is None
+    bounded = LAF.from_config({**config, "output_bound": 10.0})
+    assert bounded.output_bound == 10.0
 
 
-def test_config_saved_with_initialization_names_its_preset():
-    config = LAF(units=2, preset="closed_forms").get_config()
-    del config["preset"]
-    config["initialization"] = "anchored"
-    restored = LAF.from_config(config)
-    assert restored.preset == "closed_forms"
-    assert restored.exponent_constraint.pull == 5e-4
-
-
-def test_model_saved_before_presets_loads_and_predicts_as_it_did():
-    # Saved by keras-laf at bc6b816 (before the presets) after three
-    # epochs of training: a default LAF ("anchored") and a paper LAF.
+@pytest.mark.multi_backend
+def test_model_saved_by_0_1_0_loads_and_predicts_as_it_did():
+    # Saved by keras-laf 0.1.0 after three epochs of training: a LAF over
+    # padded sets with a mask, and a dense head.
     data = pathlib.Path(__file__).parents[2] / "data"
-    saved = np.load(data / "laf_model_saved_before_presets.npz")
-    model = keras.models.load_model(
-        data / "laf_model_saved_before_presets.keras"
-    )
+    saved = np.load(data / "laf_model_saved_by_0_1_0.npz")
+    model = keras.models.load_model(data / "laf_model_saved_by_0_1_0.keras")
     predictions = model.predict([saved["sets"], saved["mask"]], verbose=0)
     np.testing.assert_allclose(predictions, saved["predictions"], rtol=1e-5)
-    default = model.get_layer("laf_default")
-    assert default.preset == "closed_forms"
-    assert default.exponent_constraint.pull == 5e-4
-    assert default.coefficient_constraint.pull == 2e-4
-    assert model.get_layer("laf_paper").preset == "paper"
+    layer = model.get_layer("laf")
+    assert layer.preset == "paper"
+    assert layer.output_bound == float("inf")
+    # The padding changes the prediction unless the mask excludes it.
+    padded = np.where(saved["mask"][..., None], saved["sets"], 1.0)
+    assert np.allclose(
+        model.predict([padded, saved["mask"]], verbose=0),
+        predictions,
+        rtol=1e-5,
+    )
+    unmasked = model.predict([padded, np.ones_like(saved["mask"])], verbose=0)
+    assert not np.allclose(unmasked, predictions, rtol=1e-3)
 
 
 def test_saved_model_keeps_the_constraint(tmp_path):
