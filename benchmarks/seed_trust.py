@@ -52,6 +52,7 @@ from keras_laf.aggregations.laf.callbacks import SnapToClosedForms
 from keras_laf.aggregations.laf.closed_forms import closed_form
 from keras_laf.aggregations.laf.closed_forms import laf_units_numpy
 from keras_laf.aggregations.laf.constraints import ClosedFormExponents
+from keras_laf.aggregations.laf.presets import COUNT_ANCHOR
 from keras_laf.models import deep_sets
 from laf_experiments.data import make_test_sets
 from laf_experiments.data import make_training_sets
@@ -111,6 +112,14 @@ CANDIDATES = {
         "snap": {"fine_tune_epochs": 0},
         "least_squares_head": True,
     },
+    # closed_forms with a sum at unit 1 beside the count at unit 0, both
+    # at the preset's anchor scale: alone, and by the documented route.
+    "closed_forms_sum_anchor": {"laf": lambda: sum_anchor_arguments()},
+    "closed_forms_sum_anchor_refit": {
+        "laf": lambda: sum_anchor_arguments(),
+        "snap": {"fine_tune_epochs": 0},
+        "least_squares_head": True,
+    },
     # closed_forms without the numerator's clip (version 0.9).
     "closed_forms_unclipped": {
         "laf": lambda: {
@@ -119,6 +128,23 @@ CANDIDATES = {
         }
     },
 }
+
+
+def sum_anchor_arguments():
+    """The closed-forms preset's `LAF` arguments with a sum anchored at
+    unit 1 (`AnchoredLAF(leading_anchors=[count, sum])`)."""
+    leading = [COUNT_ANCHOR, {**COUNT_ANCHOR, "name": "sum"}]
+    return {
+        "preset": "closed_forms",
+        **{
+            f"{part[:-1]}_initializer": keras_laf.initializers.AnchoredLAF(
+                part, leading_anchors=leading
+            )
+            for part in ("exponents", "coefficients")
+        },
+    }
+
+
 # Target -> (bound on the mean over seeds, bound on each seed) of a test
 # MAE, by the preset the bound is for and the test protocol ("authors":
 # the authors' sets of exactly 50 digits, 40..50 for the count; "ranges":
