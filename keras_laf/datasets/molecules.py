@@ -285,7 +285,15 @@ def _checked_features(featuriser, kind, items, width, describe):
     # bond, each row checked (`_FeatureError` naming the first bad one).
     features = np.zeros((len(items), width), "float32")
     for index, item in enumerate(items):
-        row, problem = _feature_row(featuriser(item), width)
+        try:
+            values = featuriser(item)
+        except Exception as error:
+            # Raised with the row's line and SMILES, from a worker too.
+            raise _FeatureError(
+                f"`{kind}_featuriser` raised {type(error).__name__} on "
+                f"{describe(index, item)}: {error}"
+            ) from error
+        row, problem = _feature_row(values, width)
         if problem is not None:
             raise _FeatureError(
                 f"`{kind}_featuriser` gave {describe(index, item)} "

@@ -118,6 +118,11 @@ def nan_for_oxygen(atom):
     return [np.nan if atom.GetSymbol() == "O" else 1.0]
 
 
+def mass_of_carbon_and_oxygen(atom):
+    # A KeyError on any other element.
+    return [{"C": 12.0, "O": 16.0}[atom.GetSymbol()]]
+
+
 def infinite_for_double_bonds(bond):
     return [np.inf if bond.GetBondTypeAsDouble() == 2 else 1.0]
 
@@ -186,6 +191,21 @@ def test_a_bad_row_of_a_table_names_its_line(tmp_path):
             ["value"],
             cache_dir=False,
             atom_featuriser=one_per_neighbour,
+        )
+
+
+@pytest.mark.parametrize(
+    "workers", [1, pytest.param(2, marks=pytest.mark.slow)]
+)
+def test_a_featurisers_own_error_names_the_line_and_smiles(workers):
+    smiles = ["CC", "CCO", "CCN", "CC"]
+    message = (
+        "SMILES line 3 \\('CCN'\\): `atom_featuriser` raised KeyError on "
+        "atom 2 \\(N\\): 'N'"
+    )
+    with pytest.raises(ValueError, match=message):
+        smiles_to_graphs(
+            smiles, workers=workers, atom_featuriser=mass_of_carbon_and_oxygen
         )
 
 
