@@ -16,9 +16,11 @@ three targets standardised):
   (a sum for message passing and for the readout, bond features) fed by
   `keras_laf.datasets.MoleculeBatches` (padded to buckets on TensorFlow
   and JAX, unpadded on PyTorch, which compiles nothing), on each backend
-  in a process of its own; against PyTorch Geometric 2.8 on the same
-  network: `GINEConv` layers (bond features added to each neighbour's
-  state, summed, then the update MLP) of the same widths and number,
+  in a process of its own, and on TensorFlow with XLA too
+  (`jit_compile=True`, which Keras leaves off on a CPU); against PyTorch
+  Geometric 2.8 on the same network: `GINEConv` layers (bond features
+  added to each neighbour's state, summed, then the update MLP) of the
+  same widths and number,
   each with a residual sum, the same sigmoid projection, a sum readout
   (`global_add_pool`) and linear outputs, fed the same featurised graphs
   by its `DataLoader`. Both train with Adam and the MAE loss on batches
@@ -71,7 +73,15 @@ from benchmarks.common import write_record
 
 SMILES_COLUMN = "Mol_Smiles"
 TARGET_COLUMNS = ("Pol_DFT", "Den_MD", "RI_LL")
-BACKENDS = ("tensorflow", "jax", "torch")
+# Each with its `KERAS_BACKEND` and `jit_compile`: Keras leaves XLA off for
+# TensorFlow on a machine with no accelerator ("auto"), where a user may
+# turn it on.
+BACKENDS = {
+    "tensorflow": ("tensorflow", "auto"),
+    "tensorflow_xla": ("tensorflow", True),
+    "jax": ("jax", "auto"),
+    "torch": ("torch", "auto"),
+}
 
 
 def cores():
@@ -212,9 +222,10 @@ def keras_epochs(
     learning_rate,
     epochs,
     seed,
+    jit_compile="auto",
 ):
     """Epochs of `molecule_network` on `MoleculeBatches` with `fit`, on
-    the backend of `KERAS_BACKEND`."""
+    the backend of `KERAS_BACKEND`, compiled with `jit_compile`."""
     import keras
 
     from keras_laf.datasets import NUM_ATOM_FEATURES
@@ -245,7 +256,11 @@ def keras_epochs(
         num_layers=num_layers,
         num_outputs=len(TARGET_COLUMNS),
     )
-    model.compile(optimizer=keras.optimizers.Adam(learning_rate), loss="mae")
+    model.compile(
+        optimizer=keras.optimizers.Adam(learning_rate),
+        loss="mae",
+        jit_compile=jit_compile,
+    )
     times = epoch_times()
     history = model.fit(batches, epochs=epochs, verbose=0, callbacks=[times])
     return {
@@ -521,10 +536,16 @@ def run(args):
                 "pyg_featurise", "torch", args.peers, table=table
             )
         record["epochs"] = {}
-        for backend in args.backends:
-            print(f"epochs on {backend} ...", flush=True)
-            record["epochs"][backend] = run_in_subprocess(
-                "keras_epochs", backend, table=table, cache_dir=cache, **network
+        for name in args.backends:
+            print(f"epochs on {name} ...", flush=True)
+            backend, jit_compile = BACKENDS[name]
+            record["epochs"][name] = run_in_subprocess(
+                "keras_epochs",
+                backend,
+                table=table,
+                cache_dir=cache,
+                jit_compile=jit_compile,
+                **network,
             )
         if args.peers:
             print("epochs of PyG ...", flush=True)
@@ -624,12 +645,13 @@ def main(argv=None):
         "--backends",
         type=backends,
         default=list(BACKENDS),
-        help="comma-separated Keras backends (tensorflow,jax,torch)",
+        help="comma-separated Keras backends: "
+        f"{','.join(BACKENDS)} (tensorflow_xla: jit_compile=True)",
     )
     parser.add_argument(
         "--featurise-backend",
         default=os.environ.get("KERAS_BACKEND", "tensorflow"),
-        choices=BACKENDS,
+        choices=sorted({backend for backend, _ in BACKENDS.values()}),
         help="the Keras backend of the featurising process (KERAS_BACKEND's)",
     )
     parser.add_argument("--hidden-units", type=int, default=32)

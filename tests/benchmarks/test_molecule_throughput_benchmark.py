@@ -44,7 +44,14 @@ def test_tiny_run_without_peers_writes_its_record(tmp_path):
     assert set(record) >= {"commit", "date", "ratios"}
     assert record["rows"] == 7 and record["peers"] is False
     assert "pyg_featurisation" not in record
-    assert sorted(record["epochs"]) == ["jax", "tensorflow", "torch"]
+    assert sorted(record["epochs"]) == [
+        "jax",
+        "tensorflow",
+        "tensorflow_xla",
+        "torch",
+    ]
+    assert record["epochs"]["tensorflow_xla"]["jit_compile"] is True
+    assert record["epochs"]["tensorflow"]["jit_compile"] is False
     featurisation = record["featurisation"]
     assert featurisation["molecules"] == 7 and featurisation["skipped"] == 0
     assert featurisation["seconds"]["table_second_read"] > 0
