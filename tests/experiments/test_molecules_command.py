@@ -168,6 +168,12 @@ def test_table_and_figure_from_known_records(tmp_path):
     assert "| max_gasteiger_charge | Max (0.105) | 2.00 |  | Max |" in table
     # Each method over the best of each target, and the largest.
     assert "| Sum | 2.50 | 5.00 | 5.00 |" in table
+    # Seeds 0 and 1 are one set of five: no figures in brackets to explain.
+    assert "in brackets" not in table
+    both_sets = records(KNOWN, seeds=(0, 5))
+    table = molecule_reports.results_table(both_sets, settings, labels)
+    assert "in brackets, on each set of 5 seeds (0-4, 5-9, ...)" in table
+    assert "| tpsa | Sum (10.5) | 1.20 (1.20, 1.20) |" in table
     path = tmp_path / "figure.png"
     figure = molecule_reports.plot_results(records(KNOWN), settings, labels)
     plots.save_figure(figure, path, quick=True)
