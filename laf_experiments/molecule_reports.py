@@ -197,8 +197,8 @@ def _comparison_lines(records, split):
         for by_set in item["to_best_fixed_by_set"].values()
     )
     by_sets = (
-        f"in brackets, on each set of {SEED_SET_SIZE} seeds (0-4, 5-9, ...) "
-        "that both ran. "
+        f"; in brackets, on each set of {SEED_SET_SIZE} seeds (0-4, 5-9, "
+        "...) that both ran"
         if bracketed
         else ""
     )
@@ -206,8 +206,8 @@ def _comparison_lines(records, split):
         "",
         f"## LAF against the best fixed aggregation at {split} atoms",
         "",
-        f"Mean MAE over the best fixed aggregation's (of {fixed_labels}); "
-        f"{by_sets}Within {CLOSE_RATIO}x counts as close.",
+        f"Mean MAE over the best fixed aggregation's (of {fixed_labels})"
+        f"{by_sets}. Within {CLOSE_RATIO}x counts as close.",
         "",
         markdown_table(
             [
