@@ -329,6 +329,25 @@ def padded_digits(sets, labels):
     return (digits, mask), np.asarray(labels, "float32")[:, None]
 
 
+def sum_anchor_laf_arguments():
+    """The closed-forms preset's `LAF` arguments with a sum anchored at
+    unit 1 beside its count at unit 0, both at the preset's scale
+    (`AnchoredLAF(leading_anchors=[count, sum])`)."""
+    import keras_laf
+    from keras_laf.aggregations.laf.presets import COUNT_ANCHOR
+
+    leading = [COUNT_ANCHOR, {**COUNT_ANCHOR, "name": "sum"}]
+    return {
+        "preset": "closed_forms",
+        **{
+            f"{part[:-1]}_initializer": keras_laf.initializers.AnchoredLAF(
+                part, leading_anchors=leading
+            )
+            for part in ("exponents", "coefficients")
+        },
+    }
+
+
 def pooling_aggregation(name, units, squashed=True):
     """A pooling of `keras_laf.aggregations` by name: `"deepsets"` (3 sums,
     3 maxima, 3 means), `"laf"` (`LAF(units)`, the default preset), any

@@ -35,6 +35,7 @@ import numpy as np
 from benchmarks import quiet_tensorflow_logs
 from benchmarks.common import append_record
 from benchmarks.common import read_jsonl
+from benchmarks.common import sum_anchor_laf_arguments
 
 quiet_tensorflow_logs("3")
 
@@ -51,21 +52,11 @@ def build_model(variant):
 
     if variant == "closed_forms":
         return mnist.build_model("laf", laf_preset="closed_forms")
-    leading = [
-        {"name": "count", "scale": 0.01},
-        {"name": "sum", "scale": 0.01},
-    ]
-    initializers = {
-        f"{part[:-1]}_initializer": keras_laf.initializers.AnchoredLAF(
-            part, leading_anchors=leading
-        )
-        for part in ("exponents", "coefficients")
-    }
     return keras_laf.models.deep_sets(
         input_dim=784,
         phi_units=(300, 100, 30),
         rho_units=(1000, 100),
-        aggregation=keras_laf.LAF(9, preset="closed_forms", **initializers),
+        aggregation=keras_laf.LAF(9, **sum_anchor_laf_arguments()),
     )
 
 

@@ -47,12 +47,12 @@ import tensorflow as tf
 import keras_laf
 from benchmarks.common import POINT_CLOUD_SETTINGS
 from benchmarks.common import point_cloud_accuracy
+from benchmarks.common import sum_anchor_laf_arguments
 from keras_laf.aggregations.laf.callbacks import LeastSquaresHead
 from keras_laf.aggregations.laf.callbacks import SnapToClosedForms
 from keras_laf.aggregations.laf.closed_forms import closed_form
 from keras_laf.aggregations.laf.closed_forms import laf_units_numpy
 from keras_laf.aggregations.laf.constraints import ClosedFormExponents
-from keras_laf.aggregations.laf.presets import COUNT_ANCHOR
 from keras_laf.models import deep_sets
 from laf_experiments.data import make_test_sets
 from laf_experiments.data import make_training_sets
@@ -114,9 +114,9 @@ CANDIDATES = {
     },
     # closed_forms with a sum at unit 1 beside the count at unit 0, both
     # at the preset's anchor scale: alone, and by the documented route.
-    "closed_forms_sum_anchor": {"laf": lambda: sum_anchor_arguments()},
+    "closed_forms_sum_anchor": {"laf": sum_anchor_laf_arguments},
     "closed_forms_sum_anchor_refit": {
-        "laf": lambda: sum_anchor_arguments(),
+        "laf": sum_anchor_laf_arguments,
         "snap": {"fine_tune_epochs": 0},
         "least_squares_head": True,
     },
@@ -128,21 +128,6 @@ CANDIDATES = {
         }
     },
 }
-
-
-def sum_anchor_arguments():
-    """The closed-forms preset's `LAF` arguments with a sum anchored at
-    unit 1 (`AnchoredLAF(leading_anchors=[count, sum])`)."""
-    leading = [COUNT_ANCHOR, {**COUNT_ANCHOR, "name": "sum"}]
-    return {
-        "preset": "closed_forms",
-        **{
-            f"{part[:-1]}_initializer": keras_laf.initializers.AnchoredLAF(
-                part, leading_anchors=leading
-            )
-            for part in ("exponents", "coefficients")
-        },
-    }
 
 
 # Target -> (bound on the mean over seeds, bound on each seed) of a test

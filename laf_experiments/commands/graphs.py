@@ -73,8 +73,8 @@ METHODS = (
     "max",
     "baseline",
 )
-# The methods of a `--quick` run: LAF, PNA and an MPNN, within a minute
-# on two cores (the others take the same code paths).
+# The methods of a `--quick` run: LAF, PNA, an MPNN and the baseline; the
+# other convolutions take the same code paths and have their own tests.
 QUICK_METHODS = ("laf", "pna", "sum", "baseline")
 KEY_FIELDS = ("method", "seed")
 DATA_SEED = 0
