@@ -195,53 +195,69 @@ def plot_error_by_size(
 
 
 def plot_budget_curve(
-    table, path, bounds=None, title=None, references=None, reference_label=None
+    table,
+    path,
+    bounds=None,
+    title=None,
+    references=None,
+    reference_label=None,
+    measure="mae",
+    bound_label="bound",
 ):
-    """Plots the MAE at the largest test size against the training budget.
+    """Plots the test error at the largest test size against the budget.
 
-    One panel per target, one line per method (the mean over its seeds),
-    the budget as training sets x epochs on a log axis ticked at each
-    budget, each target's bound, where given, as a dashed line, and a
-    reference, where given, as a dotted one.
+    One panel per target (or per `panel` of the records, e.g. a target at
+    a test size), one line per method (the mean over its seeds), the
+    budget as training sets x epochs on a log axis ticked at each budget,
+    each panel's bound, where given, as a dashed line, and a reference,
+    where given, as a dotted one.
 
     Args:
-        table: records with `method`, `target`, `train_size`, `epochs` and
-            `mae_mean`.
+        table: records with `method`, `target`, `train_size`, `epochs`,
+            `<measure>_mean` and optionally `panel`.
         path: the PNG file to write.
-        bounds: optional dict of target to the MAE a run must reach.
+        bounds: optional dict of panel to the error a run must reach.
         title: optional title of the figure.
-        references: optional dict of target to a reference MAE, e.g. what
+        references: optional dict of panel to a reference error, e.g. what
             the data allow.
         reference_label: the legend's name of the references.
+        measure: `"mae"` or `"mse"`, the error of the records.
+        bound_label: the legend's name of the bounds.
     """
     from matplotlib.ticker import NullLocator
 
-    targets = _ordered(record["target"] for record in table)
+    def panel_of(record):
+        return record.get("panel", record["target"])
+
+    panels = _ordered(panel_of(record) for record in table)
     methods = _ordered(record["method"] for record in table)
     ladder = sorted({(r["train_size"], r["epochs"]) for r in table})
-    figure, axes = panel_figure(len(targets), 4, (3.6, 2.8))
-    for axis, target in zip(axes, targets, strict=False):
+    figure, axes = panel_figure(len(panels), 4, (3.6, 2.8))
+    for axis, panel in zip(axes, panels, strict=False):
         for method in methods:
             points = sorted(
-                (record["train_size"] * record["epochs"], record["mae_mean"])
+                (
+                    record["train_size"] * record["epochs"],
+                    record[f"{measure}_mean"],
+                )
                 for record in table
-                if record["target"] == target and record["method"] == method
+                if panel_of(record) == panel and record["method"] == method
             )
             if not points:
                 continue
-            budgets, maes = zip(*points, strict=True)
-            _line(axis, method, budgets, maes, None, _label(method))
-        if bounds and target in bounds:
+            budgets, errors = zip(*points, strict=True)
+            _line(axis, method, budgets, errors, None, _label(method))
+        if bounds and panel in bounds:
             axis.axhline(
-                bounds[target],
+                bounds[panel],
                 color="black",
                 linestyle="--",
                 linewidth=0.8,
-                label="bound",
+                label=bound_label,
             )
-        if references and target in references:
+        if references and panel in references:
             axis.axhline(
-                references[target],
+                references[panel],
                 color="grey",
                 linestyle=":",
                 linewidth=1.2,
@@ -251,13 +267,14 @@ def plot_budget_curve(
         axis.set_yscale("log")
         axis.set_xticks(
             [sets * epochs for sets, epochs in ladder],
-            [f"{sets // 1000}k × {epochs}" for sets, epochs in ladder],
+            [f"{sets / 1000:g}k × {epochs}" for sets, epochs in ladder],
             fontsize="small",
+            rotation=30,
         )
         axis.xaxis.set_minor_locator(NullLocator())
-        axis.set_title(target)
+        axis.set_title(panel)
         axis.set_xlabel("training sets x epochs")
-        axis.set_ylabel("MAE at the largest size")
+        axis.set_ylabel(f"test {measure.upper()}")
         axis.grid(alpha=0.3)
     figure_legend(figure, axes)
     if title:

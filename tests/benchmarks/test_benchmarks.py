@@ -239,6 +239,7 @@ def test_section4_reports_read_the_runs_they_are_given(tmp_path):
     assert laf["seeds_above_bound"] == 1
     assert table["deepsets", "sum"]["seeds_above_bound"] == 1
     assert table["pna", "sum"]["mae_mean"] == 40.0
+    assert laf["test_size"] == 50 and laf["panel"] == "sum"
     assert (budgets / "scalars" / "budgets.png").is_file()
 
     figures = tmp_path / "figures"
@@ -257,6 +258,67 @@ def test_section4_reports_read_the_runs_they_are_given(tmp_path):
     row = "| sum | 8 ± 8.5 (3) | **7 ± 0 (1)** | 40 ± 0 (1) | – | 3 | 2 |"
     assert row in markdown
     assert (figures / "mae.png").is_file()
+
+
+@pytest.mark.slow
+def test_quann_budget_report_reads_the_mse_at_16_and_50(tmp_path):
+    # Two budgets of `keras-laf mnist --protocol quann`, with their MSE at
+    # 16, 30 and 50 digits; the report keeps 16 (QUANN's table) and 50.
+    budgets = tmp_path / "budgets"
+    for train_size, laf_at_16 in ((1250, 40.0), (5000, 2.0)):
+        runs = [
+            {
+                "method": method,
+                "target": "sum",
+                "seed": 0,
+                "test": [
+                    {"max_size": 16, "mse": at_16},
+                    {"max_size": 30, "mse": 10 * at_16},
+                    {"max_size": 50, "mse": 100 * at_16},
+                ],
+            }
+            for method, at_16 in (("laf", laf_at_16), ("deepsets_sum", 30.0))
+        ]
+        folder = budgets / "mnist-quann" / f"{train_size}x5"
+        folder.mkdir(parents=True)
+        (folder / "results.json").write_text(
+            json.dumps({"settings": {}, "runs": runs})
+        )
+    completed = run(
+        "section4_budgets.py",
+        [
+            "mnist-quann",
+            "--budgets=1250x5,5000x5",
+            "--report",
+            f"--output={budgets}",
+        ],
+    )
+    assert completed.returncode == 0, completed.stderr[-3000:]
+    table = {
+        (row["method"], row["train_size"], row["test_size"]): row
+        for row in json.loads(
+            (budgets / "mnist-quann" / "budgets.json").read_text()
+        )
+    }
+    assert set(table) == {
+        (method, train_size, test_size)
+        for method in ("laf", "deepsets_sum")
+        for train_size in (1250, 5000)
+        for test_size in (16, 50)
+    }
+    laf_at_16 = table["laf", 5000, 16]
+    assert laf_at_16["mse_mean"] == 2.0
+    assert laf_at_16["panel"] == "sum, sets of 2..16"
+    # QUANN-2's 2.861 on the sum of 2..16 digits is the bound: 2.0 is
+    # below it, 40 above; at 50 QUANN's table gives no bound.
+    assert laf_at_16["bound"] == 2.861
+    assert laf_at_16["seeds_above_bound"] == 0
+    assert table["laf", 1250, 16]["seeds_above_bound"] == 1
+    assert "bound" not in table["laf", 5000, 50]
+    assert table["laf", 5000, 50]["mse_mean"] == 200.0
+    markdown = (budgets / "mnist-quann" / "budgets.md").read_text()
+    assert "| 5000 x 5 | sum | 16 | laf | 1 | 2 | 2 | 0 (2.861) |" in markdown
+    assert (budgets / "mnist-quann" / "budgets.png").is_file()
 
 
 def test_digit_floor_of_a_perfect_reader_is_zero():
