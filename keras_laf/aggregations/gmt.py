@@ -7,6 +7,7 @@ from keras_laf.aggregations.pooling import SetPooling
 from keras_laf.aggregations.registry import register
 from keras_laf.core import backend
 from keras_laf.core.sets import SegmentSets
+from keras_laf.core.sets import segment_padding_compiles
 from keras_laf.core.validation import check_positive_int
 from keras_laf.layers.attention import PMA
 from keras_laf.layers.attention import SAB
@@ -143,6 +144,7 @@ class GraphMultisetTransformer(SetPooling):
 
     def build(self, input_shape):
         super().build(input_shape)
+        self.supports_jit = segment_padding_compiles(input_shape)
         self.seed_pooling.build((None, None, input_shape[-1]))
         seeds_shape = (None, self.num_seeds, self.dim)
         for encoder in self.encoders:

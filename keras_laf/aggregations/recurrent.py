@@ -6,6 +6,7 @@ import keras
 from keras_laf.aggregations.pooling import SetPooling
 from keras_laf.aggregations.registry import register
 from keras_laf.core.sets import SegmentSets
+from keras_laf.core.sets import segment_padding_compiles
 from keras_laf.core.validation import check_positive_int
 
 
@@ -28,6 +29,7 @@ class _RecurrentAggregation(SetPooling):
 
     def build(self, input_shape):
         super().build(input_shape)
+        self.supports_jit = segment_padding_compiles(input_shape)
         features = input_shape[-1]
         recurrent = self.recurrent_layer(
             self.units, name=self.recurrent_name, dtype=self.dtype_policy

@@ -211,6 +211,24 @@ class PaddedSets:
         return ops.where(self._element_mask(per_element), per_element, 0)
 
 
+def segment_padding_compiles(input_shape):
+    """Whether an aggregation that pads its sets (`SegmentSets.to_padded`
+    with its defaults) compiles with XLA on inputs of `input_shape`.
+
+    Not for flat elements with segment ids `(num_elements, features)` on
+    TensorFlow, which pads them through a ragged tensor
+    (`RaggedTensorToTensor` has no XLA kernel). Such a layer sets Keras's
+    `supports_jit` to this in `build`, so that a model holding it is not
+    compiled with XLA: `jit_compile="auto"` resolves to `False` and
+    `jit_compile=True` falls back to it with Keras's warning, instead of
+    failing in `fit`.
+
+    Args:
+        input_shape: the shape of the layer's input values.
+    """
+    return len(input_shape) != 2 or not backend.takes_ragged_tensors()
+
+
 class SegmentSets:
     """Sets given by segment ids: element tensors `(num_elements, ...)`.
 

@@ -4,6 +4,7 @@ import os
 import subprocess
 import sys
 import textwrap
+import warnings
 
 import keras
 import numpy as np
@@ -452,6 +453,42 @@ def test_0_1_0_arguments_still_work_with_a_deprecation_warning(
     assert [w.shape for w in former.weights] == [
         w.shape for w in current.weights
     ]
+
+
+@pytest.mark.multi_backend
+@pytest.mark.skipif(
+    keras.config.backend() == "torch",
+    reason="jit_compile=True on PyTorch is torch.compile, not XLA",
+)
+@pytest.mark.parametrize("aggregation", ["lstm", "gru", "gmt"])
+def test_graph_network_padding_segments_trains_when_xla_is_asked(aggregation):
+    # These pad the sets of segment ids. On TensorFlow that goes through a
+    # ragged tensor, which XLA cannot compile: the model falls back to no
+    # XLA, with Keras's warning, and trains (before, `fit` failed with
+    # "Detected unsupported operations ... RaggedTensorToTensor"). JAX pads
+    # to static widths and compiles.
+    rng = np.random.default_rng(0)
+    sizes = rng.integers(3, 8, 16)
+    nodes = [rng.random((n, 4)).astype("float32") for n in sizes]
+    edges = [rng.integers(0, n, (2 * n, 2)) for n in sizes]
+    labels = np.array([[float(n)] for n in sizes], "float32")
+    keras.utils.set_random_seed(0)
+    model = models.molecule_network(
+        4, None, aggregation=aggregation, readout_aggregation="sum"
+    )
+    on_tensorflow = keras.config.backend() == "tensorflow"
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        model.compile(optimizer="adam", loss="mae", jit_compile=True)
+    assert model.jit_compile is not on_tensorflow
+    assert on_tensorflow == any(
+        "jit_compile" in str(warning.message) for warning in caught
+    )
+    batches = datasets.GraphBatches(
+        nodes, edges, graph_labels=labels, batch_size=8
+    )
+    history = model.fit(batches, epochs=2, verbose=0)
+    assert np.all(np.isfinite(history.history["loss"]))
 
 
 @pytest.mark.parametrize("aggregation", ["sum", "laf", "pna"])
