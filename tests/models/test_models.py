@@ -455,6 +455,20 @@ def test_0_1_0_arguments_still_work_with_a_deprecation_warning(
     ]
 
 
+def counted_graph_batches(num_graphs, max_nodes):
+    """`GraphBatches` of 8 random graphs of 3..`max_nodes` nodes with 4
+    features and twice as many edges, labelled with their numbers of
+    nodes."""
+    rng = np.random.default_rng(0)
+    sizes = rng.integers(3, max_nodes + 1, num_graphs)
+    nodes = [rng.random((n, 4)).astype("float32") for n in sizes]
+    edges = [rng.integers(0, n, (2 * n, 2)) for n in sizes]
+    labels = np.array([[float(n)] for n in sizes], "float32")
+    return datasets.GraphBatches(
+        nodes, edges, graph_labels=labels, batch_size=8
+    )
+
+
 @pytest.mark.multi_backend
 @pytest.mark.skipif(
     keras.config.backend() == "torch",
@@ -467,11 +481,7 @@ def test_graph_network_padding_segments_trains_when_xla_is_asked(aggregation):
     # XLA, with Keras's warning, and trains (before, `fit` failed with
     # "Detected unsupported operations ... RaggedTensorToTensor"). JAX pads
     # to static widths and compiles.
-    rng = np.random.default_rng(0)
-    sizes = rng.integers(3, 8, 16)
-    nodes = [rng.random((n, 4)).astype("float32") for n in sizes]
-    edges = [rng.integers(0, n, (2 * n, 2)) for n in sizes]
-    labels = np.array([[float(n)] for n in sizes], "float32")
+    batches = counted_graph_batches(num_graphs=16, max_nodes=7)
     keras.utils.set_random_seed(0)
     model = models.molecule_network(
         4, None, aggregation=aggregation, readout_aggregation="sum"
@@ -484,9 +494,6 @@ def test_graph_network_padding_segments_trains_when_xla_is_asked(aggregation):
     assert on_tensorflow == any(
         "jit_compile" in str(warning.message) for warning in caught
     )
-    batches = datasets.GraphBatches(
-        nodes, edges, graph_labels=labels, batch_size=8
-    )
     history = model.fit(batches, epochs=2, verbose=0)
     assert np.all(np.isfinite(history.history["loss"]))
 
@@ -496,21 +503,13 @@ def test_graph_network_trains_under_xla_as_without(aggregation):
     # The backends guide's advice for TensorFlow on a CPU: a graph
     # network's step compiled whole with XLA, one program per bucket of
     # GraphBatches, learns what the step without XLA learns.
-    rng = np.random.default_rng(0)
-    sizes = rng.integers(3, 12, 24)
-    nodes = [rng.random((n, 4)).astype("float32") for n in sizes]
-    edges = [rng.integers(0, n, (2 * n, 2)) for n in sizes]
-    labels = np.array([[float(n)] for n in sizes], "float32")
-
     def losses(jit_compile):
         keras.utils.set_random_seed(0)
         model = models.molecule_network(
             4, None, aggregation=aggregation, readout_aggregation=aggregation
         )
         model.compile(optimizer="adam", loss="mae", jit_compile=jit_compile)
-        batches = datasets.GraphBatches(
-            nodes, edges, graph_labels=labels, batch_size=8
-        )
+        batches = counted_graph_batches(num_graphs=24, max_nodes=11)
         history = model.fit(batches, epochs=3, verbose=0)
         assert model.jit_compile is jit_compile
         return history.history["loss"]
