@@ -329,19 +329,19 @@ def padded_digits(sets, labels):
     return (digits, mask), np.asarray(labels, "float32")[:, None]
 
 
-def sum_anchor_laf_arguments():
-    """The closed-forms preset's `LAF` arguments with a sum anchored at
-    unit 1 beside its count at unit 0, both at the preset's scale
-    (`AnchoredLAF(leading_anchors=[count, sum])`)."""
+def count_only_laf_arguments():
+    """The closed-forms preset's `LAF` arguments as they were before its
+    sum anchor: a count alone at unit 0
+    (`AnchoredLAF(leading_anchors=[count])`), for comparisons."""
     import keras_laf
-    from keras_laf.aggregations.laf.presets import COUNT_ANCHOR
+    from keras_laf.aggregations.laf.presets import LEADING_ANCHORS
 
-    leading = [COUNT_ANCHOR, {**COUNT_ANCHOR, "name": "sum"}]
+    count = [anchor for anchor in LEADING_ANCHORS if anchor["name"] == "count"]
     return {
         "preset": "closed_forms",
         **{
             f"{part[:-1]}_initializer": keras_laf.initializers.AnchoredLAF(
-                part, leading_anchors=leading
+                part, leading_anchors=count
             )
             for part in ("exponents", "coefficients")
         },

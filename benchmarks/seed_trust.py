@@ -47,7 +47,7 @@ import tensorflow as tf
 import keras_laf
 from benchmarks.common import POINT_CLOUD_SETTINGS
 from benchmarks.common import point_cloud_accuracy
-from benchmarks.common import sum_anchor_laf_arguments
+from benchmarks.common import count_only_laf_arguments
 from keras_laf.aggregations.laf.callbacks import LeastSquaresHead
 from keras_laf.aggregations.laf.callbacks import SnapToClosedForms
 from keras_laf.aggregations.laf.closed_forms import closed_form
@@ -112,11 +112,11 @@ CANDIDATES = {
         "snap": {"fine_tune_epochs": 0},
         "least_squares_head": True,
     },
-    # closed_forms with a sum at unit 1 beside the count at unit 0, both
-    # at the preset's anchor scale: alone, and by the documented route.
-    "closed_forms_sum_anchor": {"laf": sum_anchor_laf_arguments},
-    "closed_forms_sum_anchor_refit": {
-        "laf": sum_anchor_laf_arguments,
+    # closed_forms as it was before its sum anchor, a count alone at unit
+    # 0: alone, and by the documented route.
+    "closed_forms_count_only": {"laf": count_only_laf_arguments},
+    "closed_forms_count_only_refit": {
+        "laf": count_only_laf_arguments,
         "snap": {"fine_tune_epochs": 0},
         "least_squares_head": True,
     },

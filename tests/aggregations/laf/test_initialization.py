@@ -34,6 +34,7 @@ def built(layer, features=1):
             "closed_forms",
             {
                 0: ("count", {"scale": 0.01}),
+                1: ("sum", {"scale": 0.01}),
                 2: "max",
                 5: "min",
                 8: "mean",
@@ -63,8 +64,9 @@ def test_random_units_have_paper_exponents_and_positive_denominators(
 ):
     exponents, coefficients = built(LAF(units=3000, preset=preset))
     random_units = np.arange(3000) % anchor_every != anchor_every - 1
-    # The closed-forms preset's first unit is its count.
-    random_units[0] = preset == "pooling"
+    if preset == "closed_forms":
+        # Its first units are its count and its sum.
+        random_units[:2] = False
     exponents, coefficients = (
         exponents[:, random_units],
         coefficients[:, random_units],
