@@ -35,8 +35,8 @@ import numpy as np
 
 from benchmarks import quiet_tensorflow_logs
 from benchmarks.common import append_record
-from benchmarks.common import read_jsonl
 from benchmarks.common import count_only_laf_arguments
+from benchmarks.common import read_jsonl
 
 quiet_tensorflow_logs("3")
 

@@ -46,8 +46,8 @@ import tensorflow as tf
 
 import keras_laf
 from benchmarks.common import POINT_CLOUD_SETTINGS
-from benchmarks.common import point_cloud_accuracy
 from benchmarks.common import count_only_laf_arguments
+from benchmarks.common import point_cloud_accuracy
 from keras_laf.aggregations.laf.callbacks import LeastSquaresHead
 from keras_laf.aggregations.laf.callbacks import SnapToClosedForms
 from keras_laf.aggregations.laf.closed_forms import closed_form
