@@ -45,14 +45,16 @@ PRESETS = {
 # paper's integer targets.
 COEFFICIENT_PULL = 2e-4
 # The closed-forms preset's first units: a count and a sum, each at this
-# fraction, from which a head extrapolates counts and sums linearly
-# (without the count, units that only approach a count, or 1/count
-# inverted by a nonlinear head, ran away on larger sets; without the sum,
-# a head of counts and means made the sum as their product, which its
-# ReLU layers did only over the sizes it saw: MNIST's sum missed twice
-# the paper's error on 4 of 10 seeds, against none with it); small, so
-# that the coefficient pull turns them off where the target does not
-# grow with the set; larger and smaller fractions extrapolated worse.
+# fraction, from which a head extrapolates counts and sums linearly.
+# Without the count, units that only approach a count, or 1/count inverted
+# by a nonlinear head, ran away on larger sets; without the sum, a head of
+# counts and means made the sum as their product, which its ReLU layers
+# did only over the sizes it saw (MNIST's sum: 4 of 10 seeds past twice
+# the paper's error without it, none of 15 with it; MNIST's count, the
+# price: 2 of 5 seeds past its bound with it, none without). Small, so
+# that the coefficient pull turns them off where the target does not grow
+# with the set; larger and smaller fractions, and a sum in place of the
+# count, extrapolated worse.
 LEADING_ANCHORS = (
     {"name": "count", "scale": 0.01},
     {"name": "sum", "scale": 0.01},
