@@ -48,17 +48,11 @@ SUM_BOUND = 6.0
 
 def build_model(variant):
     """The MNIST command's LAF model of the sum, under `variant`."""
-    import keras_laf
     from laf_experiments.commands import mnist
 
     if variant == "closed_forms":
         return mnist.build_model("laf", laf_preset="closed_forms")
-    return keras_laf.models.deep_sets(
-        input_dim=784,
-        phi_units=(300, 100, 30),
-        rho_units=(1000, 100),
-        aggregation=keras_laf.LAF(9, **count_only_laf_arguments()),
-    )
+    return mnist.build_model("laf", laf_arguments=count_only_laf_arguments())
 
 
 def outputs(model, layer, batches):

@@ -157,8 +157,12 @@ def add_arguments(parser):
     )
 
 
-def build_model(method, laf_preset=None, laf_output_bound=None):
-    """The paper's DeepSets model of image sets with an aggregation."""
+def build_model(
+    method, laf_preset=None, laf_output_bound=None, laf_arguments=None
+):
+    """The paper's DeepSets model of image sets with an aggregation; LAF
+    takes `laf_preset` and the further `LAF` arguments `laf_arguments`
+    (which win)."""
     from keras_laf.models import deep_sets
     from keras_laf.models.building_blocks import with_laf_arguments
 
@@ -174,7 +178,9 @@ def build_model(method, laf_preset=None, laf_output_bound=None):
         rho_units=(1000, 100),
         aggregation=aggregation,
         aggregation_kwargs=with_laf_arguments(
-            aggregation, units=9, preset=laf_preset
+            aggregation,
+            units=9,
+            **{"preset": laf_preset, **(laf_arguments or {})},
         ),
         name=f"deep_sets_{method.replace('-', '_')}",
     )
