@@ -339,3 +339,58 @@ def test_digit_floor_of_a_perfect_reader_is_zero():
     sums = floor.floor_maes(misread, test, "sum")
     counts = floor.floor_maes(misread, test, "count")
     assert sums[5] > 2.0 and counts[5] < 1e-9
+
+
+def write_molecule_results(path, rows):
+    """A `keras-laf molecules` results.csv of `(target, method, split,
+    seed, mae)` rows, the MAE over the labels' spread a tenth of it."""
+    lines = ["target,method,split,seed,mae,mae_over_std"]
+    lines += [
+        f"{t},{m},{s},{seed},{mae},{mae / 10}" for t, m, s, seed, mae in rows
+    ]
+    path.write_text("\n".join(lines) + "\n")
+
+
+@pytest.mark.slow
+def test_molecule_seed_table_joins_seeds_run_apart(tmp_path):
+    # Seed 0 in one folder, seeds 1 and 5 in another, seed 1's sum twice.
+    first, second = tmp_path / "first.csv", tmp_path / "second.csv"
+    write_molecule_results(
+        first,
+        [
+            ("logp", "sum", "26-28", 0, 2.0),
+            ("logp", "laf", "26-28", 0, 3.0),
+            ("logp", "sum", "26-28", 1, 4.0),
+        ],
+    )
+    write_molecule_results(
+        second,
+        [
+            ("logp", "sum", "26-28", 1, 4.0),
+            ("logp", "laf", "26-28", 1, 3.0),
+            ("logp", "sum", "26-28", 5, 1.0),
+            ("logp", "laf", "26-28", 5, 2.0),
+        ],
+    )
+    output = tmp_path / "joined"
+    completed = run(
+        "molecule_seed_table.py",
+        [str(first), str(second), f"--output={output}"],
+    )
+    assert completed.returncode == 0, completed.stderr[-3000:]
+    joined = (output / "results.csv").read_text().splitlines()
+    assert len(joined) == 1 + 6
+    table = (output / "table.md").read_text()
+    # LAF over the sum: (3 + 3 + 2) / 3 over (2 + 4 + 1) / 3 in all, and
+    # 3 / 3 on seeds 0-4, 2 / 1 on seeds 5-9.
+    assert "| logp | Sum (2.33) | 1.14 (1.00, 2.00) |" in table
+    assert (output / "mae_by_size.png").is_file()
+
+    # The same run with another MAE is refused, naming it.
+    write_molecule_results(second, [("logp", "sum", "26-28", 1, 5.0)])
+    completed = run(
+        "molecule_seed_table.py",
+        [str(first), str(second), f"--output={output}"],
+    )
+    assert completed.returncode != 0
+    assert "logp, sum, 26-28, 1" in completed.stderr
