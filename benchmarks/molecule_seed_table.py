@@ -6,9 +6,12 @@ machines, at separate commits. This reads the `results.csv` each run of
 method, split, seed, MAE and MAE over the split's label spread), joins
 them (a run recorded twice must agree), and writes to `--output` what
 the command writes for one folder: `results.csv` (the joined rows),
-`table.md` (the MAE per target, method and size; LAF against the best
-fixed aggregation at the last test split, on each set of five seeds,
-0-4 and 5-9, that both ran) and `mae_by_size.png`.
+`summary.csv` (mean and std over the seeds), `table.md` (the MAE per
+target, method and size; LAF against the best fixed aggregation at the
+last test split, on each set of five seeds, 0-4 and 5-9, that both ran)
+and `mae_by_size.png`. The settings the table states (the data, the
+training sizes, the epochs and widths) are the command's, read from the
+first `results.json` beside the files; options given override them.
 
     python -m benchmarks.molecule_seed_table \\
         results/molecules-chemml/results.csv DIR/results.csv \\
@@ -17,14 +20,20 @@ fixed aggregation at the last test split, on each set of five seeds,
 
 import argparse
 import csv
+import json
 import math
 import pathlib
 
 from laf_experiments import molecule_reports
 from laf_experiments import plots
+from laf_experiments.store import RESULTS_CSV
+from laf_experiments.store import SUMMARY_CSV
+from laf_experiments.store import summarize
+from laf_experiments.store import write_csv
 
 KEY = ("target", "method", "split", "seed")
-FIELDS = (*KEY, "mae", "mae_over_std")
+# The command's settings that the table and the figure state.
+SETTINGS = ("source", "train_sizes", "epochs", "hidden_units", "laf_units")
 
 
 def read_records(paths):
@@ -36,7 +45,9 @@ def read_records(paths):
         with open(path, newline="") as handle:
             for row in csv.DictReader(handle):
                 record = {
-                    **{field: row[field] for field in KEY},
+                    "target": row["target"],
+                    "method": row["method"],
+                    "split": row["split"],
                     "seed": int(row["seed"]),
                     "mae": float(row["mae"]),
                     "mae_over_std": float(row["mae_over_std"]),
@@ -51,15 +62,24 @@ def read_records(paths):
     return list(records.values())
 
 
+def recorded_settings(paths):
+    """The settings of the first `results.json` beside `paths`, or {}."""
+    for path in paths:
+        beside = path.with_name("results.json")
+        if beside.is_file():
+            return json.loads(beside.read_text())["settings"]
+    return {}
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("results", nargs="+", type=pathlib.Path)
     parser.add_argument("--output", type=pathlib.Path, required=True)
-    parser.add_argument("--source", default="properties.csv")
-    parser.add_argument("--train-sizes", default="1-22")
-    parser.add_argument("--epochs", type=int, default=20)
-    parser.add_argument("--hidden-units", type=int, default=16)
-    parser.add_argument("--laf-units", type=int, default=8)
+    parser.add_argument("--source", help="the data's name")
+    parser.add_argument("--train-sizes", help="e.g. 1-22")
+    parser.add_argument("--epochs", type=int)
+    parser.add_argument("--hidden-units", type=int)
+    parser.add_argument("--laf-units", type=int)
     args = parser.parse_args(argv)
     for path in args.results:
         if not path.is_file():
@@ -67,20 +87,28 @@ def main(argv=None):
     records = read_records(args.results)
     if not records:
         parser.error("the results.csv files hold no runs")
-    splits = list(dict.fromkeys(record["split"] for record in records))
+    recorded = recorded_settings(args.results)
     settings = {
-        "source": args.source,
-        "train_sizes": args.train_sizes,
-        "epochs": args.epochs,
-        "hidden_units": args.hidden_units,
-        "laf_units": args.laf_units,
-        "claim_split": splits[-1],
+        name: recorded.get(name)
+        if getattr(args, name) is None
+        else getattr(args, name)
+        for name in SETTINGS
     }
+    missing = [name for name, value in settings.items() if value is None]
+    if missing:
+        parser.error(
+            "no results.json beside the files gives "
+            + ", ".join("--" + name.replace("_", "-") for name in missing)
+            + "; give them"
+        )
+    splits = list(dict.fromkeys(record["split"] for record in records))
+    settings["claim_split"] = splits[-1]
     args.output.mkdir(parents=True, exist_ok=True)
-    with open(args.output / "results.csv", "w", newline="") as handle:
-        writer = csv.DictWriter(handle, FIELDS)
-        writer.writeheader()
-        writer.writerows(records)
+    write_csv(args.output / RESULTS_CSV, records)
+    write_csv(
+        args.output / SUMMARY_CSV,
+        summarize(records, molecule_reports.SUMMARY_GROUPS, "mae"),
+    )
     table = molecule_reports.results_table(records, settings)
     (args.output / "table.md").write_text(table)
     print(table)

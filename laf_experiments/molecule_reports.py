@@ -25,6 +25,8 @@ from laf_experiments.reports import markdown_table
 CLOSE_RATIO = 1.5
 # Seeds 0-4 and 5-9: two disjoint sets of five.
 SEED_SET_SIZE = 5
+# The fields of a record that `summary.csv` averages the seeds within.
+SUMMARY_GROUPS = ("method", "target", "split")
 
 
 def _ordered(records, field):

@@ -276,8 +276,8 @@ class ResultStore:
         _write_atomically(
             self.directory / RESULTS_JSON, json.dumps(document, indent=2)
         )
-        _write_csv(self.directory / RESULTS_CSV, records)
-        _write_csv(self.directory / SUMMARY_CSV, summary)
+        write_csv(self.directory / RESULTS_CSV, records)
+        write_csv(self.directory / SUMMARY_CSV, summary)
 
 
 def _write_atomically(path, text):
@@ -286,7 +286,9 @@ def _write_atomically(path, text):
     os.replace(temporary, path)
 
 
-def _write_csv(path, rows):
+def write_csv(path, rows):
+    """Writes `rows` (dicts with the same fields, the first's order) as a
+    CSV file, atomically; an empty file for no rows."""
     temporary = path.with_name(path.name + ".tmp")
     with open(temporary, "w", newline="") as file:
         if rows:

@@ -196,7 +196,7 @@ def run(args):
         settings,
         KEY_FIELDS,
         molecule_reports.molecule_records,
-        group_fields=("method", "target", "split"),
+        group_fields=molecule_reports.SUMMARY_GROUPS,
         value_field="mae",
     )
     molecules.write_skipped(store.directory / SKIPPED)

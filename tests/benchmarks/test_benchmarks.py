@@ -353,8 +353,21 @@ def write_molecule_results(path, rows):
 
 @pytest.mark.slow
 def test_molecule_seed_table_joins_seeds_run_apart(tmp_path):
-    # Seed 0 in one folder, seeds 1 and 5 in another, seed 1's sum twice.
-    first, second = tmp_path / "first.csv", tmp_path / "second.csv"
+    # Seed 0 in one folder, seeds 1 and 5 in another, seed 1's sum twice;
+    # only the second keeps the command's results.json, with its settings.
+    first = tmp_path / "first.csv"
+    second = tmp_path / "second" / "results.csv"
+    second.parent.mkdir()
+    settings = {
+        "source": "mine.csv",
+        "train_sizes": "1-22",
+        "epochs": 7,
+        "hidden_units": 16,
+        "laf_units": 8,
+    }
+    (second.parent / "results.json").write_text(
+        json.dumps({"settings": settings, "runs": []})
+    )
     write_molecule_results(
         first,
         [
@@ -380,11 +393,21 @@ def test_molecule_seed_table_joins_seeds_run_apart(tmp_path):
     assert completed.returncode == 0, completed.stderr[-3000:]
     joined = (output / "results.csv").read_text().splitlines()
     assert len(joined) == 1 + 6
+    summary = (output / "summary.csv").read_text().splitlines()
+    assert "laf,logp,26-28,2.6666666666666665," in "\n".join(summary)
     table = (output / "table.md").read_text()
+    assert "(mine.csv)" in table and "1-22 atoms, 7 epochs" in table
     # LAF over the sum: (3 + 3 + 2) / 3 over (2 + 4 + 1) / 3 in all, and
     # 3 / 3 on seeds 0-4, 2 / 1 on seeds 5-9.
     assert "| logp | Sum (2.33) | 1.14 (1.00, 2.00) |" in table
     assert (output / "mae_by_size.png").is_file()
+
+    # Without a results.json or the options, the settings are asked for.
+    completed = run(
+        "molecule_seed_table.py", [str(first), f"--output={output}"]
+    )
+    assert completed.returncode != 0
+    assert "--source, --train-sizes, --epochs" in completed.stderr
 
     # The same run with another MAE is refused, naming it.
     write_molecule_results(second, [("logp", "sum", "26-28", 1, 5.0)])
