@@ -1,6 +1,8 @@
 """`GraphModel`: a functional model of graph batches whose `predict`
 gives one row per graph and whose batches are checked against it."""
 
+import warnings
+
 import keras
 
 from keras_laf.datasets.graph_batches import GraphBatches
@@ -34,6 +36,11 @@ def _first_batch(data):
     return None
 
 
+def _padded_batches(data):
+    # Whether `data` comes in a few padded shapes, compiled once each.
+    return isinstance(data, GraphBatches) and bool(data.pad)
+
+
 @keras.saving.register_keras_serializable(package="keras_laf")
 class GraphModel(keras.Model):
     """A functional model of graphs in disjoint-union form.
@@ -61,6 +68,16 @@ class GraphModel(keras.Model):
       batches hold and the model does not declare, or one it declares and
       they do not hold, and a target the model has no output of, are
       errors that name them.
+    - On TensorFlow, `compile(jit_compile="auto")` (the default) compiles
+      the steps of `fit`, `evaluate` and `predict` with XLA on a CPU too
+      when they get padded batches (`GraphBatches` with its default
+      `pad=True`, or a union given to `predict`), where Keras's `"auto"`
+      uses XLA on a GPU only. Padded batches come in a few bucket shapes,
+      so XLA compiles a few programs; batches of any other kind (a
+      `tf.data.Dataset`, `GraphBatches(pad=False)`) keep Keras's
+      choice. A model whose layers do not compile with XLA (the
+      aggregations that pad segments into sequences) runs without it;
+      `jit_compile=False` turns it off.
 
     Example:
 
@@ -88,18 +105,47 @@ class GraphModel(keras.Model):
            [1., 1.]], dtype=float32)
     """
 
+    def compile(self, *args, jit_compile="auto", **kwargs):
+        super().compile(*args, jit_compile=jit_compile, **kwargs)
+        self._xla_for_padded_batches = (
+            jit_compile == "auto"
+            and keras.config.backend() == "tensorflow"
+            and not self.jit_compile
+        )
+
+    def _compile_for(self, padded):
+        # XLA for padded batches on TensorFlow (see the class docstring);
+        # the steps built for the other choice are built again.
+        if not getattr(self, "_xla_for_padded_batches", False):
+            return
+        if padded == self.jit_compile:
+            return
+        with warnings.catch_warnings():
+            # A model with a layer that XLA cannot compile stays without.
+            warnings.filterwarnings(
+                "ignore", message="Model doesn't support `jit_compile=True`"
+            )
+            self.jit_compile = padded
+        self.train_function = None
+        self.test_function = None
+        self.predict_function = None
+
     def fit(self, x=None, *args, **kwargs):
         if (batch := _first_batch(x)) is not None:
             check_graph_model(self, batch)
+        self._compile_for(_padded_batches(x))
         return super().fit(x, *args, **kwargs)
 
     def evaluate(self, x=None, *args, **kwargs):
         if (batch := _first_batch(x)) is not None:
             check_graph_model(self, batch)
+        self._compile_for(_padded_batches(x))
         return super().evaluate(x, *args, **kwargs)
 
     def predict(self, x, *args, **kwargs):
         batch = _first_batch(x)
+        # A union is padded below.
+        self._compile_for(_padded_batches(x) or isinstance(x, dict))
         if batch is None:
             return super().predict(x, *args, **kwargs)
         if isinstance(x, GraphBatches):

@@ -167,7 +167,8 @@ def graph_network(
     whose traces need shapes known (TF-GNN's `GraphTensor` carries the
     same sizes). Compile with `jit_compile` left at `"auto"` (or `False`):
     the layers run on a batch-dependent number of nodes, which XLA would
-    recompile for.
+    recompile for, so `GraphModel` compiles with XLA only for padded
+    batches (on TensorFlow's CPU too).
 
     Args:
         num_node_features: int. Input features per node. Defaults to `2`.

@@ -455,17 +455,23 @@ def test_0_1_0_arguments_still_work_with_a_deprecation_warning(
     ]
 
 
-def counted_graph_batches(num_graphs, max_nodes):
-    """`GraphBatches` of 8 random graphs of 3..`max_nodes` nodes with 4
-    features and twice as many edges, labelled with their numbers of
-    nodes."""
+def counted_graphs(num_graphs, max_nodes):
+    """Random graphs of 3..`max_nodes` nodes with 4 features and twice as
+    many edges, and labels of their numbers of nodes: the nodes, edges
+    and labels."""
     rng = np.random.default_rng(0)
     sizes = rng.integers(3, max_nodes + 1, num_graphs)
     nodes = [rng.random((n, 4)).astype("float32") for n in sizes]
     edges = [rng.integers(0, n, (2 * n, 2)) for n in sizes]
     labels = np.array([[float(n)] for n in sizes], "float32")
+    return nodes, edges, labels
+
+
+def counted_graph_batches(num_graphs, max_nodes, pad=True):
+    """`GraphBatches` of 8 of `counted_graphs`."""
+    nodes, edges, labels = counted_graphs(num_graphs, max_nodes)
     return datasets.GraphBatches(
-        nodes, edges, graph_labels=labels, batch_size=8
+        nodes, edges, graph_labels=labels, batch_size=8, pad=pad
     )
 
 
@@ -496,6 +502,64 @@ def test_graph_network_padding_segments_trains_when_xla_is_asked(aggregation):
     )
     history = model.fit(batches, epochs=2, verbose=0)
     assert np.all(np.isfinite(history.history["loss"]))
+
+
+@pytest.mark.multi_backend
+def test_graph_model_compiles_padded_batches_with_xla_on_tensorflow():
+    # Keras's jit_compile="auto" leaves XLA off on TensorFlow's CPU;
+    # GraphModel turns it on for padded batches (a few bucket shapes) and
+    # leaves Keras's choice for others, or where the user chose.
+    backend = keras.config.backend()
+    padded = counted_graph_batches(num_graphs=16, max_nodes=7)
+
+    def compiled(aggregation="sum", **compile_arguments):
+        keras.utils.set_random_seed(0)
+        model = models.molecule_network(
+            4, None, aggregation=aggregation, readout_aggregation="sum"
+        )
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", UserWarning)
+            model.compile(optimizer="adam", loss="mae", **compile_arguments)
+        return model
+
+    model = compiled()
+    keras_default = model.jit_compile
+    assert keras_default is (backend == "jax")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)
+        padded_loss = model.fit(padded, epochs=2, verbose=0).history["loss"]
+    assert model.jit_compile is (backend != "torch")
+    if backend == "jax":
+        return
+    nodes, edges, _ = counted_graphs(num_graphs=3, max_nodes=7)
+    union = datasets.disjoint_union(nodes, edges, pad=False)
+    predictions = model.predict(union, verbose=0)["graph_outputs"]
+    assert model.jit_compile is (backend == "tensorflow")
+    with warnings.catch_warnings():
+        # Unpadded batches warn on JAX only, which returned above.
+        warnings.simplefilter("error", UserWarning)
+        unpadded = counted_graph_batches(16, 7, pad=False)
+        model.fit(unpadded, epochs=1, verbose=0)
+    assert model.jit_compile is False
+    # The same steps without XLA: the same first loss, the same outputs.
+    without = compiled(jit_compile=False)
+    without_loss = without.fit(padded, epochs=2, verbose=0).history["loss"]
+    assert without.jit_compile is False
+    np.testing.assert_allclose(padded_loss[0], without_loss[0], rtol=1e-4)
+    model.set_weights(without.get_weights())
+    np.testing.assert_allclose(
+        model.predict(union, verbose=0)["graph_outputs"],
+        without.predict(union, verbose=0)["graph_outputs"],
+        rtol=1e-4,
+        atol=1e-5,
+    )
+    assert predictions.shape == (3, 1)
+    # A layer that XLA cannot compile on TensorFlow: no XLA, no warning.
+    recurrent = compiled("lstm")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)
+        recurrent.fit(padded, epochs=1, verbose=0)
+    assert recurrent.jit_compile is False
 
 
 @pytest.mark.parametrize("aggregation", ["sum", "laf", "pna"])
