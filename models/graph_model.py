@@ -74,7 +74,8 @@ class GraphModel(keras.Model):
       `pad=True`, or a union given to `predict`), where Keras's `"auto"`
       uses XLA on a GPU only. Padded batches come in a few bucket shapes,
       so XLA compiles a few programs; batches of any other kind (a
-      `tf.data.Dataset`, `GraphBatches(pad=False)`) keep Keras's
+      `tf.data.Dataset`, `GraphBatches(pad=False)`) and models under a
+      `tf.distribute` strategy of several replicas keep Keras's
       choice. A model whose layers do not compile with XLA (the
       aggregations that pad segments into sequences) runs without it;
       `jit_compile=False` turns it off.
@@ -107,10 +108,14 @@ class GraphModel(keras.Model):
 
     def compile(self, *args, jit_compile="auto", **kwargs):
         super().compile(*args, jit_compile=jit_compile, **kwargs)
+        # Not under a `tf.distribute` strategy of several replicas, where
+        # a batch cut between them must meet the graph layers' index
+        # checks, which XLA skips.
         self._xla_for_padded_batches = (
             jit_compile == "auto"
             and keras.config.backend() == "tensorflow"
             and not self.jit_compile
+            and self.distribute_strategy.num_replicas_in_sync == 1
         )
 
     def _compile_for(self, padded):
