@@ -694,7 +694,7 @@ def _process_context():
 
 def _featurise_all(smiles, workers, verbose, featurisers):
     # `_featurise_smiles` of every SMILES, in order, in chunks of at most
-    # `CHUNK_SIZE`, shared among the worker processes and this one.
+    # `CHUNK_SIZE`, shared among the worker processes.
     workers = _num_workers(workers, len(smiles))
     size = max(1, min(CHUNK_SIZE, -(-len(smiles) // workers)))
     chunks = [smiles[i : i + size] for i in range(0, len(smiles), size)]
@@ -702,38 +702,22 @@ def _featurise_all(smiles, workers, verbose, featurisers):
     progress = keras.utils.Progbar(
         len(smiles), verbose=verbose, unit_name="molecule"
     )
+    results = []
+
+    def collect(done_chunks):
+        for done in done_chunks:
+            results.extend(done)
+            progress.add(len(done))
+        return results
+
     workers = min(workers, len(chunks))
     if workers == 1:
-        results = []
-        for chunk in chunks:
-            results.extend(task(chunk))
-            progress.add(len(chunk))
-        return results
+        return collect(map(task, chunks))
     _check_picklable(featurisers, workers)
-    done = [None] * len(chunks)
-
-    def finish(index, chunk_results):
-        done[index] = chunk_results
-        progress.add(len(chunks[index]))
-
     with concurrent.futures.ProcessPoolExecutor(
         workers, mp_context=_process_context()
     ) as executor:
-        futures = [executor.submit(task, chunk) for chunk in chunks]
-        # The worker processes start slowly (the fork server imports Keras
-        # and its backend): until they have taken every chunk, this
-        # process featurises the last chunks no worker has started.
-        for index in reversed(range(len(chunks))):
-            for finished, future in enumerate(futures):
-                if done[finished] is None and future.done():
-                    finish(finished, future.result())
-            if not futures[index].cancel():
-                break
-            finish(index, task(chunks[index]))
-        for index, future in enumerate(futures):
-            if done[index] is None:
-                finish(index, future.result())
-    return [result for chunk_results in done for result in chunk_results]
+        return collect(executor.map(task, chunks))
 
 
 def _graphs(smiles, line_numbers, workers, verbose, featurisers, source):

@@ -536,12 +536,9 @@ def test_predict_gives_one_row_per_molecule():
 
 
 @pytest.mark.slow
-def test_worker_processes_give_the_same_graphs_in_order(monkeypatch):
+def test_worker_processes_give_the_same_graphs_in_order():
     from laf_experiments.data.nci_molecules import nci_directory
 
-    # Sixteen chunks, shared among the workers and this process, which
-    # featurises the last ones until the workers have started.
-    monkeypatch.setattr(molecule_features, "CHUNK_SIZE", 25)
     smiles, lines = read_smiles_file(nci_directory() / "first_5K.smi")
     smiles, lines = smiles[2000:2400], lines[2000:2400]
     with warnings.catch_warnings(record=True) as caught:
