@@ -670,6 +670,17 @@ def _check_picklable(featurisers, workers):
             )
 
 
+def _unreadable_main_script():
+    # The main script of this process where worker processes would run it
+    # again and cannot (its "file" is `<stdin>`), else None: they crash at
+    # their start, and the pool then hangs this process at its exit.
+    main = sys.modules.get("__main__")
+    path = getattr(main, "__file__", None)
+    if getattr(main, "__spec__", None) is not None or path is None:
+        return None
+    return None if os.path.exists(path) else path
+
+
 def _num_workers(workers, num_smiles):
     if workers is not None:
         return check_positive_int("workers", workers)
@@ -711,6 +722,16 @@ def _featurise_all(smiles, workers, verbose, featurisers):
         return results
 
     workers = min(workers, len(chunks))
+    if workers > 1 and (script := _unreadable_main_script()) is not None:
+        warnings.warn(
+            f"Featurising in this process instead of {workers} worker "
+            f"processes: they cannot start from a script read from "
+            f"{script!r} (a script on standard input), which they would "
+            "read again. Save the script to a file and run that to use "
+            "worker processes, or pass `workers=1`.",
+            stacklevel=4,
+        )
+        workers = 1
     if workers == 1:
         return collect(map(task, chunks))
     _check_picklable(featurisers, workers)

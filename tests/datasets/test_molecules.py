@@ -7,6 +7,8 @@ padded and unpadded batches, on every backend."""
 
 import csv
 import json
+import subprocess
+import sys
 import warnings
 
 import keras
@@ -553,6 +555,30 @@ def test_worker_processes_give_the_same_graphs_in_order():
         np.testing.assert_array_equal(ours, theirs)
     for ours, theirs in zip(shared.edge_features, alone.edge_features):
         np.testing.assert_array_equal(ours, theirs)
+
+
+@pytest.mark.slow
+def test_a_script_on_standard_input_featurises_in_its_own_process():
+    # Worker processes run the parent's main script again, which a script
+    # read from standard input ("<stdin>") cannot give them: before, they
+    # crashed (BrokenProcessPool) and the interpreter hung at its exit.
+    script = (
+        "from keras_laf.datasets import smiles_to_graphs\n"
+        "graphs = smiles_to_graphs(['CCO', 'c1ccccc1'] * 20, workers=2)\n"
+        "print(len(graphs), graphs.num_atoms[:2])\n"
+    )
+    completed = subprocess.run(
+        [sys.executable, "-"],
+        input=script,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert completed.returncode == 0, completed.stderr[-3000:]
+    assert completed.stdout.split()[0] == "40"
+    assert "Featurising in this process instead of 2 worker" in (
+        completed.stderr
+    )
 
 
 def test_a_model_without_the_bond_input_is_named_before_training():
