@@ -118,39 +118,47 @@ class GraphModel(keras.Model):
             and self.distribute_strategy.num_replicas_in_sync == 1
         )
 
-    def _compile_for(self, padded):
-        # XLA for padded batches on TensorFlow (see the class docstring);
-        # the steps built for the other choice are built again.
+    def _compile_for(self, padded, steps):
+        # XLA for padded batches on TensorFlow (see the class docstring):
+        # the step functions `steps` are built again for the other choice.
+        # Only the caller's own: `fit` runs `evaluate` on its validation
+        # data between the epochs, with its training step still in use.
         if not getattr(self, "_xla_for_padded_batches", False):
             return
         if padded == self.jit_compile:
             return
         with warnings.catch_warnings():
-            # A model with a layer that XLA cannot compile stays without.
             warnings.filterwarnings(
                 "ignore", message="Model doesn't support `jit_compile=True`"
             )
             self.jit_compile = padded
-        self.train_function = None
-        self.test_function = None
-        self.predict_function = None
+        if self.jit_compile != padded:
+            # A layer that XLA cannot compile: Keras's choice stays.
+            self._xla_for_padded_batches = False
+            return
+        for step in steps:
+            setattr(self, step, None)
 
     def fit(self, x=None, *args, **kwargs):
         if (batch := _first_batch(x)) is not None:
             check_graph_model(self, batch)
-        self._compile_for(_padded_batches(x))
+        self._compile_for(
+            _padded_batches(x), ("train_function", "test_function")
+        )
         return super().fit(x, *args, **kwargs)
 
     def evaluate(self, x=None, *args, **kwargs):
         if (batch := _first_batch(x)) is not None:
             check_graph_model(self, batch)
-        self._compile_for(_padded_batches(x))
+        self._compile_for(_padded_batches(x), ("test_function",))
         return super().evaluate(x, *args, **kwargs)
 
     def predict(self, x, *args, **kwargs):
         batch = _first_batch(x)
         # A union is padded below.
-        self._compile_for(_padded_batches(x) or isinstance(x, dict))
+        self._compile_for(
+            _padded_batches(x) or isinstance(x, dict), ("predict_function",)
+        )
         if batch is None:
             return super().predict(x, *args, **kwargs)
         if isinstance(x, GraphBatches):

@@ -541,6 +541,10 @@ def test_graph_model_compiles_padded_batches_with_xla_on_tensorflow():
         unpadded = counted_graph_batches(16, 7, pad=False)
         model.fit(unpadded, epochs=1, verbose=0)
     assert model.jit_compile is False
+    # Padded training data and unpadded validation data: the validation
+    # between the epochs leaves the training step as it is.
+    history = model.fit(padded, validation_data=unpadded, epochs=2, verbose=0)
+    assert np.all(np.isfinite(history.history["val_loss"]))
     # The same steps without XLA: the same first loss, the same outputs.
     without = compiled(jit_compile=False)
     without_loss = without.fit(padded, epochs=2, verbose=0).history["loss"]
