@@ -5,6 +5,7 @@ import warnings
 
 import keras
 
+from keras_laf.core import backend
 from keras_laf.datasets.graph_batches import GraphBatches
 from keras_laf.datasets.graph_batches import check_graph_model
 from keras_laf.datasets.graph_batches import pad_graph_batch
@@ -113,7 +114,8 @@ class GraphModel(keras.Model):
         # checks, which XLA skips.
         self._xla_for_padded_batches = (
             jit_compile == "auto"
-            and keras.config.backend() == "tensorflow"
+            # TensorFlow's: whose traced steps run op by op without XLA.
+            and backend.checks_values_in_traces()
             and not self.jit_compile
             and self.distribute_strategy.num_replicas_in_sync == 1
         )
