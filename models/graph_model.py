@@ -114,8 +114,7 @@ class GraphModel(keras.Model):
         # checks, which XLA skips.
         self._xla_for_padded_batches = (
             jit_compile == "auto"
-            # TensorFlow's: whose traced steps run op by op without XLA.
-            and backend.checks_values_in_traces()
+            and backend.jit_compile_means_xla()
             and not self.jit_compile
             and self.distribute_strategy.num_replicas_in_sync == 1
         )

@@ -136,6 +136,12 @@ def checks_values_in_traces():
     return _module().checks_values_in_traces()
 
 
+def jit_compile_means_xla():
+    """Whether a Keras model's `jit_compile=True` compiles its steps with
+    XLA: TensorFlow's and JAX's (PyTorch's is `torch.compile`)."""
+    return _module().jit_compile_means_xla()
+
+
 def needs_static_shapes():
     """Whether traced functions need every shape known as they trace, a
     new shape compiling anew: JAX's."""

@@ -89,6 +89,12 @@ def checks_values_in_traces():
     return False
 
 
+def jit_compile_means_xla():
+    """Whether a Keras model's `jit_compile=True` compiles its steps with
+    XLA (TensorFlow, JAX)."""
+    return False
+
+
 def needs_static_shapes():
     """Whether traced functions need every shape known as they trace, so
     that new shapes recompile (JAX)."""

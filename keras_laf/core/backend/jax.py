@@ -41,6 +41,7 @@ __all__ = [
     "checks_values_in_traces",
     "exponentials",
     "is_traced",
+    "jit_compile_means_xla",
     "laf_programs",
     "lists_devices",
     "most_elements_per_chunk",
@@ -110,6 +111,10 @@ def weighted_sum_over_units(exponentials, y, q, weights):
 def is_traced(tensor):
     # Inside `jax.jit` (`Model.fit`, `predict`).
     return isinstance(tensor, jax.core.Tracer)
+
+
+def jit_compile_means_xla():
+    return True
 
 
 def needs_static_shapes():

@@ -18,6 +18,7 @@ from keras import ops
 
 from keras_laf.core.backend import generic
 from keras_laf.core.backend.generic import checks_values_in_traces
+from keras_laf.core.backend.generic import jit_compile_means_xla
 from keras_laf.core.backend.generic import laf_programs
 from keras_laf.core.backend.generic import lists_devices
 from keras_laf.core.backend.generic import most_elements_per_chunk
@@ -36,6 +37,7 @@ __all__ = [
     "checks_values_in_traces",
     "exponentials",
     "is_traced",
+    "jit_compile_means_xla",
     "laf_programs",
     "lists_devices",
     "most_elements_per_chunk",
