@@ -565,7 +565,7 @@ def test_a_script_on_standard_input_featurises_in_its_own_process():
     script = (
         "from keras_laf.datasets import smiles_to_graphs\n"
         "graphs = smiles_to_graphs(['CCO', 'c1ccccc1'] * 20, workers=2)\n"
-        "print(len(graphs), graphs.num_atoms[:2])\n"
+        "print(len(graphs))\n"
     )
     completed = subprocess.run(
         [sys.executable, "-"],
@@ -575,7 +575,7 @@ def test_a_script_on_standard_input_featurises_in_its_own_process():
         timeout=300,
     )
     assert completed.returncode == 0, completed.stderr[-3000:]
-    assert completed.stdout.split()[0] == "40"
+    assert completed.stdout.strip() == "40"
     assert "Featurising in this process instead of 2 worker" in (
         completed.stderr
     )

@@ -288,8 +288,9 @@ def test_fit_resumes_from_backup_with_history_and_summed_time(tmp_path):
     }
     backup = tmp_path / "backup"
     history = tmp_path / "run" / "history.csv"
-    with pytest.raises(KeyboardInterrupt):
-        runner.fit(
+
+    def fit(backup, history, callbacks=()):
+        return runner.fit(
             model(),
             train,
             train,
@@ -298,15 +299,16 @@ def test_fit_resumes_from_backup_with_history_and_summed_time(tmp_path):
             backup,
             history,
             0,
-            callbacks=[Slow(), Interrupt()],
+            callbacks=callbacks,
         )
+
+    with pytest.raises(KeyboardInterrupt):
+        fit(backup, history, [Slow(), Interrupt()])
     assert runner.backed_up_epoch(backup) == 2
     # The interrupted epoch 1 is backed up, its row written.
     assert [row["epoch"] for row in read_csv(history)] == ["0", "1"]
     start = time.perf_counter()
-    result = runner.fit(
-        model(), train, train, "mse", settings, backup, history, 0, [], [Slow()]
-    )
+    result = fit(backup, history, [Slow()])
     second_part = time.perf_counter() - start
     assert result["resumed_from_epoch"] == 2
     assert not backup.exists()
@@ -318,16 +320,7 @@ def test_fit_resumes_from_backup_with_history_and_summed_time(tmp_path):
     # The weights and Adam's state come back: the resumed epochs' losses
     # are those of a training never interrupted.
     straight = tmp_path / "straight"
-    runner.fit(
-        model(),
-        train,
-        train,
-        "mse",
-        settings,
-        straight / "backup",
-        straight / "history.csv",
-        0,
-    )
+    fit(straight / "backup", straight / "history.csv")
     np.testing.assert_allclose(
         [float(row["loss"]) for row in rows],
         [float(row["loss"]) for row in read_csv(straight / "history.csv")],
