@@ -69,6 +69,16 @@ class PositiveDenominator(keras.constraints.Constraint):
     default, no pull), chosen for Adam at the paper's learning rate
     1e-3.
 
+    A denominator term vanishes at an end of [0, 1] when both its
+    exponents are positive: `(sum x^f)^e` on a set of zeros, `(sum
+    (1-x)^h)^g` on a set of ones. Pulling the other term's coefficient
+    onto 0 would leave a pole there, which features after a sigmoid reach
+    (a unit `(alpha sum x + beta) / (gamma sum x + delta sum (1-x))` whose
+    delta is pulled to 0). So within a `keras_laf.LAF` layer, which gives
+    the constraint its exponents (`with_exponents`), a denominator
+    coefficient is not pulled while the other term can vanish; used
+    alone, the constraint pulls both pairs.
+
     Args:
         pull: float >= 0. Relative step towards 0 per optimizer step.
             Defaults to `0.0` (no pull).
@@ -88,6 +98,16 @@ class PositiveDenominator(keras.constraints.Constraint):
 
     def __init__(self, pull=0.0):
         self.pull = check_number("pull", pull, minimum=0, below=1)
+        self.exponents = None
+
+    def with_exponents(self, exponents):
+        """This constraint for the coefficients of a LAF layer whose
+        exponents are `exponents`, a variable `(8, units)` read at every
+        call: a copy that does not pull a denominator coefficient onto a
+        pole."""
+        bound = self.__class__(**self.get_config())
+        bound.exponents = exponents
+        return bound
 
     def __call__(self, w):
         if self.pull:
@@ -96,8 +116,17 @@ class PositiveDenominator(keras.constraints.Constraint):
             # rescale below cannot feed one pair's step into the other.
             pairs = ops.reshape(w, (2, 2, ops.shape(w)[1]))
             step = self.pull * ops.max(ops.abs(pairs), axis=1, keepdims=True)
-            pairs = ops.sign(pairs) * ops.maximum(ops.abs(pairs) - step, 0.0)
-            w = ops.reshape(pairs, ops.shape(w))
+            pulled = ops.sign(pairs) * ops.maximum(ops.abs(pairs) - step, 0.0)
+            if self.exponents is not None:
+                # (2, units): whether gamma's and delta's terms can vanish;
+                # each coefficient stays where the other's term can.
+                exponents = self.exponents.value
+                vanishes = (exponents[4::2] > 0) & (exponents[5::2] > 0)
+                others_vanish = ops.flip(vanishes, axis=0)
+                pulled = ops.stack(
+                    [pulled[0], ops.where(others_vanish, pairs[1], pulled[1])]
+                )
+            w = ops.reshape(pulled, ops.shape(w))
         numerator = w[:2]
         # (2, units), then (1, units).
         denominator = ops.maximum(w[2:], 0.0)

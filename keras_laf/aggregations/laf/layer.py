@@ -9,6 +9,7 @@ from keras_laf.aggregations.laf.closed_forms import ClosedForm
 from keras_laf.aggregations.laf.closed_forms import identify_closed_forms
 from keras_laf.aggregations.laf.closed_forms import snap_closed_forms
 from keras_laf.aggregations.laf.constraints import ClosedFormExponents
+from keras_laf.aggregations.laf.constraints import PositiveDenominator
 from keras_laf.aggregations.laf.presets import DEFAULT_PRESET
 from keras_laf.aggregations.laf.presets import preset_arguments
 from keras_laf.aggregations.laf.presets import standardize_preset
@@ -280,12 +281,17 @@ class LAF(SetAggregation):
             constraint=self.exponent_constraint,
             dtype="float32",
         )
+        coefficient_constraint = self.coefficient_constraint
+        if isinstance(coefficient_constraint, PositiveDenominator):
+            coefficient_constraint = coefficient_constraint.with_exponents(
+                self.exponents
+            )
         self.coefficients = self.add_weight(
             name="coefficients",
             shape=(4, self.units),
             initializer=self.coefficient_initializer,
             regularizer=self.coefficient_regularizer,
-            constraint=self.coefficient_constraint,
+            constraint=coefficient_constraint,
             dtype="float32",
         )
 

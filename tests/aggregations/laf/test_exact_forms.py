@@ -141,6 +141,59 @@ def test_coefficient_pull_matches_the_reference():
     assert np.all(pulled[2:].sum(axis=0) >= 1 - 1e-6)
 
 
+# Exponents (8, 2), rows a..h: unit 0 is (alpha sum x + beta) /
+# (gamma sum x + delta sum (1 - x)), whose denominator terms vanish on a
+# set of zeros and a set of ones; unit 1 is (alpha sum x + beta) /
+# (gamma + delta sum (1 - x)), whose gamma term never vanishes.
+POLE_EXPONENTS = np.array(
+    [[1, 1], [1, 1], [0, 0], [1, 1], [1, 0], [1, 0], [1, 1], [1, 1]],
+    "float32",
+)
+# Coefficients (4, 2): a small delta under a large gamma in both units.
+SMALL_DELTA = np.array(
+    [[0.5, 0.5], [-0.001, -0.001], [1.0, 1.0], [1e-4, 1e-4]], "float32"
+)
+
+
+def test_the_layer_does_not_pull_a_denominator_onto_a_pole():
+    layer = LAF(2, preset="closed_forms")
+    layer.build((None, None, 1))
+    layer.exponents.assign(POLE_EXPONENTS)
+    constraint = layer.coefficients.constraint
+    pull = layer.coefficient_constraint.pull
+    pulled = apply(constraint, SMALL_DELTA)
+    # By hand: alpha and beta step by pull * 0.5 towards 0; delta lands on
+    # 0 in unit 1 only; gamma stays, since delta's term vanishes on a set
+    # of ones in both units.
+    expected = SMALL_DELTA.astype("float64")
+    expected[0] -= pull * 0.5
+    expected[1] += pull * 0.5
+    expected[3, 1] = 0.0
+    np.testing.assert_allclose(pulled, expected, rtol=1e-6)
+    # The constraint alone pulls delta onto 0 in both units.
+    alone = apply(PositiveDenominator(pull=pull), SMALL_DELTA)
+    np.testing.assert_array_equal(alone[3], [0.0, 0.0])
+    # A copy: the layer's own constraint and its config are unchanged.
+    assert layer.coefficient_constraint.exponents is None
+    assert constraint.get_config() == layer.coefficient_constraint.get_config()
+
+
+@pytest.mark.multi_backend
+def test_training_keeps_a_vanishing_denominator_off_its_pole():
+    # One step of Adam at a negligible rate: only the pull moves delta.
+    layer = LAF(2, preset="closed_forms", name="laf")
+    model = keras.Sequential(
+        [keras.Input((3, 1)), layer, keras.layers.Dense(1)]
+    )
+    layer.exponents.assign(POLE_EXPONENTS)
+    layer.coefficients.assign(SMALL_DELTA)
+    model.compile(keras.optimizers.Adam(1e-9), "mse")
+    values = np.random.default_rng(0).uniform(size=(8, 3, 1))
+    model.fit(values, np.ones(8), batch_size=8, epochs=1, verbose=0)
+    delta = keras.ops.convert_to_numpy(layer.coefficients)[3]
+    np.testing.assert_allclose(delta, [1e-4, 0.0], atol=1e-8)
+
+
 @pytest.mark.parametrize(
     "kwargs, message",
     [
