@@ -144,7 +144,8 @@ def test_coefficient_pull_matches_the_reference():
 # Exponents (8, 2), rows a..h: unit 0 is (alpha sum x + beta) /
 # (gamma sum x + delta sum (1 - x)), whose denominator terms vanish on a
 # set of zeros and a set of ones; unit 1 is (alpha sum x + beta) /
-# (gamma + delta sum (1 - x)), whose gamma term never vanishes.
+# (gamma N + delta sum (1 - x)), whose gamma term, the count, never
+# vanishes.
 POLE_EXPONENTS = np.array(
     [[1, 1], [1, 1], [0, 0], [1, 1], [1, 0], [1, 0], [1, 1], [1, 1]],
     "float32",
