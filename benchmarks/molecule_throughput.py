@@ -635,7 +635,7 @@ def main(argv=None):
         "--workers",
         type=int,
         default=cores(),
-        help="featurising processes (the cores: %(default)s)",
+        help="featurising worker processes (the cores: %(default)s)",
     )
     parser.add_argument(
         "--peers",

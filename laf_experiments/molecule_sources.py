@@ -79,7 +79,7 @@ def add_data_arguments(parser, quick_targets):
         "--workers",
         type=positive_int,
         metavar="N",
-        help="processes that featurise the molecules (default: one per "
+        help="worker processes that featurise the molecules (default: one per "
         "core, at most one per 10,000 molecules)",
     )
     group.add_argument(

@@ -40,6 +40,7 @@ import os
 import pathlib
 import pickle
 import sys
+import threading
 import typing
 import warnings
 import zipfile
@@ -89,9 +90,9 @@ FEATURISER_VERSION = 1
 # SMILES per task of a worker process; the progress bar moves once per
 # task.
 CHUNK_SIZE = 1000
-# With `workers=None`, at most one worker process per this many SMILES
-# (and one per core): the worker processes import Keras as they start,
-# which fewer SMILES do not repay.
+# With `workers=None`, at most one process per this many SMILES (and one
+# per core): the worker processes import Keras as they start, which fewer
+# SMILES do not repay.
 SMILES_PER_WORKER = 10_000
 # `SkippedMolecule.problem`: the SMILES cannot be parsed, there is no
 # SMILES (empty, None, not a string), or a target is not a finite number.
@@ -705,7 +706,8 @@ def _process_context():
 
 def _featurise_all(smiles, workers, verbose, featurisers):
     # `_featurise_smiles` of every SMILES, in order, in chunks of at most
-    # `CHUNK_SIZE`, shared among the worker processes.
+    # `CHUNK_SIZE`, shared among `workers` worker processes (and this
+    # process while they start).
     workers = _num_workers(workers, len(smiles))
     size = max(1, min(CHUNK_SIZE, -(-len(smiles) // workers)))
     chunks = [smiles[i : i + size] for i in range(0, len(smiles), size)]
@@ -713,32 +715,134 @@ def _featurise_all(smiles, workers, verbose, featurisers):
     progress = keras.utils.Progbar(
         len(smiles), verbose=verbose, unit_name="molecule"
     )
-    results = []
-
-    def collect(done_chunks):
-        for done in done_chunks:
-            results.extend(done)
-            progress.add(len(done))
-        return results
-
     workers = min(workers, len(chunks))
     if workers > 1 and (script := _unreadable_main_script()) is not None:
         warnings.warn(
-            f"Featurising in this process instead of {workers} worker "
-            f"processes: they cannot start from a script read from "
-            f"{script!r} (a script on standard input), which they would "
-            "read again. Save the script to a file and run that to use "
-            "worker processes, or pass `workers=1`.",
+            "Featurising in this process alone instead of in "
+            f"{workers} processes: worker processes cannot start from a "
+            f"script read from {script!r} (a script on standard input), "
+            "which they would read again. Save the script to a file and "
+            "run that to use worker processes, or pass `workers=1`.",
             stacklevel=4,
         )
         workers = 1
     if workers == 1:
-        return collect(map(task, chunks))
+        results = []
+        for chunk in chunks:
+            results.extend(task(chunk))
+            progress.add(len(chunk))
+        return results
     _check_picklable(featurisers, workers)
-    with concurrent.futures.ProcessPoolExecutor(
+    executor = concurrent.futures.ProcessPoolExecutor(
         workers, mp_context=_process_context()
-    ) as executor:
-        return collect(executor.map(task, chunks))
+    )
+    return _ChunkSharing(task, chunks, executor, workers, progress).run()
+
+
+class _ChunkSharing:
+    """The chunks of `_featurise_all`, shared by this process and a pool.
+
+    A feeding thread starts the pool (its first `submit` waits for the
+    fork server to import Keras and its backend), then hands its processes
+    the chunks from the first on, at most one more than there are
+    processes at a time. Meanwhile this process featurises the chunks from
+    the last back; once the pool has started it only collects, as the
+    results it receives from the pool would otherwise wait for it. Where
+    it takes the last chunk before the pool has started, it has
+    featurised all.
+    """
+
+    def __init__(self, task, chunks, executor, processes, progress):
+        # `executor` is shut down (without waiting) once fed; `processes`
+        # are its workers.
+        self.task = task
+        self.chunks = chunks
+        self.executor = executor
+        self.progress = progress
+        self.lock = threading.Lock()
+        # The first chunk nobody has taken, and one past the last.
+        self.untaken = (0, len(chunks))
+        self.slots = threading.Semaphore(processes + 1)
+        self.pool_started = threading.Event()
+        self.futures = {}
+        self.counted = set()
+        self.feeding_error = None
+
+    def take(self, first):
+        # The index of the next untaken chunk from the first on (or the
+        # last back), now taken; None when every chunk is.
+        with self.lock:
+            start, stop = self.untaken
+            if start == stop:
+                return None
+            if first:
+                self.untaken = (start + 1, stop)
+                return start
+            self.untaken = (start, stop - 1)
+            return stop - 1
+
+    def stop_feeding(self):
+        with self.lock:
+            self.untaken = (0, 0)
+        self.slots.release()
+
+    def feed(self):
+        executor = self.executor
+        try:
+            # A task of no work, to start the pool before it takes a chunk.
+            executor.submit(int)
+            self.pool_started.set()
+            while True:
+                self.slots.acquire()
+                index = self.take(first=True)
+                if index is None:
+                    return
+                future = executor.submit(self.task, self.chunks[index])
+                future.add_done_callback(lambda _: self.slots.release())
+                with self.lock:
+                    self.futures[index] = future
+        except BaseException as error:
+            self.feeding_error = error
+        finally:
+            executor.shutdown(wait=False)
+
+    def count(self, indices):
+        for index in indices:
+            if index not in self.counted:
+                self.counted.add(index)
+                self.progress.add(len(self.chunks[index]))
+
+    def run(self):
+        feeder = threading.Thread(target=self.feed, daemon=True)
+        feeder.start()
+        results = {}
+        try:
+            while (
+                self.feeding_error is None
+                and not self.pool_started.is_set()
+                and (index := self.take(first=False)) is not None
+            ):
+                results[index] = self.task(self.chunks[index])
+                self.count([index])
+            # Before the pool has started the feeder has taken no chunk.
+            if self.pool_started.is_set():
+                while feeder.is_alive():
+                    feeder.join(timeout=0.1)
+                    with self.lock:
+                        done = [i for i, f in self.futures.items() if f.done()]
+                    self.count(done)
+            if self.feeding_error is not None:
+                raise self.feeding_error
+            for index, future in sorted(self.futures.items()):
+                results[index] = future.result()
+                self.count([index])
+        finally:
+            self.stop_feeding()
+            with self.lock:
+                futures = list(self.futures.values())
+            for future in futures:
+                future.cancel()
+        return [graph for index in sorted(results) for graph in results[index]]
 
 
 def _graphs(smiles, line_numbers, workers, verbose, featurisers, source):
@@ -816,10 +920,11 @@ def smiles_to_graphs(
             its source, for the warnings. Defaults to `None`: 1, 2, ...
         source: str. What the SMILES came from, named in the warnings
             and errors (a file name). Defaults to `"SMILES"`.
-        workers: int, the processes that featurise, each `CHUNK_SIZE`
-            SMILES at a time; `1` featurises in this process. Defaults
-            to `None`: one per core, and at most one per
-            `SMILES_PER_WORKER` SMILES.
+        workers: int, the worker processes that featurise, each
+            `CHUNK_SIZE` SMILES at a time, from the first on; this
+            process featurises from the last back while they start. `1`
+            featurises in this process alone. Defaults to `None`: one per
+            core, and at most one per `SMILES_PER_WORKER` SMILES.
         verbose: int, `1` shows a progress bar (`keras.utils.Progbar`),
             `2` one line at the end, `0` nothing. Defaults to `0`.
         atom_featuriser: callable, an RDKit `Atom` to its features.

@@ -7,6 +7,7 @@ processes and featurisers they cannot import, and the cache of
 import csv
 import functools
 import importlib.util
+import os
 import sys
 import warnings
 
@@ -53,6 +54,11 @@ def bond_order_and_ring(bond):
 def atomic_mass(atom):
     # Not 0 or 1, as one-hot features are.
     return [atom.GetMass()]
+
+
+def featurising_process(atom):
+    # Which process featurised the atom.
+    return [float(os.getpid())]
 
 
 def parse(smiles, **kwargs):
@@ -247,6 +253,20 @@ def test_worker_processes_give_a_users_features_in_order():
     for name in ("node_features", "edge_features"):
         for ours, theirs in zip(getattr(shared, name), getattr(alone, name)):
             np.testing.assert_array_equal(ours, theirs)
+
+
+@pytest.mark.slow
+def test_this_process_featurises_beside_its_worker_from_the_last_chunk():
+    smiles = ["CCO", "c1ccccc1", "CC(=O)O", "CCN"] * 500
+    graphs = smiles_to_graphs(
+        smiles, workers=2, atom_featuriser=featurising_process
+    )
+    assert graphs.smiles == smiles
+    featured_by = [features[0, 0] for features in graphs.node_features]
+    # Chunks of 1,000: this process takes the last at once, the worker
+    # the first once its process has started (or this process both).
+    assert featured_by[-1] == os.getpid()
+    assert len(set(featured_by[:1000])) == len(set(featured_by[1000:])) == 1
 
 
 def write_table(path, rows):
