@@ -90,9 +90,9 @@ FEATURISER_VERSION = 1
 # SMILES per task of a worker process; the progress bar moves once per
 # task.
 CHUNK_SIZE = 1000
-# With `workers=None`, at most one process per this many SMILES (and one
-# per core): the worker processes import Keras as they start, which fewer
-# SMILES do not repay.
+# With `workers=None`, at most one worker process per this many SMILES
+# (and one per core): the worker processes import Keras as they start,
+# which fewer SMILES do not repay.
 SMILES_PER_WORKER = 10_000
 # `SkippedMolecule.problem`: the SMILES cannot be parsed, there is no
 # SMILES (empty, None, not a string), or a target is not a finite number.
