@@ -718,11 +718,11 @@ def _featurise_all(smiles, workers, verbose, featurisers):
     workers = min(workers, len(chunks))
     if workers > 1 and (script := _unreadable_main_script()) is not None:
         warnings.warn(
-            "Featurising in this process alone instead of in "
-            f"{workers} processes: worker processes cannot start from a "
-            f"script read from {script!r} (a script on standard input), "
-            "which they would read again. Save the script to a file and "
-            "run that to use worker processes, or pass `workers=1`.",
+            f"Featurising in this process instead of {workers} worker "
+            f"processes: they cannot start from a script read from "
+            f"{script!r} (a script on standard input), which they would "
+            "read again. Save the script to a file and run that to use "
+            "worker processes, or pass `workers=1`.",
             stacklevel=4,
         )
         workers = 1
@@ -787,24 +787,23 @@ class _ChunkSharing:
         self.slots.release()
 
     def feed(self):
-        executor = self.executor
         try:
             # A task of no work, to start the pool before it takes a chunk.
-            executor.submit(int)
+            self.executor.submit(int)
             self.pool_started.set()
             while True:
                 self.slots.acquire()
                 index = self.take(first=True)
                 if index is None:
                     return
-                future = executor.submit(self.task, self.chunks[index])
+                future = self.executor.submit(self.task, self.chunks[index])
                 future.add_done_callback(lambda _: self.slots.release())
                 with self.lock:
                     self.futures[index] = future
         except BaseException as error:
             self.feeding_error = error
         finally:
-            executor.shutdown(wait=False)
+            self.executor.shutdown(wait=False)
 
     def count(self, indices):
         for index in indices:

@@ -262,11 +262,11 @@ def test_this_process_featurises_beside_its_worker_from_the_last_chunk():
         smiles, workers=2, atom_featuriser=featurising_process
     )
     assert graphs.smiles == smiles
-    featured_by = [features[0, 0] for features in graphs.node_features]
+    featurised_by = [features[0, 0] for features in graphs.node_features]
     # Chunks of 1,000: this process takes the last at once, the worker
     # the first once its process has started (or this process both).
-    assert featured_by[-1] == os.getpid()
-    assert len(set(featured_by[:1000])) == len(set(featured_by[1000:])) == 1
+    assert featurised_by[-1] == os.getpid()
+    assert len(set(featurised_by[:1000])) == len(set(featurised_by[1000:])) == 1
 
 
 def write_table(path, rows):

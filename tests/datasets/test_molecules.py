@@ -576,7 +576,7 @@ def test_a_script_on_standard_input_featurises_in_its_own_process():
     )
     assert completed.returncode == 0, completed.stderr[-3000:]
     assert completed.stdout.strip() == "40"
-    assert "in this process alone instead of in 2 processes" in (
+    assert "Featurising in this process instead of 2 worker" in (
         completed.stderr
     )
 
